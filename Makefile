@@ -1,0 +1,37 @@
+# One-command setup: `make run` starts the app, `make test` runs the test suite.
+# Both create .venv and install what they need on first use (torch first, as the CPU build).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# torch==2.13.0 is the CPU build on this machine's disk; an unpinned torch pulls a multi-GB CUDA build.
+TORCH  ?= torch==2.13.0
+
+.PHONY: run test setup-app setup-test index clean-venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH)"
+
+$(VENV)/.app-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[qwen-1_5b]"
+	touch $@
+
+$(VENV)/.test-installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[qwen-1_5b,test]"
+	touch $@
+
+setup-app: $(VENV)/.app-installed
+setup-test: $(VENV)/.test-installed
+
+index: setup-app
+	$(BIN)/adaptive-rag ingest wiki --if-missing
+
+run: index
+	$(BIN)/adaptive-rag chat
+
+test: setup-test
+	$(BIN)/python -m pytest
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,237 @@
+"""Command line: ``adaptive-rag ask | chat | ingest | models``.
+
+Exit codes: 0 success, 2 bad input or configuration (the message says what is valid),
+3 a missing or damaged index or model (the message names the command that fixes it), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from components.index import IndexLoadError
+from components.model_files import DEFAULT_PRESET, PRESETS, ModelFileError
+from components.sources import SourceError
+from graph.configuration import POLICIES, ConfigurationError, PipelineConfig, QuestionError
+
+EXIT_USAGE, EXIT_RESOURCE, EXIT_INTERRUPTED = 2, 3, 130
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
+
+
+# ---------------------------------------------------------------------------- shared options
+def _resource_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--index", type=Path, help="index folder (default: $ADAPTIVE_RAG_INDEX or the Wikipedia index)")
+    parser.add_argument("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2)")
+
+
+def _pipeline_options(parser: argparse.ArgumentParser) -> None:
+    _resource_options(parser)
+    parser.add_argument("--model", help=f"generator: a preset ({', '.join(PRESETS)}), a .gguf path or a HF name "
+                        f"(default: {DEFAULT_PRESET})")
+    parser.add_argument("--policy", help=f"routing policy: {', '.join(POLICIES)} (default: fixed)")
+    parser.add_argument("--tier", help="tier for the fixed policy: easy, medium, hard (default: medium)")
+    parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
+    parser.add_argument("--threads", type=int, default=2, help="generator threads (default: 2)")
+    parser.add_argument("--max-question-chars", type=int, default=2000)
+
+
+def _resources(args: argparse.Namespace, **extra: Any):
+    from graph.context import ResourceConfig
+
+    kwargs = {k: v for k, v in {
+        "index_dir": args.index, "embedder": args.embedder,
+        "model": getattr(args, "model", None), "reranker": getattr(args, "reranker", None),
+        "n_threads": getattr(args, "threads", None),
+    }.items() if v is not None}
+    return ResourceConfig(**kwargs, **extra)
+
+
+def _pipeline(args: argparse.Namespace) -> PipelineConfig:
+    kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier}.items() if v is not None}
+    return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
+
+
+def _load_context(args: argparse.Namespace):
+    from graph.context import RAGContext
+
+    pipeline = _pipeline(args)  # configuration errors before anything loads
+    resources = _resources(args)
+    print("loading models and index ...", file=sys.stderr, flush=True)
+    return RAGContext.load(resources, pipeline)
+
+
+# ---------------------------------------------------------------------------- output
+def format_answer(result: dict[str, Any], show_trace: bool = False) -> str:
+    lines = [result["answer"] or "(no answer)"]
+    trace = result.get("trace", {})
+    if result.get("citations"):
+        lines.append("")
+        lines.append("Sources:")
+        for c in result["citations"]:
+            where = c["metadata"].get("url") or c["metadata"].get("path") or c["passage_id"]
+            lines.append(f"  [{c['n']}] {c['title']} ({where}, score {c['score']:.2f}): {c['text']}")
+    timings = trace.get("timings_ms", {})
+    lines.append("")
+    lines.append(
+        f"tier {trace.get('tier')} · corrected {'yes' if trace.get('corrected') else 'no'} · "
+        f"{trace.get('prompt_tokens')} prompt + {trace.get('output_tokens')} output tokens · "
+        f"{sum(timings.values()) / 1000:.1f} s"
+    )
+    if show_trace:
+        lines.append("")
+        lines.append(json.dumps(trace, indent=2, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def _ask_once(ctx, question: str, show_trace: bool, stream: bool) -> dict[str, Any]:
+    from graph import graph
+
+    if not stream:
+        result = graph.invoke({"question": question}, context=ctx)
+        print(format_answer(result, show_trace))
+        return result
+    result: dict[str, Any] = {}
+    for mode, payload in graph.stream({"question": question}, context=ctx, stream_mode=["messages", "values"]):
+        if mode == "messages":
+            chunk, meta = payload
+            if meta.get("langgraph_node") == "generate" and chunk.text:
+                print(chunk.text, end="", flush=True)
+        else:
+            result = payload
+    print("\n")
+    output = {"answer": result.get("answer", ""), "citations": result.get("citations", []), "trace": result.get("trace", {})}
+    print(format_answer(output, show_trace).split("\n", 1)[1].lstrip("\n"))
+    return output
+
+
+# ---------------------------------------------------------------------------- commands
+def cmd_ask(args: argparse.Namespace) -> int:
+    from graph.configuration import validate_question
+
+    validate_question(args.question, args.max_question_chars)  # fail before loading models
+    ctx = _load_context(args)
+    _ask_once(ctx, args.question, args.trace, stream=not args.no_stream)
+    return 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    ctx = _load_context(args)
+    print("Ask a question (empty line or Ctrl-D to quit).", file=sys.stderr)
+    while True:
+        try:
+            question = input("\n? ")
+        except EOFError:
+            return 0
+        if not question.strip():
+            return 0
+        try:
+            _ask_once(ctx, question, args.trace, stream=True)
+        except QuestionError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from components import sources
+    from components.embedder import Embedder
+    from components.index import MANIFEST, PassageIndex
+    from components.ingest import ingest
+    from components.passages import ChunkingConfig
+    from graph.context import default_index_dir
+
+    index_dir = args.index or default_index_dir()
+    if args.if_missing and (index_dir / MANIFEST).is_file():
+        print(f"index already exists at {index_dir}; nothing to do", file=sys.stderr)
+        return 0
+    chunking = ChunkingConfig(window=args.window, overlap=args.overlap)
+    loaders = {
+        "wiki": lambda: sources.wikipedia_summaries(),
+        "folder": lambda: sources.folder_documents(args.path),
+        "squad": lambda: sources.squad_contexts(args.path),
+        "hotpotqa": lambda: sources.hotpotqa_contexts(args.path),
+    }
+    items = list(loaders[args.source]())
+
+    embedder = Embedder(args.embedder) if args.embedder else Embedder()
+    index = PassageIndex.load_or_create(index_dir, embedder=embedder.name, dimension=embedder.dimension)
+    with tqdm(total=len(items), unit="doc", desc=f"ingest {args.source}", file=sys.stderr) as bar:
+        def progress(docs: int, added: int) -> None:
+            bar.update(docs - bar.n)
+            bar.set_postfix(passages=added)
+
+        report = ingest(items, index, embedder, chunking=chunking, batch_size=args.batch_size,
+                        checkpoint_every=args.checkpoint_every, on_progress=progress)
+    print(report.summary())
+    print(f"index: {index_dir} ({len(index)} passages)")
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    for preset in PRESETS.values():
+        default = " (default)" if preset.name == DEFAULT_PRESET else ""
+        print(f"{preset.name}{default}: {preset.description}; install: {preset.install_hint}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="adaptive-rag", description="Budget-aware adaptive RAG over a local knowledge base")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask = sub.add_parser("ask", help="answer one question")
+    ask.add_argument("question")
+    ask.add_argument("--trace", action="store_true", help="print the full trace as JSON")
+    ask.add_argument("--no-stream", action="store_true", help="print the answer when complete")
+    _pipeline_options(ask)
+    ask.set_defaults(func=cmd_ask)
+
+    chat = sub.add_parser("chat", help="interactive terminal chat")
+    chat.add_argument("--trace", action="store_true")
+    _pipeline_options(chat)
+    chat.set_defaults(func=cmd_chat)
+
+    ing = sub.add_parser("ingest", help="add a source to an index (skips passages already present)")
+    ing.add_argument("source", choices=["wiki", "folder", "squad", "hotpotqa"],
+                     help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf files; squad/hotpotqa: benchmark contexts")
+    ing.add_argument("path", nargs="?", type=Path, help="file or folder, for folder/squad/hotpotqa")
+    ing.add_argument("--window", type=int, default=1, help="sentences per passage (default 1)")
+    ing.add_argument("--overlap", type=int, default=0, help="sentences shared by consecutive passages")
+    ing.add_argument("--if-missing", action="store_true", help="do nothing if the index already exists")
+    ing.add_argument("--batch-size", type=int, default=256, help="passages embedded per batch")
+    ing.add_argument("--checkpoint-every", type=int, default=5000, help="save the index after this many new passages")
+    _resource_options(ing)
+    ing.set_defaults(func=cmd_ingest)
+
+    models = sub.add_parser("models", help="list generator presets")
+    models.set_defaults(func=cmd_models)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "source", None) in ("folder", "squad", "hotpotqa") and args.path is None:
+        parser.error(f"ingest {args.source} needs a path")
+    try:
+        return args.func(args)
+    except (QuestionError, ConfigurationError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (IndexLoadError, ModelFileError, SourceError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_RESOURCE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""The generator: a small local language model exposed as a LangChain chat model.
+
+* GGUF presets and ``.gguf`` paths run on llama.cpp through :class:`LlamaCppChatModel`, which
+  formats prompts with the chat template stored in the GGUF, streams tokens (so LangGraph's
+  ``stream_mode="messages"`` sees them), reports exact prompt/output token counts in
+  ``usage_metadata`` and the predictive entropy of every generated token in
+  ``response_metadata["token_entropies"]`` (computed in a logits processor, at no measurable cost).
+* Any other name or folder loads with transformers through ``langchain-huggingface``.
+
+llama.cpp contexts are not thread-safe: one lock serialises generation per model instance.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import PrivateAttr
+
+from components.model_files import PRESETS, gguf_path
+
+_ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+
+
+def token_entropy(logits: np.ndarray) -> float:
+    """Shannon entropy (nats) of the softmax of one step's logits."""
+    z = logits.astype(np.float64) - np.max(logits)
+    p = np.exp(z)
+    total = p.sum()
+    p /= total
+    return float(np.log(total) - np.dot(p, z))
+
+
+class LlamaCppChatModel(BaseChatModel):
+    """Chat model over a GGUF file with llama-cpp-python. Greedy by default (temperature 0)."""
+
+    model_path: str
+    n_ctx: int = 4096
+    n_threads: int = 2
+    n_batch: int = 512
+    temperature: float = 0.0
+    max_tokens: int = 128
+    seed: int = 0
+
+    _llama: Any = PrivateAttr(default=None)
+    _formatter: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_path": self.model_path, "n_ctx": self.n_ctx, "temperature": self.temperature}
+
+    def warm_up(self) -> None:
+        if self._llama is not None:
+            return
+        from llama_cpp import Llama
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        if not Path(self.model_path).is_file():
+            raise FileNotFoundError(f"GGUF model file not found: {self.model_path}")
+        llama = Llama(
+            model_path=self.model_path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            n_threads_batch=self.n_threads,
+            n_batch=self.n_batch,
+            seed=self.seed,
+            verbose=False,
+        )
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ValueError(f"{self.model_path} has no chat template in its metadata: it cannot chat")
+
+        def token_text(token_id: int) -> str:
+            return llama._model.token_get_text(token_id) if token_id != -1 else ""
+
+        self._formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=token_text(llama.token_eos()),
+            bos_token=token_text(llama.token_bos()),
+            stop_token_ids=[llama.token_eos()],
+        )
+        self._llama = llama
+
+    def count_tokens(self, text: str) -> int:
+        self.warm_up()
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> tuple[list[int], list[str]]:
+        chat = [{"role": _ROLES.get(m.type, "user"), "content": m.text} for m in messages]
+        formatted = self._formatter(messages=chat)
+        tokens = self._llama.tokenize(
+            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
+        )
+        stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
+        return tokens, stop
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        from llama_cpp import LogitsProcessorList
+
+        self.warm_up()
+        max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
+        entropies: list[float] = []
+
+        def record_entropy(_input_ids: Any, scores: np.ndarray) -> np.ndarray:
+            entropies.append(token_entropy(scores))
+            return scores
+
+        with self._lock:
+            prompt, template_stop = self._prompt_tokens(messages)
+            budget = self.n_ctx - len(prompt)
+            if budget < 1:
+                raise ValueError(
+                    f"prompt of {len(prompt)} tokens does not fit the model's context of {self.n_ctx} tokens"
+                )
+            stream = self._llama.create_completion(
+                prompt=prompt,
+                max_tokens=min(max_tokens, budget),
+                temperature=self.temperature,
+                stop=list(stop or []) + template_stop,
+                stream=True,
+                seed=self.seed,
+                logits_processor=LogitsProcessorList([record_entropy]),
+            )
+            text_parts: list[str] = []
+            finish_reason = None
+            for part in stream:
+                choice = part["choices"][0]
+                finish_reason = choice.get("finish_reason") or finish_reason
+                piece = choice.get("text") or ""
+                if piece:
+                    text_parts.append(piece)
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+                    if run_manager:
+                        run_manager.on_llm_new_token(piece, chunk=chunk)
+                    yield chunk
+            output_tokens = self.count_tokens("".join(text_parts)) if text_parts else 0
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                usage_metadata={
+                    "input_tokens": len(prompt),
+                    "output_tokens": output_tokens,
+                    "total_tokens": len(prompt) + output_tokens,
+                },
+                response_metadata={
+                    "finish_reason": finish_reason,
+                    "token_entropies": entropies,
+                    "model_name": Path(self.model_path).name,
+                },
+                chunk_position="last",
+            )
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        merged: ChatGenerationChunk | None = None
+        for chunk in self._stream(messages, stop=stop, run_manager=run_manager, **kwargs):
+            merged = chunk if merged is None else merged + chunk
+        assert merged is not None
+        message = merged.message
+        return ChatResult(
+            generations=[
+                ChatGeneration(
+                    message=AIMessage(
+                        content=message.content,
+                        usage_metadata=message.usage_metadata,
+                        response_metadata=message.response_metadata,
+                    )
+                )
+            ]
+        )
+
+
+def load_chat_model(model: str, *, n_threads: int = 2, n_ctx: int = 4096, seed: int = 0) -> BaseChatModel:
+    """A chat model for a preset name, a ``.gguf`` path, or a Hugging Face name/folder."""
+    if not model or not model.strip():
+        raise ValueError(f"model must be a preset ({', '.join(PRESETS)}), a .gguf path or a Hugging Face name")
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    if model in PRESETS:
+        return LlamaCppChatModel(model_path=str(gguf_path(model)), n_threads=n_threads, n_ctx=n_ctx, seed=seed)
+    path = Path(model).expanduser()
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model file not found: {path}")
+        return LlamaCppChatModel(model_path=str(path.resolve()), n_threads=n_threads, n_ctx=n_ctx, seed=seed)
+    return _load_transformers_chat_model(model, n_threads=n_threads)
+
+
+def _load_transformers_chat_model(model: str, *, n_threads: int) -> BaseChatModel:
+    """transformers through ``langchain-huggingface``, for users with a Hugging Face model at hand."""
+    import torch
+    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+
+    torch.set_num_threads(n_threads)
+    llm = HuggingFacePipeline.from_model_id(
+        model_id=model,
+        task="text-generation",
+        pipeline_kwargs={"max_new_tokens": 128, "do_sample": False, "return_full_text": False},
+    )
+    return ChatHuggingFace(llm=llm)
+
+
+def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int) -> dict[str, Any]:
+    """The call keyword that caps the answer length for this kind of chat model."""
+    if isinstance(chat_model, LlamaCppChatModel):
+        return {"max_tokens": max_new_tokens}
+    return {"pipeline_kwargs": {"max_new_tokens": max_new_tokens}}

@@ -1,0 +1,200 @@
+"""Dense passage index: FAISS ``IndexFlatIP`` over L2-normalised vectors, so scores are cosines.
+
+On disk an index is a folder holding a manifest and one *generation* of data files::
+
+    manifest.json            embedder, dimension, count, data file names and their sha256
+    index-000003.faiss       written by faiss's own writer
+    passages-000003.jsonl    one passage per line, in vector order
+
+:meth:`PassageIndex.save` writes a new generation beside the old one and switches to it by
+atomically replacing the manifest, so a process killed at any moment leaves the previous
+generation loadable. Nothing is pickled.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import faiss
+import numpy as np
+
+from components.passages import Passage
+from components.storage import atomic_path, atomic_write_text, sha256_file
+
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+_BUILD_HINT = "build it with: adaptive-rag ingest wiki --index {dir}"
+
+
+class IndexLoadError(RuntimeError):
+    """An index folder that is missing, damaged or built for another embedder. Says how to fix it."""
+
+
+class PassageIndex:
+    """Passages and their vectors, searchable by inner product."""
+
+    def __init__(self, embedder: str, dimension: int, directory: Path | None = None):
+        if dimension < 1:
+            raise ValueError(f"dimension must be >= 1, got {dimension}")
+        self.embedder = embedder
+        self.dimension = dimension
+        self.directory = Path(directory) if directory else None
+        self._faiss = faiss.IndexFlatIP(dimension)
+        self._passages: list[Passage] = []
+        self._ids: dict[str, int] = {}
+        self._generation = 0
+
+    # ------------------------------------------------------------------ contents
+    def __len__(self) -> int:
+        return len(self._passages)
+
+    def __contains__(self, passage_id: str) -> bool:
+        return passage_id in self._ids
+
+    def passage(self, passage_id: str) -> Passage:
+        return self._passages[self._ids[passage_id]]
+
+    def add(self, passages: Sequence[Passage], vectors: np.ndarray) -> int:
+        """Add passages whose ids are new; return how many were added (duplicates are skipped)."""
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(passages):
+            raise ValueError(f"expected {len(passages)} vectors, got array of shape {vectors.shape}")
+        if len(passages) and vectors.shape[1] != self.dimension:
+            raise ValueError(f"vectors have dimension {vectors.shape[1]}, index has {self.dimension}")
+        keep = []
+        for row, passage in enumerate(passages):
+            if passage.id not in self._ids:
+                self._ids[passage.id] = len(self._passages)
+                self._passages.append(passage)
+                keep.append(row)
+        if keep:
+            self._faiss.add(vectors[keep])
+        return len(keep)
+
+    def search(self, vector: np.ndarray, k: int, exclude: Iterable[str] = ()) -> list[tuple[Passage, float]]:
+        """The ``k`` best passages for a query vector, best first, skipping ids in ``exclude``."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        excluded = set(exclude)
+        want = min(k + len(excluded), len(self._passages))
+        if want == 0:
+            return []
+        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        if query.shape[1] != self.dimension:
+            raise ValueError(f"query has dimension {query.shape[1]}, index has {self.dimension}")
+        scores, rows = self._faiss.search(query, want)
+        hits = []
+        for score, row in zip(scores[0], rows[0]):
+            if row < 0:
+                continue
+            passage = self._passages[row]
+            if passage.id not in excluded:
+                hits.append((passage, float(score)))
+        return hits[:k]
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, directory: Path | None = None) -> Path:
+        """Write a new generation atomically and switch the manifest to it."""
+        directory = Path(directory or self.directory or "")
+        if not str(directory):
+            raise ValueError("no directory given to save the index to")
+        directory.mkdir(parents=True, exist_ok=True)
+        previous = _read_manifest(directory) if (directory / MANIFEST).is_file() else None
+        generation = max(self._generation, previous["generation"] if previous else 0) + 1
+        files = {"faiss": f"index-{generation:06d}.faiss", "passages": f"passages-{generation:06d}.jsonl"}
+
+        with atomic_path(directory / files["faiss"]) as tmp:
+            faiss.write_index(self._faiss, str(tmp))
+        with atomic_path(directory / files["passages"]) as tmp:
+            with tmp.open("w", encoding="utf-8") as fh:
+                for passage in self._passages:
+                    fh.write(json.dumps(passage.to_record(), ensure_ascii=False) + "\n")
+        manifest = {
+            "format_version": FORMAT_VERSION,
+            "embedder": self.embedder,
+            "dimension": self.dimension,
+            "metric": "inner_product",
+            "count": len(self._passages),
+            "generation": generation,
+            "files": files,
+            "sha256": {key: sha256_file(directory / name) for key, name in files.items()},
+            "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        atomic_write_text(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+        self._generation, self.directory = generation, directory
+        for stale in list(directory.glob("index-*.faiss")) + list(directory.glob("passages-*.jsonl")):
+            if stale.name not in files.values():
+                stale.unlink(missing_ok=True)
+        return directory
+
+    @classmethod
+    def load(cls, directory: Path, *, embedder: str | None = None, dimension: int | None = None) -> "PassageIndex":
+        """Load and verify an index; ``embedder``/``dimension`` are what the caller will query with."""
+        directory = Path(directory)
+        manifest = _read_manifest(directory)
+        hint = _BUILD_HINT.format(dir=directory)
+        if embedder is not None and manifest["embedder"] != embedder:
+            raise IndexLoadError(
+                f"index at {directory} was built with embedder {manifest['embedder']!r}, but "
+                f"{embedder!r} is configured; configure that embedder, or rebuild the index "
+                f"with the new one into an empty folder ({hint})"
+            )
+        if dimension is not None and manifest["dimension"] != dimension:
+            raise IndexLoadError(
+                f"index at {directory} holds {manifest['dimension']}-d vectors but the embedder "
+                f"gives {dimension}-d ones; rebuild it ({hint})"
+            )
+        paths = {key: directory / name for key, name in manifest["files"].items()}
+        for key, path in paths.items():
+            if not path.is_file():
+                raise IndexLoadError(f"index file {path} is missing; rebuild the index ({hint})")
+            if sha256_file(path) != manifest["sha256"][key]:
+                raise IndexLoadError(
+                    f"index file {path} does not match its checksum (truncated or modified); "
+                    f"rebuild the index ({hint})"
+                )
+        index = cls(manifest["embedder"], manifest["dimension"], directory)
+        try:
+            index._faiss = faiss.read_index(str(paths["faiss"]))
+            with paths["passages"].open(encoding="utf-8") as fh:
+                passages = [Passage.from_record(json.loads(line)) for line in fh if line.strip()]
+        except Exception as exc:
+            raise IndexLoadError(f"index at {directory} could not be read ({exc}); rebuild it ({hint})") from exc
+        counts = {"manifest": manifest["count"], "vectors": index._faiss.ntotal, "passages": len(passages)}
+        if len(set(counts.values())) != 1 or index._faiss.d != manifest["dimension"]:
+            raise IndexLoadError(f"index at {directory} is inconsistent {counts}; rebuild it ({hint})")
+        index._passages = passages
+        index._ids = {p.id: i for i, p in enumerate(passages)}
+        index._generation = manifest["generation"]
+        return index
+
+    @classmethod
+    def load_or_create(cls, directory: Path, *, embedder: str, dimension: int) -> "PassageIndex":
+        """Load the index in ``directory`` if it has one, else start an empty one there."""
+        if (Path(directory) / MANIFEST).is_file():
+            return cls.load(directory, embedder=embedder, dimension=dimension)
+        return cls(embedder, dimension, directory)
+
+
+def _read_manifest(directory: Path) -> dict:
+    path = directory / MANIFEST
+    hint = _BUILD_HINT.format(dir=directory)
+    if not path.is_file():
+        raise IndexLoadError(f"no index found at {directory}; {hint}")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        required = {"format_version", "embedder", "dimension", "count", "generation", "files", "sha256"}
+        missing = required - set(manifest)
+    except (OSError, ValueError) as exc:
+        raise IndexLoadError(f"index manifest {path} is unreadable ({exc}); rebuild the index ({hint})") from exc
+    if missing:
+        raise IndexLoadError(f"index manifest {path} lacks {sorted(missing)}; rebuild the index ({hint})")
+    if manifest["format_version"] != FORMAT_VERSION:
+        raise IndexLoadError(
+            f"index at {directory} has format version {manifest['format_version']}, this version reads "
+            f"{FORMAT_VERSION}; rebuild the index ({hint})"
+        )
+    return manifest

@@ -1,0 +1,97 @@
+"""Ingest documents into a passage index: chunk, embed in batches, add what is new, save.
+
+The index is saved every ``checkpoint_every`` new passages and at the end, each save atomic, so an
+interrupted ingest keeps what it finished and a rerun skips the passages already present.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Union
+
+from components.embedder import Embedder
+from components.index import PassageIndex
+from components.passages import ChunkingConfig, Passage, SourceDocument, chunk_document
+from components.sources import Skipped
+
+
+@dataclass
+class IngestReport:
+    documents: int = 0
+    passages_added: int = 0
+    passages_present: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def summary(self) -> str:
+        lines = [
+            f"documents read: {self.documents}",
+            f"passages added: {self.passages_added}",
+            f"passages already in the index (skipped): {self.passages_present}",
+            f"files skipped: {len(self.skipped)}",
+        ]
+        reasons = Counter(s.reason.split(":")[0] for s in self.skipped)
+        lines += [f"  {count} x {reason}" for reason, count in reasons.most_common()]
+        lines += [f"  - {s.path}: {s.reason}" for s in self.skipped[:20]]
+        if len(self.skipped) > 20:
+            lines.append(f"  ... and {len(self.skipped) - 20} more")
+        return "\n".join(lines)
+
+
+def ingest(
+    items: Iterable[Union[SourceDocument, Skipped]],
+    index: PassageIndex,
+    embedder: Embedder,
+    *,
+    chunking: ChunkingConfig = ChunkingConfig(),
+    batch_size: int = 256,
+    checkpoint_every: int = 5000,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> IngestReport:
+    """Add the passages of ``items`` to ``index`` and save it. ``on_progress(documents, passages_added)``."""
+    if batch_size < 1 or checkpoint_every < 1:
+        raise ValueError("batch_size and checkpoint_every must be >= 1")
+    if index.embedder != embedder.name:
+        raise ValueError(f"index uses embedder {index.embedder!r}, not {embedder.name!r}")
+    report = IngestReport()
+    pending: list[Passage] = []
+    since_save = 0
+
+    def flush() -> None:
+        nonlocal since_save
+        if pending:
+            vectors = embedder.embed_documents([p.embedding_text for p in pending])
+            added = index.add(pending, vectors)
+            report.passages_added += added
+            since_save += added
+            pending.clear()
+
+    for item in items:
+        if isinstance(item, Skipped):
+            report.skipped.append(item)
+            continue
+        report.documents += 1
+        passages = list(chunk_document(item, chunking))
+        if not passages:
+            report.skipped.append(Skipped(item.doc_id, "empty (no sentences)"))
+            continue
+        seen = {p.id for p in pending}
+        for passage in passages:
+            if passage.id in index or passage.id in seen:
+                report.passages_present += 1
+            else:
+                pending.append(passage)
+                seen.add(passage.id)
+        if len(pending) >= batch_size:
+            flush()
+        if since_save >= checkpoint_every:
+            index.save()
+            since_save = 0
+        if on_progress:
+            on_progress(report.documents, report.passages_added)
+    flush()
+    if since_save or index.directory is None or not (index.directory / "manifest.json").exists():
+        index.save()
+    if on_progress:
+        on_progress(report.documents, report.passages_added)
+    return report

@@ -1,0 +1,118 @@
+"""Rerankers: order retrieved passages by relevance to the question.
+
+* :class:`CrossEncoderReranker`: a sentence-transformers ``CrossEncoder`` by name or path, for
+  users who have such weights (none ship offline).
+* :class:`HybridReranker`, the offline default, as the thesis describes a cross-encoder-style
+  score without a cross-encoder: a weighted sum of the dense cosine, BM25 over the candidates
+  (``bm25s``), and the share of question terms found in the passage title.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+import bm25s
+import numpy as np
+
+from components.passages import Passage
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    "a an and are as at be by did do does for from had has have he her his how in is it its of on or "
+    "she that the their them they this to was were what when where which who whom whose why will with".split()
+)
+
+
+def content_terms(text: str) -> set[str]:
+    return {t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS}
+
+
+class Reranker(Protocol):
+    name: str
+
+    def warm_up(self) -> None: ...
+
+    def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
+        """One relevance score per passage, higher is better."""
+        ...
+
+
+@dataclass
+class HybridReranker:
+    """Dense similarity + BM25 + title overlap; all three in [0, 1] before weighting."""
+
+    w_dense: float = 0.6
+    w_bm25: float = 0.3
+    w_title: float = 0.1
+    name: str = "hybrid"
+
+    def __post_init__(self) -> None:
+        weights = (self.w_dense, self.w_bm25, self.w_title)
+        if any(w < 0 for w in weights) or sum(weights) <= 0:
+            raise ValueError(f"reranker weights must be non-negative and not all zero, got {weights}")
+
+    def warm_up(self) -> None:
+        return None
+
+    def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
+        if len(passages) != len(dense_scores):
+            raise ValueError(f"{len(passages)} passages but {len(dense_scores)} dense scores")
+        if not passages:
+            return []
+        dense = (np.asarray(dense_scores, dtype=np.float64) + 1.0) / 2.0  # cosine -> [0, 1]
+        lexical = self._bm25(question, passages)
+        q_terms = content_terms(question)
+        title = np.array(
+            [len(q_terms & content_terms(p.title)) / len(q_terms) if q_terms else 0.0 for p in passages]
+        )
+        total = self.w_dense * dense + self.w_bm25 * lexical + self.w_title * title
+        return (total / (self.w_dense + self.w_bm25 + self.w_title)).tolist()
+
+    @staticmethod
+    def _bm25(question: str, passages: Sequence[Passage]) -> np.ndarray:
+        corpus = [f"{p.title} {p.text}" for p in passages]
+        corpus_tokens = bm25s.tokenize(corpus, stopwords="en", show_progress=False)
+        query_words = bm25s.tokenize([question], stopwords="en", return_ids=False, show_progress=False)[0]
+        # Query terms absent from every candidate are unknown to this tiny vocabulary.
+        words = [w for w in query_words if w in corpus_tokens.vocab]
+        if not words:
+            return np.zeros(len(passages))
+        retriever = bm25s.BM25()
+        retriever.index(corpus_tokens, show_progress=False)
+        scores = np.asarray(retriever.get_scores(words), dtype=np.float64)
+        top = scores.max()
+        return scores / top if top > 0 else scores
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers cross-encoder; scores pass through a sigmoid when they are logits."""
+
+    def __init__(self, model: str, *, device: str = "cpu"):
+        if not model or not model.strip():
+            raise ValueError("cross-encoder model name or path must be non-empty")
+        self.model = model
+        self.device = device
+        self.name = f"cross-encoder:{model}"
+        self._encoder = None
+
+    def warm_up(self) -> None:
+        if self._encoder is None:
+            from sentence_transformers import CrossEncoder
+
+            self._encoder = CrossEncoder(self.model, device=self.device)
+
+    def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
+        if not passages:
+            return []
+        self.warm_up()
+        pairs = [(question, p.embedding_text) for p in passages]
+        return [float(s) for s in self._encoder.predict(pairs, show_progress_bar=False)]
+
+
+def load_reranker(model: str | None) -> Reranker:
+    """The hybrid default for ``None``/``"hybrid"``, else a cross-encoder by name or path."""
+    if model in (None, "", "hybrid"):
+        return HybridReranker()
+    return CrossEncoderReranker(model)

@@ -1,0 +1,40 @@
+"""Wire the nodes into the adaptive RAG state machine.
+
+    START -> classify_tier -> retrieve -> grade_confidence
+    grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
+    grade_confidence --(budget reranks)--> rerank
+    grade_confidence / rerank --(budget compresses)--> compress -> generate
+    grade_confidence / rerank --(otherwise: baseline)--> generate -> END
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.context import RAGContext
+from graph.routing import after_grade, after_rerank
+from graph.state import InputState, OutputState, State
+from nodes import classify_tier, compress, generate, grade_confidence, rerank, retrieve
+
+
+def build_graph() -> StateGraph:
+    builder = StateGraph(State, context_schema=RAGContext, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("classify_tier", classify_tier)
+    builder.add_node("retrieve", retrieve)
+    builder.add_node("grade_confidence", grade_confidence)
+    builder.add_node("rerank", rerank)
+    builder.add_node("compress", compress)
+    builder.add_node("generate", generate)
+
+    builder.add_edge(START, "classify_tier")
+    builder.add_edge("classify_tier", "retrieve")
+    builder.add_edge("retrieve", "grade_confidence")
+    builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
+    builder.add_conditional_edges("rerank", after_rerank, ["compress", "generate"])
+    builder.add_edge("compress", "generate")
+    builder.add_edge("generate", END)
+    return builder
+
+
+builder = build_graph()
+graph = builder.compile(name="adaptive-rag")

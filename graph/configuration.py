@@ -1,0 +1,148 @@
+"""Pipeline configuration as data: budget tiers, thresholds and routing policy.
+
+Everything the routing functions decide on lives here, with the thesis' defaults.
+Nothing in this module loads a model; resources are described in ``graph.context``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+POLICIES = ("fixed", "baseline")
+"""Valid values of ``PipelineConfig.policy``.
+
+``fixed``: every question gets ``PipelineConfig.tier``.
+``baseline``: the thesis' fixed k = 5 pipeline (no rerank, no compression, no correction).
+"""
+
+
+class ConfigurationError(ValueError):
+    """An unknown or out-of-range configuration value. The message lists the valid values."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much retrieval and generation one question may spend.
+
+    ``context_chars`` of ``None`` means the evidence is passed uncompressed.
+    ``correct`` says whether a low-confidence retrieval may trigger the corrective step.
+    """
+
+    name: str
+    k: int
+    context_chars: int | None
+    max_new_tokens: int
+    rerank: bool
+    correct: bool
+
+    def __post_init__(self) -> None:
+        if self.k < 1:
+            raise ConfigurationError(f"budget {self.name!r}: k must be >= 1, got {self.k}")
+        if self.context_chars is not None and self.context_chars < 1:
+            raise ConfigurationError(
+                f"budget {self.name!r}: context_chars must be >= 1 or None, got {self.context_chars}"
+            )
+        if self.max_new_tokens < 1:
+            raise ConfigurationError(
+                f"budget {self.name!r}: max_new_tokens must be >= 1, got {self.max_new_tokens}"
+            )
+
+    @property
+    def compress(self) -> bool:
+        return self.context_chars is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "k": self.k,
+            "context_chars": self.context_chars,
+            "max_new_tokens": self.max_new_tokens,
+            "rerank": self.rerank,
+            "correct": self.correct,
+        }
+
+
+DEFAULT_TIERS: Mapping[str, Budget] = {
+    "easy": Budget("easy", k=2, context_chars=600, max_new_tokens=64, rerank=False, correct=True),
+    "medium": Budget("medium", k=5, context_chars=1200, max_new_tokens=96, rerank=True, correct=True),
+    "hard": Budget("hard", k=10, context_chars=2000, max_new_tokens=128, rerank=True, correct=False),
+}
+"""The thesis' three tiers, cheapest first. Correction is off on Hard by design."""
+
+BASELINE = Budget("baseline", k=5, context_chars=None, max_new_tokens=128, rerank=False, correct=False)
+"""The fixed k = 5 reference pipeline: top-5 passages straight into the prompt."""
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Routing policy and thresholds. Immutable; derive variants with :meth:`with_overrides`."""
+
+    policy: str = "fixed"
+    tier: str = "medium"
+    tiers: Mapping[str, Budget] = field(default_factory=lambda: dict(DEFAULT_TIERS))
+    baseline: Budget = BASELINE
+    tau: float = 0.52
+    k_extra: int = 5
+    max_corrections: int = 1
+    max_question_chars: int = 2000
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ConfigurationError(
+                f"unknown policy {self.policy!r}; valid policies: {', '.join(POLICIES)}"
+            )
+        if self.tier not in self.tiers:
+            raise ConfigurationError(
+                f"unknown tier {self.tier!r}; valid tiers: {', '.join(self.tiers)}"
+            )
+        if not -1.0 <= self.tau <= 1.0:
+            raise ConfigurationError(f"tau is a cosine threshold in [-1, 1], got {self.tau}")
+        if self.k_extra < 1:
+            raise ConfigurationError(f"k_extra must be >= 1, got {self.k_extra}")
+        if self.max_corrections < 0:
+            raise ConfigurationError(f"max_corrections must be >= 0, got {self.max_corrections}")
+        if self.max_question_chars < 1:
+            raise ConfigurationError(
+                f"max_question_chars must be >= 1, got {self.max_question_chars}"
+            )
+
+    def budget(self, tier: str | None = None) -> Budget:
+        """The budget this policy assigns; ``tier`` overrides the configured fixed tier."""
+        if self.policy == "baseline":
+            return self.baseline
+        name = tier or self.tier
+        if name not in self.tiers:
+            raise ConfigurationError(f"unknown tier {name!r}; valid tiers: {', '.join(self.tiers)}")
+        return self.tiers[name]
+
+    def with_overrides(self, overrides: Mapping[str, Any] | None) -> "PipelineConfig":
+        """A copy with per-question overrides applied; unknown keys are rejected."""
+        if not overrides:
+            return self
+        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections"}
+        unknown = set(overrides) - allowed
+        if unknown:
+            raise ConfigurationError(
+                f"unknown override(s) {sorted(unknown)}; valid overrides: {', '.join(sorted(allowed))}"
+            )
+        return replace(self, **dict(overrides))
+
+
+class QuestionError(ValueError):
+    """A question the pipeline refuses: empty, whitespace only, or longer than the maximum."""
+
+
+def validate_question(question: object, max_chars: int) -> str:
+    """The question stripped of surrounding whitespace, or a :class:`QuestionError`."""
+    if not isinstance(question, str):
+        raise QuestionError(f"question must be a string, got {type(question).__name__}")
+    stripped = question.strip()
+    if not stripped:
+        raise QuestionError("question is empty")
+    if len(stripped) > max_chars:
+        raise QuestionError(
+            f"question is {len(stripped):,} characters long; the maximum is {max_chars:,} "
+            "(set max_question_chars to change it)"
+        )
+    return stripped

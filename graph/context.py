@@ -1,0 +1,105 @@
+"""The run context: loaded resources plus the pipeline configuration, passed to every node through
+LangGraph's context mechanism (``graph.invoke(..., context=ctx)``).
+
+Loading is explicit (:meth:`RAGContext.load`, which warms every model up) and done once per
+process; variants for other policies share the same loaded resources (:meth:`RAGContext.with_pipeline`).
+A graph invoked without a context uses :func:`default_context`, loaded on first use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from components.embedder import DEFAULT_EMBEDDER, Embedder
+from components.generator import load_chat_model
+from components.index import PassageIndex
+from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
+from components.reranker import Reranker, load_reranker
+from graph.configuration import ConfigurationError, PipelineConfig
+
+
+def default_index_dir() -> Path:
+    """``$ADAPTIVE_RAG_INDEX``, else the Wikipedia index in the cache folder."""
+    env = os.environ.get("ADAPTIVE_RAG_INDEX")
+    return Path(env).expanduser() if env else cache_dir() / "indexes" / "wikipedia"
+
+
+@dataclass(frozen=True)
+class ResourceConfig:
+    """Which models and index to load. Defaults: bundled MiniLM, Qwen2.5-Coder-1.5B, Wikipedia."""
+
+    index_dir: Path = field(default_factory=default_index_dir)
+    embedder: str = DEFAULT_EMBEDDER
+    model: str = field(default_factory=lambda: os.environ.get("ADAPTIVE_RAG_MODEL", DEFAULT_PRESET))
+    reranker: str | None = None  # None: the offline hybrid reranker
+    n_threads: int = 2
+    n_ctx: int = 4096
+
+    def __post_init__(self) -> None:
+        if self.n_threads < 1:
+            raise ConfigurationError(f"n_threads must be >= 1, got {self.n_threads}")
+        if self.n_ctx < 256:
+            raise ConfigurationError(f"n_ctx must be >= 256, got {self.n_ctx}")
+        is_path = Path(self.model).suffix.lower() == ".gguf" or os.sep in self.model or "/" in self.model
+        if self.model not in PRESETS and not is_path:
+            raise ConfigurationError(
+                f"unknown model preset {self.model!r}; valid presets: {', '.join(PRESETS)} "
+                "(or a .gguf path, or a Hugging Face name such as org/model)"
+            )
+
+
+@dataclass(frozen=True)
+class RAGContext:
+    """Everything a node needs besides the state."""
+
+    embedder: Embedder
+    index: PassageIndex
+    reranker: Reranker
+    generator: BaseChatModel
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+    resources: ResourceConfig | None = None
+
+    @classmethod
+    def load(cls, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None) -> "RAGContext":
+        """Load and warm up every resource. The index is checked first, so a missing index fails
+        before any model loads."""
+        resources = resources or ResourceConfig()
+        embedder = Embedder(resources.embedder)
+        index = PassageIndex.load(resources.index_dir, embedder=embedder.name)
+        embedder.warm_up()
+        if index.dimension != embedder.dimension:
+            raise ConfigurationError(
+                f"index at {resources.index_dir} holds {index.dimension}-d vectors, embedder "
+                f"{embedder.name!r} gives {embedder.dimension}-d ones"
+            )
+        reranker = load_reranker(resources.reranker)
+        reranker.warm_up()
+        generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
+        warm_up = getattr(generator, "warm_up", None)
+        if warm_up:
+            warm_up()
+        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources)
+
+    def with_pipeline(self, pipeline: PipelineConfig | None = None, **changes: Any) -> "RAGContext":
+        """The same loaded resources under another pipeline configuration."""
+        base = pipeline or self.pipeline
+        return replace(self, pipeline=replace(base, **changes) if changes else base)
+
+
+_default: RAGContext | None = None
+_default_lock = threading.Lock()
+
+
+def default_context() -> RAGContext:
+    """The process-wide context on the default resources, loaded once on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = RAGContext.load()
+        return _default

@@ -1,0 +1,87 @@
+"""Graph state: a narrow input, a public output, and the full state the nodes share.
+
+Every value is plain JSON data (strings, numbers, lists, dicts) so a checkpointer can store it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python 3.11
+
+
+def merge_trace(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer for ``trace``: keys are overwritten, except ``timings_ms`` whose per-node times add up
+    (a node that runs twice, like retrieve with correction, reports its total)."""
+    merged = dict(current or {})
+    for key, value in (update or {}).items():
+        if key == "timings_ms":
+            timings = dict(merged.get("timings_ms", {}))
+            for node, ms in value.items():
+                timings[node] = timings.get(node, 0.0) + ms
+            merged["timings_ms"] = timings
+        else:
+            merged[key] = value
+    return merged
+
+
+class Overrides(TypedDict, total=False):
+    """Per-question changes to the configured pipeline (validated by ``classify_tier``)."""
+
+    policy: str
+    tier: str
+    tau: float
+    k_extra: int
+    max_corrections: int
+
+
+class InputState(TypedDict):
+    question: str
+    overrides: NotRequired[Overrides]
+
+
+class PassageHit(TypedDict):
+    """A retrieved passage with its scores; ``rerank_score`` is set by the rerank node."""
+
+    id: str
+    title: str
+    text: str
+    metadata: dict[str, Any]
+    score: float
+    rerank_score: NotRequired[float]
+
+
+class EvidenceItem(TypedDict):
+    """A piece of evidence in the prompt; ``n`` is its citation number [n]."""
+
+    n: int
+    passage_id: str
+    title: str
+    text: str
+
+
+class Citation(TypedDict):
+    n: int
+    passage_id: str
+    title: str
+    text: str
+    score: float
+    metadata: dict[str, Any]
+
+
+class OutputState(TypedDict):
+    answer: str
+    citations: list[Citation]
+    trace: Annotated[dict[str, Any], merge_trace]
+
+
+class State(InputState, total=False):
+    settings: dict[str, Any]  # effective policy, tier, budget, tau, k_extra, max_corrections
+    query_embedding: list[float]
+    passages: list[PassageHit]
+    corrections: int
+    low_confidence: bool
+    evidence: list[EvidenceItem]
+    answer: str
+    citations: list[Citation]
+    trace: Annotated[dict[str, Any], merge_trace]

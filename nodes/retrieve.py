@@ -1,0 +1,36 @@
+"""retrieve: dense top-k for the tier; on a corrective pass, k_extra more passages, de-duplicated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from components.passages import Passage
+from graph.context import RAGContext
+from graph.state import PassageHit, State
+from nodes.base import context_of, timed
+
+
+def _hit(passage: Passage, score: float) -> PassageHit:
+    return {"id": passage.id, "title": passage.title, "text": passage.text, "metadata": passage.metadata, "score": score}
+
+
+@timed("retrieve")
+def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    settings = state["settings"]
+    query = np.asarray(state["query_embedding"], dtype=np.float32)
+    existing = state.get("passages") or []
+    if not existing:
+        hits = ctx.index.search(query, settings["budget"]["k"])
+        return {"passages": [_hit(p, s) for p, s in hits]}
+
+    corrections = state.get("corrections", 0) + 1
+    extra = ctx.index.search(query, settings["k_extra"], exclude={p["id"] for p in existing})
+    return {
+        "passages": existing + [_hit(p, s) for p, s in extra],
+        "corrections": corrections,
+        "trace": {"correction": {"fired": True, "rounds": corrections, "added": len(extra)}},
+    }

@@ -1,0 +1,29 @@
+"""Prompt templates, kept as text files beside this module."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Mapping
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+ABSTENTION = "I cannot answer from the evidence."
+"""What the answer prompt tells the model to say when the evidence lacks the answer."""
+
+
+@lru_cache(maxsize=None)
+def template(name: str) -> str:
+    return resources.files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8").strip()
+
+
+def format_evidence(evidence: Iterable[Mapping]) -> str:
+    """``[n] Title: text`` lines, the form the answer prompt and the context budget count."""
+    return "\n".join(f"[{e['n']}] {e['title']}: {e['text']}" if e["title"] else f"[{e['n']}] {e['text']}" for e in evidence)
+
+
+def answer_messages(question: str, evidence: Iterable[Mapping]) -> list[BaseMessage]:
+    return [
+        SystemMessage(template("answer_system")),
+        HumanMessage(template("answer_user").format(evidence=format_evidence(evidence), question=question)),
+    ]

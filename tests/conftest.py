@@ -1,0 +1,75 @@
+"""Shared fixtures: the real embedder, a small real index of Wikipedia summaries, the smallest GGUF."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from components.embedder import Embedder  # noqa: E402
+from components.index import PassageIndex  # noqa: E402
+from components.ingest import ingest  # noqa: E402
+from components.sources import wikipedia_summaries  # noqa: E402
+
+# Articles for the test knowledge base: a spread of topics with well-known facts.
+TEST_ARTICLES = (
+    "2001: A Space Odyssey", "Albert Einstein", "Amazon River", "Apollo 11", "Charles Darwin",
+    "Eiffel Tower", "Isaac Newton", "Leonardo da Vinci", "Marie Curie", "Mount Everest",
+    "Photosynthesis", "Pacific Ocean",
+    "Tokyo", "William Shakespeare", "World War I", "Abraham Lincoln", "Moon", "Jupiter",
+)
+DATA_DIR = Path(os.environ.get("ADAPTIVE_RAG_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+def test_documents():
+    wanted = set(TEST_ARTICLES)
+    return [d for d in wikipedia_summaries() if d.title in wanted]
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    e = Embedder()
+    e.warm_up()
+    return e
+
+
+@pytest.fixture(scope="session")
+def index_dir(tmp_path_factory, embedder) -> Path:
+    directory = tmp_path_factory.mktemp("wiki-index")
+    index = PassageIndex(embedder.name, embedder.dimension, directory)
+    ingest(test_documents(), index, embedder)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def index(index_dir, embedder) -> PassageIndex:
+    return PassageIndex.load(index_dir, embedder=embedder.name, dimension=embedder.dimension)
+
+
+@pytest.fixture(scope="session")
+def tiny_generator():
+    from components.generator import load_chat_model
+
+    model = load_chat_model("smollm2-135m", n_ctx=2048)
+    model.warm_up()
+    return model
+
+
+@pytest.fixture(scope="session")
+def ctx(embedder, index, tiny_generator):
+    """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2."""
+    from components.reranker import HybridReranker
+    from graph.context import RAGContext
+
+    return RAGContext(embedder=embedder, index=index, reranker=HybridReranker(), generator=tiny_generator)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    if not DATA_DIR.is_dir():
+        pytest.skip(f"benchmark data not found at {DATA_DIR} (set ADAPTIVE_RAG_DATA)")
+    return DATA_DIR

@@ -1,0 +1,97 @@
+"""The command line: bad input gets a clear message and a non-zero exit; ingest reports skips."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from components.index import MANIFEST, PassageIndex
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+class TestAskErrors:
+    @pytest.mark.parametrize("question", ["", "   "])
+    def test_empty_question(self, question, capsys, index_dir):
+        assert main(["ask", question, "--index", str(index_dir)]) == 2
+        assert "question is empty" in capsys.readouterr().err
+
+    def test_too_long(self, capsys, index_dir):
+        assert main(["ask", "x" * 50, "--max-question-chars", "10", "--index", str(index_dir)]) == 2
+        assert "maximum is 10" in capsys.readouterr().err
+
+    def test_missing_index_names_the_command(self, capsys, tmp_path):
+        assert main(["ask", "Who?", "--index", str(tmp_path / "none"), "--model", "smollm2-135m"]) == 3
+        assert "adaptive-rag ingest wiki" in capsys.readouterr().err
+
+    def test_unknown_preset(self, capsys, index_dir):
+        assert main(["ask", "Who?", "--model", "gpt-9", "--index", str(index_dir)]) == 2
+        assert "valid presets: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b, smollm2-135m" in capsys.readouterr().err
+
+    def test_unknown_policy_and_tier(self, capsys, index_dir):
+        assert main(["ask", "Who?", "--policy", "yolo", "--index", str(index_dir)]) == 2
+        assert "valid policies: fixed, baseline" in capsys.readouterr().err
+        assert main(["ask", "Who?", "--tier", "extreme", "--index", str(index_dir)]) == 2
+        assert "valid tiers: easy, medium, hard" in capsys.readouterr().err
+
+
+class TestAsk:
+    def test_answer_citations_and_trace(self, index_dir):
+        result = cli("ask", "Who directed 2001: A Space Odyssey?", "--index", str(index_dir),
+                     "--model", "smollm2-135m", "--tier", "easy", "--trace")
+        assert result.returncode == 0, result.stderr
+        assert "tier easy" in result.stdout and '"timings_ms"' in result.stdout
+
+
+class TestIngest:
+    def test_folder_with_bad_files(self, tmp_path, capsys):
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "a.txt").write_text("The project codename is Bluebird. It started in 2019.")
+        (docs / "b.md").write_text("# Notes\n\nBluebird ships in spring.")
+        (docs / "bad.pdf").write_bytes(b"not a pdf")
+        (docs / "c.docx").write_bytes(b"PK")
+        index_dir = tmp_path / "idx"
+        assert main(["ingest", "folder", str(docs), "--index", str(index_dir)]) == 0
+        out = capsys.readouterr().out
+        assert "passages added: 4" in out and "files skipped: 2" in out
+        assert "unsupported type .docx" in out and "unreadable" in out
+        assert main(["ingest", "folder", str(docs), "--index", str(index_dir)]) == 0
+        out = capsys.readouterr().out
+        assert "passages added: 0" in out and "already in the index (skipped): 4" in out
+        assert len(PassageIndex.load(index_dir)) == 4
+
+    def test_folder_needs_path(self):
+        with pytest.raises(SystemExit):
+            main(["ingest", "folder"])
+
+    def test_killed_ingest_leaves_a_loadable_index(self, tmp_path):
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        for i in range(400):
+            (docs / f"doc{i:03d}.txt").write_text(f"Document {i} talks about topic number {i}. It has a second sentence.")
+        index_dir = tmp_path / "idx"
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "ingest", "folder", str(docs), "--index",
+                                 str(index_dir), "--batch-size", "8", "--checkpoint-every", "16"],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 120
+        while not (index_dir / MANIFEST).exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        partial = len(PassageIndex.load(index_dir))
+        assert 0 < partial < 800
+        result = cli("ingest", "folder", str(docs), "--index", str(index_dir))
+        assert result.returncode == 0, result.stderr
+        assert len(PassageIndex.load(index_dir)) == 800

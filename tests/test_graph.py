@@ -1,0 +1,96 @@
+"""The compiled graph end to end on real components, and its routing decisions."""
+
+import asyncio
+
+import pytest
+
+from graph import graph
+from graph.configuration import QuestionError
+
+OFF_TOPIC = "Which recipe uses the most cardamom in Scandinavian baking?"
+
+
+def ask(ctx, question, **overrides):
+    return graph.invoke({"question": question, "overrides": overrides}, context=ctx)
+
+
+def visited(ctx, question, **overrides):
+    steps = []
+    for update in graph.stream({"question": question, "overrides": overrides}, context=ctx, stream_mode="updates"):
+        steps.extend(update)
+    return steps
+
+
+class TestStructure:
+    def test_six_nodes_and_conditional_edges(self):
+        g = graph.get_graph()
+        assert {"classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"} <= set(g.nodes)
+        conditional = {(e.source, e.target) for e in g.edges if e.conditional}
+        assert {("grade_confidence", "retrieve"), ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
+                ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate")} <= conditional
+
+    def test_input_and_output_schemas(self):
+        assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides"}
+        assert set(graph.get_output_jsonschema()["properties"]) == {"answer", "citations", "trace"}
+
+
+class TestRouting:
+    def test_easy_skips_rerank(self, ctx):
+        steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="easy")
+        assert "rerank" not in steps and steps[-2:] == ["compress", "generate"]
+
+    def test_medium_reranks_and_compresses(self, ctx):
+        steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="medium")
+        assert steps == ["classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"]
+
+    def test_baseline_retrieves_five_and_generates(self, ctx):
+        steps = visited(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
+        assert steps == ["classify_tier", "retrieve", "grade_confidence", "generate"]
+        out = ask(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
+        assert len(out["trace"]["passages"]) == 5 and "compression" not in out["trace"]
+
+    @pytest.mark.parametrize("tier,k", [("easy", 2), ("medium", 5)])
+    def test_correction_fires_below_tau_once(self, ctx, tier, k):
+        steps = visited(ctx, OFF_TOPIC, tier=tier)
+        assert steps.count("retrieve") == 2 and steps.count("grade_confidence") == 2
+        out = ask(ctx, OFF_TOPIC, tier=tier)
+        assert out["trace"]["top_score_initial"] < 0.52
+        assert out["trace"]["corrected"] and len(out["trace"]["passages"]) == k + 5
+
+    def test_no_correction_on_hard(self, ctx):
+        steps = visited(ctx, OFF_TOPIC, tier="hard")
+        assert steps.count("retrieve") == 1
+        assert not ask(ctx, OFF_TOPIC, tier="hard")["trace"]["corrected"]
+
+    def test_no_correction_above_tau(self, ctx):
+        out = ask(ctx, "Who directed 2001: A Space Odyssey?", tier="easy")
+        assert out["trace"]["top_score"] >= 0.52 and not out["trace"]["corrected"]
+
+
+class TestOutput:
+    def test_trace_fields(self, ctx):
+        out = ask(ctx, "When was the Eiffel Tower built?", tier="medium")
+        trace = out["trace"]
+        for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms"):
+            assert key in trace, key
+        assert set(trace["timings_ms"]) == {"classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"}
+        assert all(p["rerank_score"] is not None for p in trace["passages"])
+        assert len(trace["context"]) <= 1200
+        for c in out["citations"]:
+            assert c["passage_id"] in {p["id"] for p in trace["passages"]}
+
+    def test_streams_generator_tokens(self, ctx):
+        tokens = [chunk.text for chunk, meta in graph.stream(
+            {"question": "Who was Marie Curie?"}, context=ctx, stream_mode="messages")
+            if meta["langgraph_node"] == "generate" and chunk.text]
+        assert len(tokens) >= 2
+
+    def test_batch_and_async(self, ctx):
+        outs = graph.batch([{"question": "Who was Isaac Newton?"}, {"question": "What is Jupiter?"}], context=ctx)
+        assert len(outs) == 2 and all("answer" in o for o in outs)
+        out = asyncio.run(graph.ainvoke({"question": "Where is Tokyo?"}, context=ctx))
+        assert "answer" in out
+
+    def test_bad_question_raises(self, ctx):
+        with pytest.raises(QuestionError):
+            ask(ctx, "   ")

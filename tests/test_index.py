@@ -1,0 +1,131 @@
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from components.index import MANIFEST, IndexLoadError, PassageIndex
+from components.passages import Passage
+
+
+def unit(rows):
+    v = np.asarray(rows, dtype=np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def small_index(directory=None):
+    index = PassageIndex("emb", 3, directory)
+    index.add([Passage(f"p{i}", "T", f"text {i}") for i in range(3)], unit([[1, 0, 0], [0, 1, 0], [1, 1, 0]]))
+    return index
+
+
+class TestPassageIndex:
+    def test_search_scores_are_cosines(self):
+        hits = small_index().search(unit([[1, 0, 0]])[0], 2)
+        assert [p.id for p, _ in hits] == ["p0", "p2"]
+        assert hits[0][1] == pytest.approx(1.0) and hits[1][1] == pytest.approx(2 ** -0.5)
+
+    def test_exclude_and_k_larger_than_index(self):
+        hits = small_index().search(unit([[1, 0, 0]])[0], 10, exclude={"p0"})
+        assert [p.id for p, _ in hits] == ["p2", "p1"]
+
+    def test_duplicates_are_skipped(self):
+        index = small_index()
+        added = index.add([Passage("p0", "T", "again"), Passage("p9", "T", "new")], unit([[1, 0, 0], [0, 0, 1]]))
+        assert added == 1 and len(index) == 4 and index.passage("p0").text == "text 0"
+
+    @pytest.mark.parametrize("k", [0, -1])
+    def test_invalid_k(self, k):
+        with pytest.raises(ValueError):
+            small_index().search(unit([[1, 0, 0]])[0], k)
+
+    def test_invalid_vectors(self):
+        index = small_index()
+        with pytest.raises(ValueError, match="dimension"):
+            index.add([Passage("x", "T", "t")], np.ones((1, 4), dtype=np.float32))
+        with pytest.raises(ValueError, match="expected 2 vectors"):
+            index.add([Passage("x", "T", "t"), Passage("y", "T", "t")], np.ones((1, 3), dtype=np.float32))
+        with pytest.raises(ValueError, match="dimension"):
+            index.search(np.ones(4), 1)
+
+    def test_empty_index(self):
+        assert PassageIndex("emb", 3).search(np.ones(3), 5) == []
+
+
+class TestPersistence:
+    def test_round_trip(self, tmp_path):
+        small_index(tmp_path).save()
+        loaded = PassageIndex.load(tmp_path, embedder="emb", dimension=3)
+        assert len(loaded) == 3 and loaded.passage("p1").text == "text 1"
+        assert [p.id for p, _ in loaded.search(unit([[0, 1, 0]])[0], 1)] == ["p1"]
+        manifest = json.loads((tmp_path / MANIFEST).read_text())
+        assert manifest["count"] == 3 and manifest["embedder"] == "emb" and manifest["dimension"] == 3
+
+    def test_no_pickle_on_disk(self, tmp_path):
+        small_index(tmp_path).save()
+        for path in tmp_path.iterdir():
+            assert not path.read_bytes().startswith(b"\x80"), f"{path.name} looks like a pickle"
+
+    def test_new_generation_replaces_old(self, tmp_path):
+        index = small_index(tmp_path)
+        index.save()
+        index.add([Passage("p9", "T", "new")], unit([[0, 0, 1]]))
+        index.save()
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted([MANIFEST, "index-000002.faiss", "passages-000002.jsonl"])
+        assert len(PassageIndex.load(tmp_path)) == 4
+
+    def test_missing_index_names_the_fix(self, tmp_path):
+        with pytest.raises(IndexLoadError, match="adaptive-rag ingest wiki"):
+            PassageIndex.load(tmp_path / "none")
+
+    def test_other_embedder(self, tmp_path):
+        small_index(tmp_path).save()
+        with pytest.raises(IndexLoadError, match="built with embedder 'emb'"):
+            PassageIndex.load(tmp_path, embedder="other")
+
+    def test_other_dimension(self, tmp_path):
+        small_index(tmp_path).save()
+        with pytest.raises(IndexLoadError, match="3-d vectors"):
+            PassageIndex.load(tmp_path, dimension=384)
+
+    def test_truncated_file(self, tmp_path):
+        small_index(tmp_path).save()
+        faiss_file = next(tmp_path.glob("index-*.faiss"))
+        faiss_file.write_bytes(faiss_file.read_bytes()[:-10])
+        with pytest.raises(IndexLoadError, match="checksum"):
+            PassageIndex.load(tmp_path)
+
+    def test_corrupt_manifest(self, tmp_path):
+        small_index(tmp_path).save()
+        (tmp_path / MANIFEST).write_text("{not json")
+        with pytest.raises(IndexLoadError, match="unreadable"):
+            PassageIndex.load(tmp_path)
+
+    def test_count_mismatch(self, tmp_path):
+        small_index(tmp_path).save()
+        manifest = json.loads((tmp_path / MANIFEST).read_text())
+        manifest["count"] = 7
+        (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+        with pytest.raises(IndexLoadError, match="inconsistent"):
+            PassageIndex.load(tmp_path)
+
+    def test_interrupted_save_keeps_previous_generation(self, tmp_path, monkeypatch):
+        index = small_index(tmp_path)
+        index.save()
+        index.add([Passage("p9", "T", "new")], unit([[0, 0, 1]]))
+
+        import components.index as module
+
+        def die(*args, **kwargs):
+            raise KeyboardInterrupt  # killed after the data files, before the manifest switch
+
+        monkeypatch.setattr(module, "atomic_write_text", die)
+        with pytest.raises(KeyboardInterrupt):
+            index.save()
+        monkeypatch.undo()
+        assert len(PassageIndex.load(tmp_path)) == 3
+        index.save()  # the next save cleans the orphaned generation up
+        assert len(PassageIndex.load(tmp_path)) == 4
+        assert len(list(tmp_path.glob("*.faiss"))) == 1

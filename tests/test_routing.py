@@ -1,0 +1,38 @@
+import pytest
+
+from graph.configuration import BASELINE, DEFAULT_TIERS
+from graph.routing import after_grade, after_rerank
+
+
+def state(budget, low=False, corrections=0, max_corrections=1):
+    return {"settings": {"budget": budget.as_dict(), "max_corrections": max_corrections},
+            "low_confidence": low, "corrections": corrections}
+
+
+class TestAfterGrade:
+    @pytest.mark.parametrize("tier", ["easy", "medium"])
+    def test_low_confidence_corrects_once(self, tier):
+        assert after_grade(state(DEFAULT_TIERS[tier], low=True)) == "retrieve"
+        assert after_grade(state(DEFAULT_TIERS[tier], low=True, corrections=1)) != "retrieve"
+
+    def test_never_corrects_on_hard_or_baseline(self):
+        assert after_grade(state(DEFAULT_TIERS["hard"], low=True)) == "rerank"
+        assert after_grade(state(BASELINE, low=True)) == "generate"
+
+    def test_correction_can_be_disabled(self):
+        assert after_grade(state(DEFAULT_TIERS["easy"], low=True, max_corrections=0)) == "compress"
+
+    def test_easy_skips_rerank(self):
+        assert after_grade(state(DEFAULT_TIERS["easy"])) == "compress"
+
+    def test_medium_and_hard_rerank(self):
+        assert after_grade(state(DEFAULT_TIERS["medium"])) == "rerank"
+        assert after_grade(state(DEFAULT_TIERS["hard"])) == "rerank"
+
+    def test_baseline_goes_straight_to_generate(self):
+        assert after_grade(state(BASELINE)) == "generate"
+
+
+def test_after_rerank():
+    assert after_rerank(state(DEFAULT_TIERS["medium"])) == "compress"
+    assert after_rerank(state(BASELINE)) == "generate"

@@ -1,0 +1,79 @@
+import json
+
+import pymupdf
+import pytest
+
+from components.sources import (
+    SourceError,
+    Skipped,
+    folder_documents,
+    hotpotqa_contexts,
+    read_file,
+    squad_contexts,
+    wikipedia_summaries,
+)
+
+
+class TestWikipedia:
+    def test_bundled_summaries(self):
+        docs = list(wikipedia_summaries())
+        assert len(docs) > 9000
+        curie = next(d for d in docs if d.title == "Marie Curie")
+        assert curie.doc_id == "wiki/Marie Curie"
+        assert "radium" in " ".join(curie.paragraphs)
+        assert curie.metadata["license"] == "CC BY-SA 4.0"
+        assert curie.metadata["url"] == "https://en.wikipedia.org/wiki/Marie_Curie"
+
+    def test_unknown_language(self):
+        with pytest.raises(SourceError, match="no Wikipedia summaries"):
+            list(wikipedia_summaries("xx-xx"))
+
+
+class TestFolder:
+    def test_reads_good_files_and_reports_bad_ones(self, tmp_path):
+        (tmp_path / "notes.txt").write_text("The launch code is Falcon.\n\nSecond paragraph.")
+        (tmp_path / "guide.md").write_text("# Widget Guide\n\nWidgets are blue.")
+        (tmp_path / "empty.txt").write_text("   ")
+        (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00\x81")
+        (tmp_path / "image.png").write_bytes(b"\x89PNG")
+        (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+        pdf = pymupdf.open()
+        pdf.new_page().insert_text((72, 72), "The secret river is the Orinoco.")
+        pdf.save(tmp_path / "doc.pdf")
+
+        items = list(folder_documents(tmp_path))
+        docs = {d.title: d for d in items if not isinstance(d, Skipped)}
+        skipped = {s.path.rsplit("/", 1)[-1]: s.reason for s in items if isinstance(s, Skipped)}
+        assert set(docs) == {"notes", "Widget Guide", "doc"}
+        assert docs["notes"].paragraphs == ("The launch code is Falcon.", "Second paragraph.")
+        assert "Orinoco" in docs["doc"].paragraphs[0]
+        assert skipped["empty.txt"].startswith("empty")
+        assert skipped["binary.txt"] == "not UTF-8 text"
+        assert skipped["image.png"].startswith("unsupported type .png")
+        assert skipped["broken.pdf"].startswith("unreadable")
+
+    def test_missing_folder(self, tmp_path):
+        with pytest.raises(SourceError, match="no such file"):
+            list(folder_documents(tmp_path / "nope"))
+
+    def test_single_file(self, tmp_path):
+        path = tmp_path / "a.txt"
+        path.write_text("Hello there.")
+        assert read_file(path).doc_id == f"file/{path.resolve()}"
+
+
+class TestBenchmarkContexts:
+    def test_squad(self, data_dir):
+        docs = list(squad_contexts(data_dir / "squad_v2" / "dev.json"))
+        assert len(docs) > 100 and all(d.doc_id.startswith("squad/") for d in docs)
+
+    def test_hotpotqa_titles_once(self, data_dir):
+        docs = list(hotpotqa_contexts(data_dir / "hotpotqa" / "ircot_dev.jsonl"))
+        titles = [d.title for d in docs]
+        assert len(titles) == len(set(titles)) > 1000
+
+    def test_missing_files(self, tmp_path):
+        with pytest.raises(SourceError):
+            list(squad_contexts(tmp_path / "x.json"))
+        with pytest.raises(SourceError):
+            list(hotpotqa_contexts(tmp_path / "x.jsonl"))
