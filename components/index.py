@@ -14,6 +14,7 @@ generation loadable. Nothing is pickled.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -34,7 +35,10 @@ class IndexLoadError(RuntimeError):
 
 
 class PassageIndex:
-    """Passages and their vectors, searchable by inner product."""
+    """Passages and their vectors, searchable by inner product.
+
+    Thread-safe: searches may run while another thread adds passages or saves.
+    """
 
     def __init__(self, embedder: str, dimension: int, directory: Path | None = None):
         if dimension < 1:
@@ -46,6 +50,7 @@ class PassageIndex:
         self._passages: list[Passage] = []
         self._ids: dict[str, int] = {}
         self._generation = 0
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ contents
     def __len__(self) -> int:
@@ -64,15 +69,16 @@ class PassageIndex:
             raise ValueError(f"expected {len(passages)} vectors, got array of shape {vectors.shape}")
         if len(passages) and vectors.shape[1] != self.dimension:
             raise ValueError(f"vectors have dimension {vectors.shape[1]}, index has {self.dimension}")
-        keep = []
-        for row, passage in enumerate(passages):
-            if passage.id not in self._ids:
-                self._ids[passage.id] = len(self._passages)
-                self._passages.append(passage)
-                keep.append(row)
-        if keep:
-            self._faiss.add(vectors[keep])
-        return len(keep)
+        with self._lock:
+            keep = []
+            for row, passage in enumerate(passages):
+                if passage.id not in self._ids:
+                    self._ids[passage.id] = len(self._passages)
+                    self._passages.append(passage)
+                    keep.append(row)
+            if keep:
+                self._faiss.add(vectors[keep])
+            return len(keep)
 
     def search(self, vector: np.ndarray, k: int, exclude: Iterable[str] = ()) -> list[tuple[Passage, float]]:
         """The ``k`` best passages for a query vector, best first, skipping ids in ``exclude``."""
@@ -85,19 +91,18 @@ class PassageIndex:
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         if query.shape[1] != self.dimension:
             raise ValueError(f"query has dimension {query.shape[1]}, index has {self.dimension}")
-        scores, rows = self._faiss.search(query, want)
-        hits = []
-        for score, row in zip(scores[0], rows[0]):
-            if row < 0:
-                continue
-            passage = self._passages[row]
-            if passage.id not in excluded:
-                hits.append((passage, float(score)))
-        return hits[:k]
+        with self._lock:
+            scores, rows = self._faiss.search(query, want)
+            found = [(self._passages[row], float(score)) for score, row in zip(scores[0], rows[0]) if row >= 0]
+        return [(p, s) for p, s in found if p.id not in excluded][:k]
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: Path | None = None) -> Path:
         """Write a new generation atomically and switch the manifest to it."""
+        with self._lock:
+            return self._save(directory)
+
+    def _save(self, directory: Path | None) -> Path:
         directory = Path(directory or self.directory or "")
         if not str(directory):
             raise ValueError("no directory given to save the index to")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Union
@@ -98,8 +99,12 @@ def read_file(path: Path) -> Union[SourceDocument, Skipped]:
     if not paragraphs:
         return Skipped(str(path), "empty (no extractable text)")
     title = path.stem.replace("_", " ").replace("-", " ")
-    if suffix == ".md" and paragraphs[0].startswith("#"):
-        title = paragraphs[0].lstrip("#").strip() or title
+    if suffix == ".md":
+        if paragraphs[0].startswith("#") and "\n" not in paragraphs[0]:
+            title = paragraphs.pop(0).lstrip("#").strip() or title
+        paragraphs = [re.sub(r"^#+\s*", "", p, flags=re.MULTILINE) for p in paragraphs]
+        if not paragraphs:
+            return Skipped(str(path), "empty (only a title)")
     resolved = str(path.resolve())
     return SourceDocument(
         doc_id=f"file/{resolved}",

@@ -22,6 +22,9 @@ def atomic_path(target: Path) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp's 0600 would make shared indexes unreadable to others
     try:
         yield tmp_path
         with open(tmp_path, "rb+") as fh:

@@ -1,6 +1,7 @@
 """Wire the nodes into the adaptive RAG state machine.
 
-    START -> classify_tier -> retrieve -> grade_confidence
+    START -> start_turn --(earlier turns and the question refers back)--> condense_question -> classify_tier
+    start_turn --(otherwise)--> classify_tier -> retrieve -> grade_confidence
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
     grade_confidence --(budget reranks)--> rerank
     grade_confidence / rerank --(budget compresses)--> compress -> generate
@@ -12,13 +13,24 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import RAGContext
-from graph.routing import after_grade, after_rerank
+from graph.routing import after_grade, after_rerank, after_start
 from graph.state import InputState, OutputState, State
-from nodes import classify_tier, compress, generate, grade_confidence, rerank, retrieve
+from nodes import (
+    classify_tier,
+    compress,
+    condense_question,
+    generate,
+    grade_confidence,
+    rerank,
+    retrieve,
+    start_turn,
+)
 
 
 def build_graph() -> StateGraph:
     builder = StateGraph(State, context_schema=RAGContext, input_schema=InputState, output_schema=OutputState)
+    builder.add_node("start_turn", start_turn)
+    builder.add_node("condense_question", condense_question)
     builder.add_node("classify_tier", classify_tier)
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade_confidence", grade_confidence)
@@ -26,7 +38,9 @@ def build_graph() -> StateGraph:
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
 
-    builder.add_edge(START, "classify_tier")
+    builder.add_edge(START, "start_turn")
+    builder.add_conditional_edges("start_turn", after_start, ["condense_question", "classify_tier"])
+    builder.add_edge("condense_question", "classify_tier")
     builder.add_edge("classify_tier", "retrieve")
     builder.add_edge("retrieve", "grade_confidence")
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])

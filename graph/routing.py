@@ -3,9 +3,28 @@ testable without models."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from graph.state import State
+
+_REFERS_BACK = re.compile(
+    r"\b(he|him|his|she|her|hers|it|its|they|them|their|theirs|this|that|these|those|there|then|"
+    r"former|latter|same)\b|^\s*(and|what about|how about|why)\b",
+    re.IGNORECASE,
+)
+
+
+def refers_back(question: str) -> bool:
+    """Whether a question may depend on earlier turns (pronouns, demonstratives, "what about ...")."""
+    return bool(_REFERS_BACK.search(question))
+
+
+def after_start(state: State) -> Literal["condense_question", "classify_tier"]:
+    """Rewrite the question first only in a conversation, and only when it refers back."""
+    if state.get("turns") and refers_back(state["question"]):
+        return "condense_question"
+    return "classify_tier"
 
 
 def _budget(state: State) -> dict:

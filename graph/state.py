@@ -5,16 +5,22 @@ Every value is plain JSON data (strings, numbers, lists, dicts) so a checkpointe
 
 from __future__ import annotations
 
+import operator
 from typing import Annotated, Any
 
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python 3.11
+
+NEW_TRACE = "new_trace"
+"""A trace update holding ``{NEW_TRACE: True}`` starts a fresh trace: the first node of each
+question sends it, so with a checkpointer one question's trace never leaks into the next."""
 
 
 def merge_trace(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
     """Reducer for ``trace``: keys are overwritten, except ``timings_ms`` whose per-node times add up
     (a node that runs twice, like retrieve with correction, reports its total)."""
-    merged = dict(current or {})
-    for key, value in (update or {}).items():
+    update = dict(update or {})
+    merged = {} if update.pop(NEW_TRACE, False) else dict(current or {})
+    for key, value in update.items():
         if key == "timings_ms":
             timings = dict(merged.get("timings_ms", {}))
             for node, ms in value.items():
@@ -69,6 +75,14 @@ class Citation(TypedDict):
     metadata: dict[str, Any]
 
 
+class Turn(TypedDict):
+    """One finished question of a conversation (kept across questions by a checkpointer)."""
+
+    question: str
+    standalone_question: str
+    answer: str
+
+
 class OutputState(TypedDict):
     answer: str
     citations: list[Citation]
@@ -76,6 +90,8 @@ class OutputState(TypedDict):
 
 
 class State(InputState, total=False):
+    standalone_question: str  # the question rewritten without references to earlier turns
+    turns: Annotated[list[Turn], operator.add]
     settings: dict[str, Any]  # effective policy, tier, budget, tau, k_extra, max_corrections
     query_embedding: list[float]
     passages: list[PassageHit]

@@ -2,9 +2,20 @@
 
 from nodes.classify_tier import classify_tier
 from nodes.compress import compress
+from nodes.condense_question import condense_question
 from nodes.generate import generate
 from nodes.grade_confidence import grade_confidence
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
+from nodes.start_turn import start_turn
 
-__all__ = ["classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"]
+__all__ = [
+    "start_turn",
+    "condense_question",
+    "classify_tier",
+    "retrieve",
+    "grade_confidence",
+    "rerank",
+    "compress",
+    "generate",
+]

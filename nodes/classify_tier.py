@@ -1,7 +1,8 @@
-"""classify-tier: validate the question, fix the effective settings and pick the budget tier.
+"""classify-tier: fix the effective settings and pick the budget tier.
 
 Policies: ``fixed`` (the configured or overridden tier) and ``baseline`` (fixed k = 5, no rerank,
-compression or correction). The question is embedded here, once; retrieval reuses the vector.
+compression or correction). The (standalone) question is embedded here, once; retrieval reuses
+the vector.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.configuration import validate_question
 from graph.context import RAGContext
 from graph.state import State
 from nodes.base import context_of, timed
@@ -19,7 +19,7 @@ from nodes.base import context_of, timed
 @timed("classify_tier")
 def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
-    question = validate_question(state.get("question"), ctx.pipeline.max_question_chars)
+    question = state.get("standalone_question") or state["question"]
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
     budget = pipeline.budget()
     settings = {
@@ -31,10 +31,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "max_corrections": pipeline.max_corrections,
     }
     return {
-        "question": question,
         "settings": settings,
         "query_embedding": ctx.embedder.embed_query(question).tolist(),
-        "passages": [],
-        "corrections": 0,
         "trace": {"policy": pipeline.policy, "tier": budget.name, "budget": budget.as_dict()},
     }

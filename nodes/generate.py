@@ -20,6 +20,7 @@ from nodes.base import context_of, timed
 from prompts import ABSTENTION, answer_messages, format_evidence
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_PREAMBLE = re.compile(r"^\s*(?:the\s+)?answer(?:\s+is)?\s*:\s*", re.IGNORECASE)
 
 
 def evidence_from_passages(passages: Sequence[PassageHit]) -> list[EvidenceItem]:
@@ -39,7 +40,8 @@ def split_citations(text: str, n_evidence: int) -> tuple[str, list[int]]:
             if 1 <= number <= n_evidence and number not in cited:
                 cited.append(number)
     answer = re.sub(r"\s+([.,;:!?])", r"\1", _MARKER.sub("", text))
-    return re.sub(r"\s{2,}", " ", answer).strip(), cited
+    answer = _PREAMBLE.sub("", re.sub(r"\s{2,}", " ", answer).strip())
+    return answer, cited
 
 
 def attribute(answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
@@ -61,7 +63,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     budget = state["settings"]["budget"]
     passages = state.get("passages") or []
     evidence = state.get("evidence") or evidence_from_passages(passages)
-    messages = answer_messages(state["question"], evidence)
+    question = state.get("standalone_question") or state["question"]
+    messages = answer_messages(question, evidence)
     reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"]))
     raw = reply.text.strip()
     answer, cited = split_citations(raw, len(evidence))
@@ -88,6 +91,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "answer": answer,
         "citations": citations,
         "evidence": evidence,
+        "turns": [{"question": state["question"], "standalone_question": question, "answer": answer}],
         "trace": {
             "k": budget["k"],
             "corrected": state.get("corrections", 0) > 0,

@@ -17,7 +17,7 @@ def rerank(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     passages = state.get("passages") or []
     scores = ctx.reranker.score(
-        state["question"],
+        state.get("standalone_question") or state["question"],
         [Passage(p["id"], p["title"], p["text"], p["metadata"]) for p in passages],
         [p["score"] for p in passages],
     )

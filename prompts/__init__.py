@@ -27,3 +27,15 @@ def answer_messages(question: str, evidence: Iterable[Mapping]) -> list[BaseMess
         SystemMessage(template("answer_system")),
         HumanMessage(template("answer_user").format(evidence=format_evidence(evidence), question=question)),
     ]
+
+
+def condense_messages(history: Iterable[Mapping], question: str) -> list[BaseMessage]:
+    """Messages asking the model to make ``question`` standalone, given earlier turns."""
+    lines = []
+    for turn in history:
+        lines.append(f"User: {turn['standalone_question']}")
+        lines.append(f"Assistant: {turn['answer']}")
+    return [
+        SystemMessage(template("condense_system")),
+        HumanMessage(template("condense_user").format(history="\n".join(lines), question=question)),
+    ]

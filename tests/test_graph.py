@@ -24,9 +24,10 @@ def visited(ctx, question, **overrides):
 class TestStructure:
     def test_six_nodes_and_conditional_edges(self):
         g = graph.get_graph()
-        assert {"classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"} <= set(g.nodes)
+        assert {"start_turn", "condense_question", "classify_tier", "retrieve", "grade_confidence", "rerank",
+                "compress", "generate"} <= set(g.nodes)
         conditional = {(e.source, e.target) for e in g.edges if e.conditional}
-        assert {("grade_confidence", "retrieve"), ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
+        assert {("start_turn", "condense_question"), ("start_turn", "classify_tier"), ("grade_confidence", "retrieve"), ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
                 ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate")} <= conditional
 
     def test_input_and_output_schemas(self):
@@ -41,11 +42,11 @@ class TestRouting:
 
     def test_medium_reranks_and_compresses(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="medium")
-        assert steps == ["classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"]
+        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"]
 
     def test_baseline_retrieves_five_and_generates(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
-        assert steps == ["classify_tier", "retrieve", "grade_confidence", "generate"]
+        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "generate"]
         out = ask(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
         assert len(out["trace"]["passages"]) == 5 and "compression" not in out["trace"]
 
@@ -73,7 +74,7 @@ class TestOutput:
         trace = out["trace"]
         for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms"):
             assert key in trace, key
-        assert set(trace["timings_ms"]) == {"classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"}
+        assert set(trace["timings_ms"]) == {"start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"}
         assert all(p["rerank_score"] is not None for p in trace["passages"])
         assert len(trace["context"]) <= 1200
         for c in out["citations"]:
@@ -94,3 +95,33 @@ class TestOutput:
     def test_bad_question_raises(self, ctx):
         with pytest.raises(QuestionError):
             ask(ctx, "   ")
+
+
+class TestConversation:
+    """With a checkpointer, a thread keeps its turns; follow-ups are rewritten; threads are separate."""
+
+    @pytest.fixture
+    def chat_graph(self):
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from graph import builder
+
+        return builder.compile(checkpointer=InMemorySaver())
+
+    def test_follow_up_is_rewritten_and_state_does_not_leak(self, chat_graph, ctx):
+        config = {"configurable": {"thread_id": "a"}}
+        first = chat_graph.invoke({"question": OFF_TOPIC, "overrides": {"tier": "easy"}}, config, context=ctx)
+        assert first["trace"]["corrected"] and "rewrite" not in first["trace"]
+        second = chat_graph.invoke({"question": "Who invented it?", "overrides": {"tier": "hard"}}, config, context=ctx)
+        trace = second["trace"]
+        assert trace["rewrite"]["original"] == "Who invented it?"
+        assert "correction" not in trace and not trace["corrected"]  # nothing left over from turn one
+        assert len(trace["passages"]) == 10
+        state = chat_graph.get_state(config).values
+        assert [t["question"] for t in state["turns"]] == [OFF_TOPIC, "Who invented it?"]
+
+    def test_threads_are_isolated(self, chat_graph, ctx):
+        chat_graph.invoke({"question": "Who was Isaac Newton?"}, {"configurable": {"thread_id": "x"}}, context=ctx)
+        other = chat_graph.invoke({"question": "When was he born?"}, {"configurable": {"thread_id": "y"}}, context=ctx)
+        assert "rewrite" not in other["trace"]  # thread y has no history to refer back to
+        assert len(chat_graph.get_state({"configurable": {"thread_id": "y"}}).values["turns"]) == 1

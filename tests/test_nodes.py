@@ -5,7 +5,7 @@ import pytest
 from langgraph.runtime import Runtime
 
 from graph.configuration import ConfigurationError, QuestionError
-from nodes import classify_tier, compress, generate, grade_confidence, rerank, retrieve
+from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import select_evidence
 from nodes.generate import attribute, split_citations
 
@@ -20,25 +20,51 @@ def run(node, state, runtime):
 
 
 def classified(runtime, question="Who directed 2001: A Space Odyssey?", **overrides):
-    return {"question": question, **run(classify_tier, {"question": question, "overrides": overrides}, runtime)}
+    state = {"question": question, "overrides": overrides}
+    state.update(run(start_turn, state, runtime))
+    state.update(run(classify_tier, state, runtime))
+    return state
+
+
+class TestStartTurn:
+    def test_strips_and_resets(self, runtime):
+        out = run(start_turn, {"question": "  Who painted the Mona Lisa? ", "passages": [{"id": "old"}]}, runtime)
+        assert out["question"] == out["standalone_question"] == "Who painted the Mona Lisa?"
+        assert out["passages"] == [] and out["evidence"] == [] and out["corrections"] == 0
+        assert out["trace"]["new_trace"] is True
+
+    @pytest.mark.parametrize("question", ["", "  ", "x" * 2001, None])
+    def test_bad_questions(self, runtime, question):
+        with pytest.raises(QuestionError):
+            run(start_turn, {"question": question}, runtime)
+
+
+class TestCondenseQuestion:
+    def test_rewrites_with_history(self, runtime):
+        state = {"question": "When was he born?", "turns": [
+            {"question": "Who developed relativity?", "standalone_question": "Who developed relativity?",
+             "answer": "Albert Einstein"}]}
+        out = run(condense_question, state, runtime)
+        rewrite = out["trace"]["rewrite"]
+        assert rewrite["original"] == "When was he born?" and rewrite["history_turns"] == 1
+        assert out["standalone_question"] and len(out["standalone_question"]) < 500
 
 
 class TestClassifyTier:
     def test_fixed_tier_and_embedding(self, runtime):
-        out = run(classify_tier, {"question": "  Who painted the Mona Lisa? "}, runtime)
-        assert out["question"] == "Who painted the Mona Lisa?"
+        out = run(classify_tier, {"question": "Who painted the Mona Lisa?"}, runtime)
         assert out["settings"]["tier"] == "medium" and out["settings"]["tau"] == 0.52
         assert len(out["query_embedding"]) == 384
         assert out["trace"]["timings_ms"]["classify_tier"] > 0
 
+    def test_embeds_the_standalone_question(self, runtime, embedder):
+        state = {"question": "When was he born?", "standalone_question": "When was Einstein born?"}
+        out = run(classify_tier, state, runtime)
+        assert np.allclose(out["query_embedding"], embedder.embed_query("When was Einstein born?"), atol=1e-5)
+
     def test_overrides(self, runtime):
         out = run(classify_tier, {"question": "q?", "overrides": {"policy": "baseline"}}, runtime)
         assert out["settings"]["budget"]["name"] == "baseline"
-
-    @pytest.mark.parametrize("question", ["", "  ", "x" * 2001])
-    def test_bad_questions(self, runtime, question):
-        with pytest.raises(QuestionError):
-            run(classify_tier, {"question": question}, runtime)
 
     def test_bad_override(self, runtime):
         with pytest.raises(ConfigurationError, match="valid tiers"):
@@ -116,10 +142,14 @@ class TestGenerate:
         assert trace["prompt_tokens"] > 0 and 0 < trace["output_tokens"] <= 64
         assert "2001: A Space Odyssey" in trace["context"]
         assert trace["timings_ms"]["generate"] > 0
+        assert out["turns"] == [{"question": state["question"], "standalone_question": state["question"],
+                                 "answer": out["answer"]}]
 
     def test_split_citations(self):
         assert split_citations("Stanley Kubrick [1][3, 2] [9].", 3) == ("Stanley Kubrick.", [1, 3, 2])
         assert split_citations("no markers", 3) == ("no markers", [])
+        assert split_citations("The answer is: Paris [1]", 1) == ("Paris", [1])
+        assert split_citations("Answer: 1889", 1) == ("1889", [])
 
     def test_attribute(self):
         evidence = [{"n": 1, "title": "A", "text": "Paris is in France."},

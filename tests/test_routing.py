@@ -1,7 +1,7 @@
 import pytest
 
 from graph.configuration import BASELINE, DEFAULT_TIERS
-from graph.routing import after_grade, after_rerank
+from graph.routing import after_grade, after_rerank, after_start, refers_back
 
 
 def state(budget, low=False, corrections=0, max_corrections=1):
@@ -36,3 +36,20 @@ class TestAfterGrade:
 def test_after_rerank():
     assert after_rerank(state(DEFAULT_TIERS["medium"])) == "compress"
     assert after_rerank(state(BASELINE)) == "generate"
+
+
+class TestAfterStart:
+    TURN = {"question": "q", "standalone_question": "q", "answer": "a"}
+
+    def test_follow_up_in_a_conversation_is_rewritten(self):
+        assert after_start({"question": "When did he die?", "turns": [self.TURN]}) == "condense_question"
+
+    def test_standalone_question_skips_rewrite(self):
+        assert after_start({"question": "Who wrote Hamlet?", "turns": [self.TURN]}) == "classify_tier"
+
+    def test_no_history_no_rewrite(self):
+        assert after_start({"question": "When did he die?"}) == "classify_tier"
+
+    @pytest.mark.parametrize("q", ["And his wife?", "What about Paris?", "Where is it?", "Who built that?"])
+    def test_refers_back(self, q):
+        assert refers_back(q)

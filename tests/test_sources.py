@@ -32,7 +32,7 @@ class TestWikipedia:
 class TestFolder:
     def test_reads_good_files_and_reports_bad_ones(self, tmp_path):
         (tmp_path / "notes.txt").write_text("The launch code is Falcon.\n\nSecond paragraph.")
-        (tmp_path / "guide.md").write_text("# Widget Guide\n\nWidgets are blue.")
+        (tmp_path / "guide.md").write_text("# Widget Guide\n\nWidgets are blue.\n\n## Care\nKeep them dry.")
         (tmp_path / "empty.txt").write_text("   ")
         (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00\x81")
         (tmp_path / "image.png").write_bytes(b"\x89PNG")
@@ -47,6 +47,7 @@ class TestFolder:
         assert set(docs) == {"notes", "Widget Guide", "doc"}
         assert docs["notes"].paragraphs == ("The launch code is Falcon.", "Second paragraph.")
         assert "Orinoco" in docs["doc"].paragraphs[0]
+        assert docs["Widget Guide"].paragraphs == ("Widgets are blue.", "Care\nKeep them dry.")
         assert skipped["empty.txt"].startswith("empty")
         assert skipped["binary.txt"] == "not UTF-8 text"
         assert skipped["image.png"].startswith("unsupported type .png")

@@ -1,0 +1,32 @@
+"""start-turn: validate the question and reset what belongs to one question.
+
+With a checkpointer a thread keeps its channels between questions; this node clears the
+per-question ones (passages, evidence, corrections, trace) so nothing leaks into the next answer.
+The conversation itself (``turns``) is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.configuration import validate_question
+from graph.context import RAGContext
+from graph.state import NEW_TRACE, State
+from nodes.base import context_of, timed
+
+
+@timed("start_turn")
+def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    question = validate_question(state.get("question"), ctx.pipeline.max_question_chars)
+    return {
+        "question": question,
+        "standalone_question": question,
+        "passages": [],
+        "evidence": [],
+        "corrections": 0,
+        "low_confidence": False,
+        "trace": {NEW_TRACE: True, "question": question},
+    }

@@ -1,0 +1,155 @@
+"""The HTTP API and the service behind it, on real components (small index, SmolLM2)."""
+
+import json
+import threading
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.server import _parse_auth, create_app
+from app.service import RAGService
+from graph.configuration import ConfigurationError, QuestionError
+
+
+@pytest.fixture(scope="module")
+def service(ctx):
+    return RAGService.from_context(ctx, "smollm2-135m")
+
+
+@pytest.fixture(scope="module")
+def client(service):
+    return TestClient(create_app(service, with_ui=False))
+
+
+def sse_events(text):
+    return [json.loads(block.split("data: ", 1)[1]) for block in text.strip().split("\n\n") if "data: " in block]
+
+
+class TestAsk:
+    def test_answer_shape(self, client):
+        response = client.post("/ask", json={"question": "Who directed 2001: A Space Odyssey?", "tier": "easy"})
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["tier"] == "easy" and isinstance(body["answer"], str)
+        assert body["tokens"]["prompt"] > 0 and body["tokens"]["output"] > 0
+        assert body["timing_ms"]["total"] >= body["timing_ms"]["generate"] > 0
+        for citation in body["citations"]:
+            assert {"title", "text", "score", "source"} <= set(citation)
+
+    def test_policy_override(self, client):
+        body = client.post("/ask", json={"question": "What is Jupiter?", "policy": "baseline"}).json()
+        assert body["tier"] == "baseline" and len(body["trace"]["passages"]) == 5
+
+    @pytest.mark.parametrize("payload,status,message", [
+        ({"question": ""}, 400, "question is empty"),
+        ({"question": "   "}, 400, "question is empty"),
+        ({"question": "x" * 2001}, 400, "maximum is 2,000"),
+        ({"question": "Who?", "tier": "extreme"}, 400, "valid tiers: easy, medium, hard"),
+        ({"question": "Who?", "policy": "magic"}, 400, "valid policies: fixed, baseline"),
+        ({"question": "Who?", "model": "gpt-9"}, 400, "valid presets"),
+        ({"question": 42}, 422, "string"),
+        ({}, 422, "question"),
+        ({"question": "Who?", "k": 3}, 422, "Extra inputs"),
+    ])
+    def test_bad_requests(self, client, payload, status, message):
+        response = client.post("/ask", json=payload)
+        assert response.status_code == status, response.text
+        assert message in response.text
+
+    def test_not_json(self, client):
+        response = client.post("/ask", content=b"question=hi", headers={"content-type": "text/plain"})
+        assert response.status_code == 422
+
+
+class TestStream:
+    def test_events(self, client):
+        response = client.post("/ask/stream", json={"question": "Who was Marie Curie?", "tier": "easy"})
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        events = sse_events(response.text)
+        kinds = [e["type"] for e in events]
+        assert kinds[0] == "status" and kinds[-1] == "result" and kinds.count("token") >= 2
+        streamed = "".join(e["text"] for e in events if e["type"] == "token")
+        assert events[-1]["trace"]["raw_output"] == streamed.strip()
+
+    def test_bad_request_is_4xx_before_streaming(self, client):
+        assert client.post("/ask/stream", json={"question": " "}).status_code == 400
+
+
+class TestSessions:
+    def test_follow_up_uses_only_its_own_session(self, client, service):
+        first = client.post("/ask", json={"question": "Who developed the theory of relativity?", "session_id": "s1"})
+        assert first.status_code == 200
+        follow = client.post("/ask", json={"question": "When was he born?", "session_id": "s1"}).json()
+        assert follow["rewritten_question"]
+        other = client.post("/ask", json={"question": "When was he born?", "session_id": "s2"}).json()
+        assert other["rewritten_question"] is None
+        assert [t["question"] for t in service.history("s1")] == [
+            "Who developed the theory of relativity?", "When was he born?"]
+        service.reset_session("s1")
+        assert service.history("s1") == []
+
+
+class TestHealthAndAuth:
+    def test_health(self, client):
+        body = client.get("/health").json()
+        assert body["status"] == "ok" and body["index_passages"] > 0 and body["in_flight"] == 0
+
+    def test_auth(self, service):
+        client = TestClient(create_app(service, auth=("alice", "s3cret"), with_ui=False))
+        assert client.get("/health").status_code == 401
+        assert client.get("/health", auth=("alice", "wrong")).status_code == 401
+        assert client.get("/health", auth=("alice", "s3cret")).status_code == 200
+
+    @pytest.mark.parametrize("value", ["alice", ":pw", "alice:"])
+    def test_bad_auth_setting(self, value):
+        with pytest.raises(ConfigurationError):
+            _parse_auth(value)
+
+    def test_openapi(self, client):
+        paths = client.get("/openapi.json").json()["paths"]
+        assert {"/ask", "/ask/stream", "/health"} <= set(paths)
+
+
+class TestService:
+    def test_concurrent_sessions_get_their_own_answers(self, service):
+        questions = {f"c{i}": q for i, q in enumerate(
+            ["Who was Isaac Newton?", "What is photosynthesis?", "Where is Tokyo?", "What is the Moon?"])}
+        results, errors = {}, []
+
+        def worker(session, question):
+            try:
+                results[session] = service.ask(question, session_id=session, tier="easy")
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=worker, args=item) for item in questions.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        for session, question in questions.items():
+            assert [t["question"] for t in service.history(session)] == [question]
+            assert results[session]["trace"]["question"] == question
+
+    def test_add_documents(self, service, tmp_path, monkeypatch):
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        good = tmp_path / "zorblax.txt"
+        good.write_text("The Zorblax engine was invented by Tilda Quenby in 1931.")
+        bad = tmp_path / "broken.pdf"
+        bad.write_bytes(b"not a pdf")
+        before = service.status()["index_passages"]
+        report = service.add_documents([good, bad])
+        assert report.passages_added == 1 and len(report.skipped) == 1
+        assert service.status()["index_passages"] == before + 1
+        again = service.add_documents([good])
+        assert again.passages_added == 0 and again.passages_present == 1
+        body = service.ask("Who invented the Zorblax engine?", tier="easy")
+        assert any("Zorblax" in p["title"] or "Quenby" in p.get("title", "") for p in body["trace"]["passages"]) or \
+            "Quenby" in body["trace"]["context"]
+
+    def test_invalid_questions(self, service):
+        with pytest.raises(QuestionError):
+            service.ask("")
+        with pytest.raises(ConfigurationError):
+            service.ask("Who?", policy="nope")
