@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # torch==2.13.0 is the CPU build on this machine's disk; an unpinned torch pulls a multi-GB CUDA build.
 TORCH  ?= torch==2.13.0
 
-.PHONY: run test setup-app setup-test index clean-venv
+.PHONY: run test setup-app setup-test index browser clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,13 @@ index: setup-app
 run: index
 	$(BIN)/adaptive-rag serve
 
-test: setup-test
+# The browser tests drive Debian's Chromium (a browser download is impossible offline).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium is not installed and cannot be installed here: the browser tests will be skipped"
+
+test: setup-test browser
 	$(BIN)/python -m pytest
 
 clean-venv:

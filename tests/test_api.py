@@ -1,13 +1,16 @@
 """The HTTP API and the service behind it, on real components (small index, SmolLM2)."""
 
 import json
+import shutil
 import threading
+from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.server import _parse_auth, create_app
 from app.service import RAGService
+from components.index import PassageIndex
 from graph.configuration import ConfigurationError, QuestionError
 
 
@@ -132,7 +135,11 @@ class TestService:
             assert [t["question"] for t in service.history(session)] == [question]
             assert results[session]["trace"]["question"] == question
 
-    def test_add_documents(self, service, tmp_path, monkeypatch):
+    def test_add_documents(self, ctx, index_dir, tmp_path, monkeypatch):
+        # Its own copy of the index: the shared one stays as the other tests expect it.
+        shutil.copytree(index_dir, tmp_path / "index")
+        index = PassageIndex.load(tmp_path / "index")
+        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
         monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
         good = tmp_path / "zorblax.txt"
         good.write_text("The Zorblax engine was invented by Tilda Quenby in 1931.")
@@ -144,9 +151,9 @@ class TestService:
         assert service.status()["index_passages"] == before + 1
         again = service.add_documents([good])
         assert again.passages_added == 0 and again.passages_present == 1
+        assert len(PassageIndex.load(tmp_path / "index")) == before + 1  # saved to disk
         body = service.ask("Who invented the Zorblax engine?", tier="easy")
-        assert any("Zorblax" in p["title"] or "Quenby" in p.get("title", "") for p in body["trace"]["passages"]) or \
-            "Quenby" in body["trace"]["context"]
+        assert "Tilda Quenby" in body["trace"]["context"]
 
     def test_invalid_questions(self, service):
         with pytest.raises(QuestionError):

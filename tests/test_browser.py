@@ -141,4 +141,4 @@ def test_upload_then_ask(page, server, tmp_path):
     ask(page, "Who invented the Zorblax engine?")
     wait_for_text(page, "#chatbot", "output tokens")
     page.get_by_text("Trace", exact=True).last.click()
-    wait_for_text(page, "#chatbot", "[1] Zorblax engine: The Zorblax engine was invented by Tilda Quenby")
+    wait_for_text(page, "#chatbot", "Zorblax engine: The Zorblax engine was invented by Tilda Quenby in 1931 in Lisbon")
