@@ -25,7 +25,7 @@ from components.generator import load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir
 from components.sources import Skipped, read_file
-from graph import builder
+from graph import build_graph
 from graph.configuration import POLICIES, ConfigurationError, PipelineConfig, validate_question
 from graph.context import RAGContext, ResourceConfig
 
@@ -60,7 +60,7 @@ class RAGService:
     def __init__(self, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None):
         self.resources = resources or ResourceConfig()
         self.pipeline = pipeline or PipelineConfig()
-        self.graph = builder.compile(checkpointer=InMemorySaver(), name="adaptive-rag-chat")
+        self.graph = build_graph().compile(checkpointer=InMemorySaver(), name="adaptive-rag-chat")
         self._context: RAGContext | None = None
         self._generators: dict[str, BaseChatModel] = {}
         self._load_lock = threading.Lock()

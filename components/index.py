@@ -59,6 +59,10 @@ class PassageIndex:
     def __contains__(self, passage_id: str) -> bool:
         return passage_id in self._ids
 
+    def __iter__(self):
+        with self._lock:
+            return iter(list(self._passages))
+
     def passage(self, passage_id: str) -> Passage:
         return self._passages[self._ids[passage_id]]
 

@@ -1,7 +1,8 @@
 """Wire the nodes into the adaptive RAG state machine.
 
     START -> start_turn --(earlier turns and the question refers back)--> condense_question -> classify_tier
-    start_turn --(otherwise)--> classify_tier -> retrieve -> grade_confidence
+    start_turn --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
+    classify_tier --(k = 0: closed book)--> generate
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
     grade_confidence --(budget reranks)--> rerank
     grade_confidence / rerank --(budget compresses)--> compress -> generate
@@ -13,7 +14,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from graph.context import RAGContext
-from graph.routing import after_grade, after_rerank, after_start
+from graph.routing import after_classify, after_grade, after_rerank, after_start
 from graph.state import InputState, OutputState, State
 from nodes import (
     classify_tier,
@@ -41,7 +42,7 @@ def build_graph() -> StateGraph:
     builder.add_edge(START, "start_turn")
     builder.add_conditional_edges("start_turn", after_start, ["condense_question", "classify_tier"])
     builder.add_edge("condense_question", "classify_tier")
-    builder.add_edge("classify_tier", "retrieve")
+    builder.add_conditional_edges("classify_tier", after_classify, ["retrieve", "generate"])
     builder.add_edge("retrieve", "grade_confidence")
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
     builder.add_conditional_edges("rerank", after_rerank, ["compress", "generate"])

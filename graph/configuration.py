@@ -25,6 +25,7 @@ class ConfigurationError(ValueError):
 class Budget:
     """How much retrieval and generation one question may spend.
 
+    ``k`` of 0 means no retrieval (closed-book generation).
     ``context_chars`` of ``None`` means the evidence is passed uncompressed.
     ``correct`` says whether a low-confidence retrieval may trigger the corrective step.
     """
@@ -37,8 +38,8 @@ class Budget:
     correct: bool
 
     def __post_init__(self) -> None:
-        if self.k < 1:
-            raise ConfigurationError(f"budget {self.name!r}: k must be >= 1, got {self.k}")
+        if self.k < 0:
+            raise ConfigurationError(f"budget {self.name!r}: k must be >= 0, got {self.k}")
         if self.context_chars is not None and self.context_chars < 1:
             raise ConfigurationError(
                 f"budget {self.name!r}: context_chars must be >= 1 or None, got {self.context_chars}"

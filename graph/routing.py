@@ -31,6 +31,13 @@ def _budget(state: State) -> dict:
     return state["settings"]["budget"]
 
 
+def after_classify(state: State) -> Literal["retrieve", "generate"]:
+    """A budget of k = 0 answers closed-book, without retrieval (unless documents were supplied)."""
+    if _budget(state)["k"] == 0 and not state.get("documents"):
+        return "generate"
+    return "retrieve"
+
+
 def after_grade(state: State) -> Literal["retrieve", "rerank", "compress", "generate"]:
     """Low confidence on a tier that allows correction goes back to retrieve, at most
     ``max_corrections`` times; otherwise on to rerank, compress or generate as the budget says."""

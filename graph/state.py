@@ -41,9 +41,20 @@ class Overrides(TypedDict, total=False):
     max_corrections: int
 
 
+class InputDocument(TypedDict):
+    """A text supplied with the question; the graph then answers from these instead of the index."""
+
+    title: str
+    text: str
+
+
 class InputState(TypedDict):
+    """``overrides`` and ``documents`` hold for one question: generate clears them, so with a
+    checkpointer they do not carry over to the next question of the thread."""
+
     question: str
     overrides: NotRequired[Overrides]
+    documents: NotRequired[list[InputDocument]]
 
 
 class PassageHit(TypedDict):

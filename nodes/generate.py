@@ -17,7 +17,7 @@ from components.reranker import content_terms
 from graph.context import RAGContext
 from graph.state import Citation, EvidenceItem, PassageHit, State
 from nodes.base import context_of, timed
-from prompts import ABSTENTION, answer_messages, format_evidence
+from prompts import ABSTENTION, answer_messages, closed_book_messages, format_evidence
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _PREAMBLE = re.compile(r"^\s*(?:the\s+)?answer(?:\s+is)?\s*:\s*", re.IGNORECASE)
@@ -64,7 +64,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     passages = state.get("passages") or []
     evidence = state.get("evidence") or evidence_from_passages(passages)
     question = state.get("standalone_question") or state["question"]
-    messages = answer_messages(question, evidence)
+    messages = answer_messages(question, evidence) if evidence else closed_book_messages(question)
     reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"]))
     raw = reply.text.strip()
     answer, cited = split_citations(raw, len(evidence))
@@ -92,11 +92,14 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "citations": citations,
         "evidence": evidence,
         "turns": [{"question": state["question"], "standalone_question": question, "answer": answer}],
+        "overrides": {},
+        "documents": [],
         "trace": {
             "k": budget["k"],
             "corrected": state.get("corrections", 0) > 0,
             "passages": [
-                {"id": p["id"], "title": p["title"], "score": p["score"], "rerank_score": p.get("rerank_score")}
+                {"id": p["id"], "title": p["title"], "text": p["text"], "score": p["score"],
+                 "rerank_score": p.get("rerank_score")}
                 for p in passages
             ],
             "context": format_evidence(evidence),

@@ -1,4 +1,8 @@
-"""retrieve: dense top-k for the tier; on a corrective pass, k_extra more passages, de-duplicated."""
+"""retrieve: dense top-k for the tier; on a corrective pass, k_extra more passages, de-duplicated.
+
+When the question comes with its own ``documents``, those are the passages (scored by cosine to
+the question, in the order given) and the index is not searched.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,13 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     settings = state["settings"]
     query = np.asarray(state["query_embedding"], dtype=np.float32)
     existing = state.get("passages") or []
+    documents = state.get("documents") or []
+    if documents and not existing:
+        vectors = ctx.embedder.embed_documents([f"{d['title']}: {d['text']}" if d["title"] else d["text"] for d in documents])
+        return {"passages": [
+            {"id": f"input/{i}", "title": d["title"], "text": d["text"], "metadata": {"source": "input"}, "score": float(s)}
+            for i, (d, s) in enumerate(zip(documents, (vectors @ query).tolist()))
+        ]}
     if not existing:
         hits = ctx.index.search(query, settings["budget"]["k"])
         return {"passages": [_hit(p, s) for p, s in hits]}

@@ -29,6 +29,11 @@ def answer_messages(question: str, evidence: Iterable[Mapping]) -> list[BaseMess
     ]
 
 
+def closed_book_messages(question: str) -> list[BaseMessage]:
+    """No evidence (a budget without retrieval): the model answers from what it knows."""
+    return [SystemMessage(template("closed_book_system")), HumanMessage(f"Question: {question}")]
+
+
 def condense_messages(history: Iterable[Mapping], question: str) -> list[BaseMessage]:
     """Messages asking the model to make ``question`` standalone, given earlier turns."""
     lines = []

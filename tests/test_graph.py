@@ -31,7 +31,7 @@ class TestStructure:
                 ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate")} <= conditional
 
     def test_input_and_output_schemas(self):
-        assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides"}
+        assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents"}
         assert set(graph.get_output_jsonschema()["properties"]) == {"answer", "citations", "trace"}
 
 
@@ -104,9 +104,9 @@ class TestConversation:
     def chat_graph(self):
         from langgraph.checkpoint.memory import InMemorySaver
 
-        from graph import builder
+        from graph import build_graph
 
-        return builder.compile(checkpointer=InMemorySaver())
+        return build_graph().compile(checkpointer=InMemorySaver())
 
     def test_follow_up_is_rewritten_and_state_does_not_leak(self, chat_graph, ctx):
         config = {"configurable": {"thread_id": "a"}}
@@ -125,3 +125,36 @@ class TestConversation:
         other = chat_graph.invoke({"question": "When was he born?"}, {"configurable": {"thread_id": "y"}}, context=ctx)
         assert "rewrite" not in other["trace"]  # thread y has no history to refer back to
         assert len(chat_graph.get_state({"configurable": {"thread_id": "y"}}).values["turns"]) == 1
+
+
+class TestInputsAndBudgets:
+    def test_supplied_documents_replace_retrieval(self, ctx):
+        docs = [{"title": "Zorblax", "text": "The Zorblax engine was invented by Tilda Quenby."},
+                {"title": "Other", "text": "Bananas are yellow."}]
+        out = graph.invoke({"question": "Who invented the Zorblax engine?", "documents": docs,
+                            "overrides": {"policy": "baseline"}}, context=ctx)
+        passages = out["trace"]["passages"]
+        assert [p["id"] for p in passages] == ["input/0", "input/1"]
+        assert passages[0]["score"] > passages[1]["score"]
+        assert "Tilda Quenby" in out["trace"]["context"]
+
+    def test_closed_book_budget(self, ctx):
+        from eval.systems import all_systems
+
+        closed = ctx.with_pipeline(all_systems()["no-retrieval"].pipeline)
+        steps = []
+        for update in graph.stream({"question": "What is the capital of France?"}, context=closed, stream_mode="updates"):
+            steps.extend(update)
+        assert steps == ["start_turn", "classify_tier", "generate"]
+
+    def test_per_question_inputs_do_not_carry_over(self, ctx):
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from graph import build_graph
+
+        chat = build_graph().compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t"}}
+        chat.invoke({"question": "Who was Isaac Newton?", "overrides": {"tier": "hard"},
+                     "documents": [{"title": "N", "text": "Newton was a physicist."}]}, config, context=ctx)
+        second = chat.invoke({"question": "What is Jupiter?"}, config, context=ctx)
+        assert second["trace"]["tier"] == "medium" and second["trace"]["passages"][0]["id"] != "input/0"

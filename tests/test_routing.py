@@ -1,7 +1,7 @@
 import pytest
 
 from graph.configuration import BASELINE, DEFAULT_TIERS
-from graph.routing import after_grade, after_rerank, after_start, refers_back
+from graph.routing import after_classify, after_grade, after_rerank, after_start, refers_back
 
 
 def state(budget, low=False, corrections=0, max_corrections=1):
@@ -53,3 +53,12 @@ class TestAfterStart:
     @pytest.mark.parametrize("q", ["And his wife?", "What about Paris?", "Where is it?", "Who built that?"])
     def test_refers_back(self, q):
         assert refers_back(q)
+
+
+class TestAfterClassify:
+    def test_closed_book_skips_retrieval(self):
+        from eval.systems import CLOSED_BOOK
+
+        assert after_classify(state(CLOSED_BOOK)) == "generate"
+        assert after_classify({**state(CLOSED_BOOK), "documents": [{"title": "t", "text": "x"}]}) == "retrieve"
+        assert after_classify(state(DEFAULT_TIERS["easy"])) == "retrieve"

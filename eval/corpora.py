@@ -1,0 +1,58 @@
+"""Retrieval corpora for the benchmarks, indexed once per dataset split and embedder, then cached.
+
+* SQuAD 2.0: every paragraph of the split, pooled into one sentence-level corpus.
+* HotpotQA: all ten paragraphs of every item of the split, pooled (each title once).
+* NQ-open and TriviaQA have no contexts: they run against the default Wikipedia index, and
+  :func:`answer_coverage` reports the share of questions whose answer string appears in it at all.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable
+
+from components import sources
+from components.embedder import Embedder
+from components.index import MANIFEST, PassageIndex
+from components.ingest import ingest
+from components.model_files import cache_dir
+from eval.datasets import Example, data_dir
+from graph.context import default_index_dir
+
+_FILES = {
+    ("squad", "train"): ("squad_v2/train.json", sources.squad_contexts),
+    ("squad", "dev"): ("squad_v2/dev.json", sources.squad_contexts),
+    ("hotpotqa", "train"): ("hotpotqa/ircot_train.jsonl", sources.hotpotqa_contexts),
+    ("hotpotqa", "dev"): ("hotpotqa/ircot_dev.jsonl", sources.hotpotqa_contexts),
+    ("hotpotqa-official", "dev"): ("hotpotqa/ircot_dev.jsonl", sources.hotpotqa_contexts),
+}
+
+
+def corpus_dir(dataset: str, split: str, embedder: Embedder) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()
+    name = "hotpotqa" if dataset == "hotpotqa-official" else dataset
+    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}"
+
+
+def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None,
+                    wiki_index: Path | None = None) -> PassageIndex:
+    """The index a dataset split is evaluated against, built on first use."""
+    if (dataset, split) not in _FILES:
+        # open-domain sets: the Wikipedia knowledge base
+        return PassageIndex.load(wiki_index or default_index_dir(), embedder=embedder.name, dimension=embedder.dimension)
+    directory = corpus_dir(dataset, split, embedder)
+    if (directory / MANIFEST).is_file():
+        return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
+    relative, loader = _FILES[(dataset, split)]
+    index = PassageIndex(embedder.name, embedder.dimension, directory)
+    ingest(loader(data_dir(root) / relative), index, embedder)
+    return index
+
+
+def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:
+    """Share of questions with at least one gold answer string (case-insensitive) in the corpus."""
+    text = "\n".join(p.text.lower() for p in index)
+    examples = list(examples)
+    hits = sum(1 for e in examples if any(a.strip() and a.lower() in text for a in e.answers))
+    return hits / len(examples) if examples else float("nan")

@@ -1,0 +1,168 @@
+"""Evaluation: metrics against hand-computed cases, loaders, systems, aggregation, the benchmark command."""
+
+import json
+import math
+
+import pytest
+
+from eval.benchmark import aggregate, main as benchmark_main, markdown_report, read_records, run_one, sample
+from eval.datasets import DatasetError, Example, load
+from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k, recall_at_k, reciprocal_rank
+from eval.scoring import prediction_text
+from eval.systems import all_systems, select
+from graph.configuration import ConfigurationError
+
+
+class TestAnswerMetrics:
+    def test_normalisation_is_squads(self):
+        assert normalize_answer("The  Eiffel-Tower, in Paris!") == "eiffeltower in paris"
+        assert normalize_answer("An apple a day") == "apple day"
+
+    def test_exact_match(self):
+        assert exact_match("the Eiffel Tower", ["Eiffel Tower"]) == 1.0
+        assert exact_match("Eiffel", ["Eiffel Tower", "tower"]) == 0.0
+        assert exact_match("Tower", ["Eiffel Tower", "tower"]) == 1.0
+
+    def test_f1_by_hand(self):
+        # pred tokens: [stanley, kubrick, director]; gold: [stanley, kubrick] -> P = 2/3, R = 1, F1 = 0.8
+        assert f1_score("Stanley Kubrick, director", ["Stanley Kubrick"]) == pytest.approx(0.8)
+        # max over golds: second gold matches exactly
+        assert f1_score("1889", ["in 1887", "1889"]) == 1.0
+        assert f1_score("Paris", ["London"]) == 0.0
+
+    def test_unanswerable(self):
+        assert exact_match("", []) == f1_score("", []) == 1.0
+        assert exact_match("Paris", []) == f1_score("Paris", []) == 0.0
+        assert prediction_text("I cannot answer from the evidence.") == ""
+        assert prediction_text("Paris") == "Paris"
+
+
+class TestRetrievalMetrics:
+    def test_by_hand(self):
+        retrieved = ["a", "x", "b", "a", "y", "c"]
+        gold = {"a", "b", "c"}
+        assert recall_at_k(retrieved, gold, 5) == pytest.approx(2 / 3)
+        assert recall_at_k(retrieved, gold, 10) == 1.0
+        assert precision_at_k(retrieved, gold, 5) == pytest.approx(3 / 5)
+        assert reciprocal_rank(["x", "y", "b"], gold) == pytest.approx(1 / 3)
+        assert reciprocal_rank(["x"], gold) == 0.0
+        assert math.isnan(recall_at_k(retrieved, set(), 5))
+
+
+class TestDatasets:
+    def test_squad(self, data_dir):
+        examples = list(load("squad", "dev", data_dir))
+        assert len(examples) == 3613
+        answerable = [e for e in examples if e.answerable]
+        assert 0 < len(answerable) < len(examples)
+        with_gold = [e for e in answerable if e.evidence["passage_ids"]]
+        assert len(with_gold) > 0.9 * len(answerable)
+        assert all(pid.startswith("squad/") and "#p0s" in pid for e in with_gold for pid in e.evidence["passage_ids"])
+
+    def test_hotpotqa_formats(self, data_dir):
+        ircot = list(load("hotpotqa", "dev", data_dir))
+        official = list(load("hotpotqa-official", "dev", data_dir))
+        assert len(ircot) == 200 and len(official) == 100
+        assert all(len(e.evidence["titles"]) >= 2 and e.answers for e in ircot)
+        assert all(e.evidence["sentences"] for e in official)
+        assert {e.question for e in ircot[:100]} == {e.question for e in official}
+
+    def test_open_domain(self, data_dir):
+        nq = next(iter(load("nq", "dev", data_dir)))
+        trivia = next(iter(load("triviaqa", "train", data_dir)))
+        assert nq.answers and trivia.answers and not nq.evidence
+
+    def test_unknown_split_and_missing_folder(self, tmp_path):
+        with pytest.raises(DatasetError, match="valid: squad/train"):
+            load("squad", "test", tmp_path)
+        with pytest.raises(DatasetError, match="not found"):
+            load("squad", "dev", tmp_path / "missing")
+
+    def test_sample_is_seeded(self):
+        examples = [Example(str(i), "q", ("a",), "x") for i in range(50)]
+        assert [e.id for e in sample(examples, 5, 1)] == [e.id for e in sample(examples, 5, 1)]
+        assert [e.id for e in sample(examples, 5, 1)] != [e.id for e in sample(examples, 5, 2)]
+
+
+class TestSystems:
+    def test_registry(self):
+        systems = all_systems("easy")
+        assert systems["baseline"].pipeline.budget().name == "baseline"
+        assert systems["adaptive"].pipeline.budget().name == "easy"
+        routing = systems["routing"].pipeline.budget()
+        assert (routing.k, routing.rerank, routing.context_chars) == (2, False, None)
+        assert systems["no-retrieval"].pipeline.budget().k == 0
+        assert systems["oracle"].oracle
+
+    def test_unknown(self):
+        with pytest.raises(ConfigurationError, match="valid systems"):
+            select("baseline,magic")
+        with pytest.raises(ConfigurationError, match="valid tiers"):
+            all_systems("extreme")
+
+
+EXAMPLES = [
+    Example("q1", "Who directed 2001: A Space Odyssey?", ("Stanley Kubrick",), "test",
+            evidence={"titles": ("2001: A Space Odyssey",)},
+            meta={"gold_context": [("2001: A Space Odyssey", "It was directed by Stanley Kubrick.")]}),
+    Example("q2", "Where is the Eiffel Tower?", ("Paris",), "test", evidence={"titles": ("Eiffel Tower",)},
+            meta={"gold_context": [("Eiffel Tower", "The Eiffel Tower is in Paris.")]}),
+]
+
+
+class TestRunAndAggregate:
+    def test_systems_on_the_same_questions(self, ctx):
+        systems = select("baseline,adaptive,no-retrieval,oracle", "easy")
+        records = [run_one(ctx, s, e) for e in EXAMPLES for s in systems]
+        by = {(r["system"], r["id"]): r for r in records}
+        assert by[("baseline", "q1")]["recall@5"] == 1.0 and len(by[("baseline", "q1")]["passages"]) == 5
+        assert by[("no-retrieval", "q1")]["passages"] == [] and by[("no-retrieval", "q1")]["recall@5"] == 0.0
+        assert "Stanley Kubrick" in by[("oracle", "q1")]["context"] and math.isnan(by[("oracle", "q1")]["mrr"])
+        summary = aggregate(records, [s.name for s in systems])
+        base = summary["systems"]["baseline"]
+        assert summary["questions"] == 2 and base["speedup_vs_baseline"] == 1.0
+        manual = sum(by[("adaptive", i)]["input_tokens"] for i in ("q1", "q2")) / 2
+        assert summary["systems"]["adaptive"]["input_tokens_mean"] == manual
+        assert summary["systems"]["adaptive"]["input_token_reduction_vs_baseline"] == pytest.approx(
+            100 * (1 - manual / base["input_tokens_mean"]))
+        summary["meta"] = {"dataset": "test", "split": "x", "seed": 1, "model": "m", "command": "c",
+                           "wall_s": 1.0, "peak_rss_mb": 1.0, "index_passages": 1}
+        report = markdown_report(summary, summary["meta"], {s.name: s for s in systems})
+        assert "| **Speed-up factor** | 1.00× |" in report and "fixed easy tier" in report
+
+    def test_only_questions_every_system_answered(self):
+        rows = [{"system": "baseline", "id": "a", "em": 1, "f1": 1, "latency_ms": 1, "input_tokens": 10,
+                 "output_tokens": 1, "passages_in_prompt": 1, "corrected": False, "tier": "baseline", "answerable": True}]
+        assert aggregate(rows + [{**rows[0], "id": "b"}, {**rows[0], "system": "adaptive"}], ["baseline", "adaptive"])["questions"] == 1
+
+    def test_truncated_record_line_is_ignored(self, tmp_path):
+        path = tmp_path / "records.jsonl"
+        path.write_text('{"system": "baseline", "id": "a"}\n{"system": "bas')
+        assert read_records(path) == [{"system": "baseline", "id": "a"}]
+
+
+def test_benchmark_command_end_to_end_and_resume(tmp_path, monkeypatch, capsys):
+    """The real command on a tiny SQuAD-format file: corpus build, records, summary, report, figures."""
+    data = tmp_path / "data" / "squad_v2"
+    data.mkdir(parents=True)
+    context = "The Eiffel Tower was built from 1887 to 1889. It is in Paris. Gustave Eiffel's company designed it."
+    squad = {"version": "v2.0", "data": [{"title": "Eiffel_Tower", "paragraphs": [{"context": context, "qas": [
+        {"id": "a1", "question": "Where is the Eiffel Tower?", "is_impossible": False,
+         "answers": [{"text": "Paris", "answer_start": context.index("Paris")}]},
+        {"id": "u1", "question": "How tall is the Leaning Tower of Pisa?", "is_impossible": True, "answers": []},
+    ]}]}]}
+    (data / "dev.json").write_text(json.dumps(squad))
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    argv = ["--dataset", "squad", "--split", "dev", "--limit", "2", "--systems", "baseline,adaptive",
+            "--adaptive-tier", "easy", "--model", "smollm2-135m", "--data-dir", str(tmp_path / "data"), "--out", str(out)]
+    assert benchmark_main(argv) == 0
+    records = read_records(out / "records.jsonl")
+    assert len(records) == 4 and {r["system"] for r in records} == {"baseline", "adaptive"}
+    gold = next(r for r in records if r["id"] == "a1")
+    assert gold["recall@5"] == 1.0  # the answer sentence was retrieved
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["questions"] == 2 and "em_unanswerable" in summary["systems"]["baseline"]
+    assert {"report.md", "cost.png", "tiers.png", "retrieval.png", "ablation.png"} <= {p.name for p in out.iterdir()}
+    assert benchmark_main(argv) == 0  # resumes: nothing left to run
+    assert len(read_records(out / "records.jsonl")) == 4
