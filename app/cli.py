@@ -92,15 +92,18 @@ def format_answer(result: dict[str, Any], show_trace: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _ask_once(ctx, question: str, show_trace: bool, stream: bool) -> dict[str, Any]:
+def _ask_once(ctx, question: str, show_trace: bool, stream: bool, app_graph=None,
+              config: dict | None = None) -> dict[str, Any]:
     from graph import graph
 
+    app_graph = app_graph or graph
     if not stream:
-        result = graph.invoke({"question": question}, context=ctx)
+        result = app_graph.invoke({"question": question}, config, context=ctx)
         print(format_answer(result, show_trace))
         return result
     result: dict[str, Any] = {}
-    for mode, payload in graph.stream({"question": question}, context=ctx, stream_mode=["messages", "values"]):
+    for mode, payload in app_graph.stream({"question": question}, config, context=ctx,
+                                          stream_mode=["messages", "values"]):
         if mode == "messages":
             chunk, meta = payload
             if meta.get("langgraph_node") == "generate" and chunk.text:
@@ -124,7 +127,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph import build_graph
+
     ctx = _load_context(args)
+    chat_graph = build_graph().compile(checkpointer=InMemorySaver())  # one conversation: follow-ups work
+    config = {"configurable": {"thread_id": "terminal"}}
     print("Ask a question (empty line or Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
@@ -134,7 +143,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if not question.strip():
             return 0
         try:
-            _ask_once(ctx, question, args.trace, stream=True)
+            result = _ask_once(ctx, question, args.trace, stream=True, app_graph=chat_graph, config=config)
+            rewrite = result["trace"].get("rewrite")
+            if rewrite:
+                print(f"(follow-up read as: {rewrite['standalone']})")
         except QuestionError as exc:
             print(f"error: {exc}", file=sys.stderr)
 

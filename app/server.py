@@ -5,6 +5,7 @@
     GET  /health        readiness, loaded models, index size, requests in flight
     POST /ask           {"question": ...} -> {"tier", "answer", "citations", "timing_ms", "tokens", ...}
     POST /ask/stream    the same as server-sent events: status, token ..., result
+    GET  /session/{id}  the conversation of a session (DELETE forgets it)
     GET  /docs          OpenAPI documentation
     /                   the Gradio chat
 """
@@ -98,6 +99,16 @@ def create_app(service: RAGService, *, auth: tuple[str, str] | None = None, with
     def ask(request: AskRequest) -> dict[str, Any]:
         return service.ask(request.question, session_id=request.session_id, policy=request.policy,
                            tier=request.tier, model=request.model)
+
+    @app.get("/session/{session_id}", dependencies=[Depends(authorised)])
+    def session_history(session_id: str) -> dict[str, Any]:
+        """The conversation so far: each turn's question, standalone rewrite and answer."""
+        return {"session_id": session_id, "turns": service.history(session_id)}
+
+    @app.delete("/session/{session_id}", dependencies=[Depends(authorised)])
+    def session_reset(session_id: str) -> dict[str, Any]:
+        service.reset_session(session_id)
+        return {"session_id": session_id, "turns": []}
 
     @app.post("/ask/stream", dependencies=[Depends(authorised)],
               responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}})

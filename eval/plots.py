@@ -44,21 +44,27 @@ def retrieval_figure(summary: dict[str, Any], out: Path) -> Path | None:
     return _save(fig, out / "retrieval.png")
 
 
+def _two_panels(names: list[str], panels: list[tuple[list[float], str, str, str]], title: str):
+    """Side-by-side bar charts over the same systems: (values, y label, panel title, colour) each."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, (values, ylabel, panel_title, colour) in zip(axes, panels):
+        ax.bar(names, values, color=colour)
+        ax.set_ylabel(ylabel)
+        ax.set_title(panel_title)
+        ax.tick_params(axis="x", rotation=25)
+    fig.suptitle(title)
+    return fig, axes
+
+
 def cost_figure(summary: dict[str, Any], out: Path) -> Path:
     names = list(summary["systems"])
     s = summary["systems"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    left.bar(names, [s[n]["latency_mean_ms"] / 1000 for n in names], color="tab:blue")
-    left.errorbar(names, [s[n]["latency_p50_ms"] / 1000 for n in names], fmt="k_", markersize=14, label="p50")
-    left.set_ylabel("seconds per question (mean; bar) ")
-    left.set_title("Latency")
+    fig, (left, _) = _two_panels(names, [
+        ([s[n]["latency_mean_ms"] / 1000 for n in names], "seconds per question (mean)", "Latency", "tab:blue"),
+        ([s[n]["input_tokens_mean"] for n in names], "prompt tokens per question (mean)", "Input tokens", "tab:orange"),
+    ], f"Cost by system: {_title(summary)}")
+    left.plot(names, [s[n]["latency_p50_ms"] / 1000 for n in names], "k_", markersize=14, label="p50")
     left.legend()
-    right.bar(names, [s[n]["input_tokens_mean"] for n in names], color="tab:orange")
-    right.set_ylabel("prompt tokens per question (mean)")
-    right.set_title("Input tokens")
-    for ax in (left, right):
-        ax.tick_params(axis="x", rotation=30)
-    fig.suptitle(f"Cost by system: {_title(summary)}")
     return _save(fig, out / "cost.png")
 
 
@@ -83,16 +89,10 @@ def ablation_figure(summary: dict[str, Any], out: Path) -> Path | None:
     if len(names) < 2:
         return None
     s = summary["systems"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    left.bar(names, [s[n]["f1"] for n in names], color="tab:green")
-    left.set_ylabel("F1")
-    left.set_title("Answer quality")
-    right.bar(names, [s[n]["latency_mean_ms"] / 1000 for n in names], color="tab:blue")
-    right.set_ylabel("seconds per question (mean)")
-    right.set_title("Latency")
-    for ax in (left, right):
-        ax.tick_params(axis="x", rotation=20)
-    fig.suptitle(f"Ablation ladder: {_title(summary)}")
+    fig, _ = _two_panels(names, [
+        ([s[n]["f1"] for n in names], "F1", "Answer quality", "tab:green"),
+        ([s[n]["latency_mean_ms"] / 1000 for n in names], "seconds per question (mean)", "Latency", "tab:blue"),
+    ], f"Ablation ladder: {_title(summary)}")
     return _save(fig, out / "ablation.png")
 
 

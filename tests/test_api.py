@@ -88,7 +88,9 @@ class TestSessions:
         assert other["rewritten_question"] is None
         assert [t["question"] for t in service.history("s1")] == [
             "Who developed the theory of relativity?", "When was he born?"]
-        service.reset_session("s1")
+        turns = client.get("/session/s1").json()["turns"]
+        assert [t["question"] for t in turns] == ["Who developed the theory of relativity?", "When was he born?"]
+        assert client.delete("/session/s1").json()["turns"] == []
         assert service.history("s1") == []
 
 

@@ -53,6 +53,16 @@ class TestAsk:
         assert "tier easy" in result.stdout and '"timings_ms"' in result.stdout
 
 
+class TestChat:
+    def test_follow_up_in_the_terminal_chat(self, index_dir):
+        result = subprocess.run(
+            [sys.executable, "-m", "app.cli", "chat", "--index", str(index_dir), "--model", "smollm2-135m", "--tier", "easy"],
+            input="Who was Isaac Newton?\nWhen was he born?\n\n", capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.count("tier easy") == 2
+        assert "follow-up read as:" in result.stdout
+
+
 class TestIngest:
     def test_folder_with_bad_files(self, tmp_path, capsys):
         docs = tmp_path / "docs"
