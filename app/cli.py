@@ -70,8 +70,9 @@ def _load_context(args: argparse.Namespace):
 
 
 # ---------------------------------------------------------------------------- output
-def format_answer(result: dict[str, Any], show_trace: bool = False) -> str:
-    lines = [result["answer"] or "(no answer)"]
+def format_answer(result: dict[str, Any], show_trace: bool = False, include_answer: bool = True) -> str:
+    """The answer (unless it was already streamed), its sources, a cost line and optionally the trace."""
+    lines = [result["answer"] or "(no answer)"] if include_answer else []
     trace = result.get("trace", {})
     if result.get("citations"):
         lines.append("")
@@ -112,7 +113,7 @@ def _ask_once(ctx, question: str, show_trace: bool, stream: bool, app_graph=None
             result = payload
     print("\n")
     output = {"answer": result.get("answer", ""), "citations": result.get("citations", []), "trace": result.get("trace", {})}
-    print(format_answer(output, show_trace).split("\n", 1)[1].lstrip("\n"))
+    print(format_answer(output, show_trace, include_answer=False).lstrip("\n"))
     return output
 
 

@@ -92,6 +92,13 @@ class LlamaCppChatModel(BaseChatModel):
         )
         self._llama = llama
 
+    def reset_cache(self) -> None:
+        """Forget the evaluated prompt. llama.cpp reuses the key/value cache of the longest prefix a
+        prompt shares with the previous one; benchmarks reset it so every system pays full price."""
+        with self._lock:
+            if self._llama is not None:
+                self._llama.reset()
+
     def count_tokens(self, text: str) -> int:
         self.warm_up()
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))

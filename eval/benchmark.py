@@ -5,8 +5,11 @@
 
 Each question runs through every system back to back (question-major), so slow and fast phases
 of the machine hit all systems alike and the speed-up and token-reduction ratios come from one
-run. The run folder holds ``records.jsonl`` (one line per question and system, appended as it
-goes: rerunning the same command resumes), ``summary.json``, ``report.md`` and PNG figures.
+run. Every query starts with an empty llama.cpp prompt cache: otherwise a system would reuse
+the prompt prefix (system prompt, shared passages) that the previous system left for the same
+question, and look faster than it is. The run folder holds ``records.jsonl`` (one line per question and system, appended as it
+goes: rerunning the same command resumes, and rerunning with a larger ``--limit`` extends the
+sample), ``summary.json``, ``report.md`` and PNG figures.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ RETRIEVAL_METRICS = ("recall@5", "recall@10", "precision@5", "mrr")
 
 
 def sample(examples: Iterable[Example], limit: int | None, seed: int) -> list[Example]:
-    """A seeded sample: the same command always picks the same questions."""
+    """A seeded sample: the same command always picks the same questions, and a larger limit picks
+    the same ones first (so a run can be extended with more questions)."""
     examples = list(examples)
     random.Random(seed).shuffle(examples)
     return examples[:limit] if limit else examples
@@ -58,6 +62,9 @@ def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]
         gold = example.meta.get("gold_context") or (
             [(example.meta["title"], example.meta["context"])] if "context" in example.meta else [])
         inputs["documents"] = [{"title": t, "text": x} for t, x in gold]
+    reset_cache = getattr(ctx.generator, "reset_cache", None)
+    if reset_cache is not None:
+        reset_cache()
     start = time.perf_counter()
     output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
     record = score(example, output, (time.perf_counter() - start) * 1000)
@@ -195,13 +202,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
-    parser.add_argument("--out", type=Path, default=None, help="run folder (default: runs/<dataset>-<split>-n<limit>-s<seed>-<tier>)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="run folder (default: runs/<dataset>-<split>-s<seed>-<tier>; a larger --limit extends it)")
     parser.add_argument("--no-figures", action="store_true")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
     examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed)
-    out = args.out or Path("runs") / f"{args.dataset}-{args.split}-n{args.limit}-s{args.seed}-{args.adaptive_tier}"
+    out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}-{args.adaptive_tier}"
     out.mkdir(parents=True, exist_ok=True)
 
     start = time.perf_counter()

@@ -40,7 +40,7 @@ def retrieval_figure(summary: dict[str, Any], out: Path) -> Path | None:
     ax.set_ylabel("%")
     ax.set_ylim(0, 100)
     ax.set_title(f"Retrieval quality by system: {_title(summary)}")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(fig, out / "retrieval.png")
 
 
@@ -80,7 +80,7 @@ def tier_figure(summary: dict[str, Any], out: Path) -> Path:
     ax.set_ylabel("% of questions")
     ax.set_title(f"Tier distribution: {_title(summary)}")
     ax.tick_params(axis="x", rotation=30)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(fig, out / "tiers.png")
 
 

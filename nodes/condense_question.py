@@ -19,10 +19,14 @@ HISTORY_TURNS = 3
 _MAX_TOKENS = 48
 
 
-def _clean(text: str, fallback: str) -> str:
+def rewrite_or_fallback(text: str, question: str, previous: str) -> tuple[str, str]:
+    """The model's rewrite if it is a plausible question, else the previous standalone question
+    joined with the follow-up (small models sometimes answer instead of rewriting)."""
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
-    return line if 3 <= len(line) <= 4 * len(fallback) + 200 else fallback
+    if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200:
+        return line, "rewritten"
+    return f"{previous} {question}".strip(), "joined"
 
 
 @timed("condense_question")
@@ -31,8 +35,10 @@ def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, A
     question = state["question"]
     history = (state.get("turns") or [])[-HISTORY_TURNS:]
     reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, _MAX_TOKENS))
-    standalone = _clean(reply.text, question)
+    previous = history[-1]["standalone_question"] if history else ""
+    standalone, method = rewrite_or_fallback(reply.text, question, previous)
     return {
         "standalone_question": standalone,
-        "trace": {"rewrite": {"original": question, "standalone": standalone, "history_turns": len(history)}},
+        "trace": {"rewrite": {"original": question, "standalone": standalone, "method": method,
+                              "history_turns": len(history)}},
     }

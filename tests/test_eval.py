@@ -82,6 +82,7 @@ class TestDatasets:
         examples = [Example(str(i), "q", ("a",), "x") for i in range(50)]
         assert [e.id for e in sample(examples, 5, 1)] == [e.id for e in sample(examples, 5, 1)]
         assert [e.id for e in sample(examples, 5, 1)] != [e.id for e in sample(examples, 5, 2)]
+        assert [e.id for e in sample(examples, 10, 1)][:5] == [e.id for e in sample(examples, 5, 1)]
 
 
 class TestSystems:

@@ -34,6 +34,12 @@ class TestLlamaCppChatModel:
         b = tiny_generator.invoke(self.MESSAGES, max_tokens=12).text
         assert a == b
 
+    def test_reset_cache_forgets_the_evaluated_prompt(self, tiny_generator):
+        tiny_generator.invoke(self.MESSAGES, max_tokens=2)
+        assert tiny_generator._llama.n_tokens > 0
+        tiny_generator.reset_cache()
+        assert tiny_generator._llama.n_tokens == 0
+
     def test_prompt_longer_than_context(self, tiny_generator):
         with pytest.raises(ValueError, match="does not fit"):
             tiny_generator.invoke([HumanMessage("word " * 3000)], max_tokens=4)

@@ -48,6 +48,16 @@ class TestCondenseQuestion:
         rewrite = out["trace"]["rewrite"]
         assert rewrite["original"] == "When was he born?" and rewrite["history_turns"] == 1
         assert out["standalone_question"] and len(out["standalone_question"]) < 500
+        assert rewrite["method"] in ("rewritten", "joined")
+
+    def test_an_answer_instead_of_a_rewrite_falls_back(self):
+        from nodes.condense_question import rewrite_or_fallback
+
+        assert rewrite_or_fallback("Rewritten question: When was Einstein born?", "When was he born?", "Who?") == (
+            "When was Einstein born?", "rewritten")
+        assert rewrite_or_fallback("Marie Curie discovered radium.", "Which elements did she discover?",
+                                   "Who was Marie Curie?") == (
+            "Who was Marie Curie? Which elements did she discover?", "joined")
 
 
 class TestClassifyTier:
