@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections import OrderedDict
 import threading
 import time
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -26,7 +26,7 @@ from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir
 from components.sources import Skipped, read_file
 from graph import build_graph
-from graph.configuration import POLICIES, ConfigurationError, PipelineConfig, validate_question
+from graph.configuration import ConfigurationError, PipelineConfig, validate_question
 from graph.context import RAGContext, ResourceConfig
 
 
@@ -57,10 +57,16 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
 
 
 class RAGService:
-    def __init__(self, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None):
+    def __init__(self, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None,
+                 *, max_sessions: int = 1000):
+        if max_sessions < 1:
+            raise ConfigurationError(f"max_sessions must be >= 1, got {max_sessions}")
         self.resources = resources or ResourceConfig()
         self.pipeline = pipeline or PipelineConfig()
         self.graph = build_graph().compile(checkpointer=InMemorySaver(), name="adaptive-rag-chat")
+        self.stateless_graph = build_graph().compile(name="adaptive-rag")
+        self.max_sessions = max_sessions
+        self._sessions: OrderedDict[str, None] = OrderedDict()
         self._context: RAGContext | None = None
         self._generators: dict[str, BaseChatModel] = {}
         self._load_lock = threading.Lock()
@@ -70,10 +76,10 @@ class RAGService:
         self.answered = 0
 
     @classmethod
-    def from_context(cls, ctx: RAGContext, model: str) -> "RAGService":
+    def from_context(cls, ctx: RAGContext, model: str, **kwargs: Any) -> "RAGService":
         """A service over an already loaded context whose generator is the preset ``model``."""
         resources = ctx.resources or ResourceConfig(index_dir=ctx.index.directory, model=model)
-        service = cls(resources, ctx.pipeline)
+        service = cls(resources, ctx.pipeline, **kwargs)
         service._context = ctx
         service._generators[model] = ctx.generator
         return service
@@ -104,25 +110,29 @@ class RAGService:
         generator = self.generator(model)
         return ctx if generator is ctx.generator else replace(ctx, generator=generator)
 
-    @staticmethod
-    def _overrides(policy: str | None, tier: str | None) -> dict[str, str]:
-        overrides = {}
-        if policy:
-            if policy not in POLICIES:
-                raise ConfigurationError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
-            overrides["policy"] = policy
-        if tier:
-            overrides["tier"] = tier
-        return overrides
+    def _graph_for(self, session_id: str | None):
+        """The checkpointed graph for a conversation (least recently used threads beyond
+        ``max_sessions`` are forgotten), the stateless one for a single question."""
+        if session_id is None:
+            return self.stateless_graph, None
+        with self._count_lock:
+            self._sessions.pop(session_id, None)
+            self._sessions[session_id] = None
+            expired = []
+            while len(self._sessions) > self.max_sessions:
+                expired.append(self._sessions.popitem(last=False)[0])
+        for old in expired:
+            self.graph.checkpointer.delete_thread(old)
+        return self.graph, {"configurable": {"thread_id": session_id}}
 
     # ------------------------------------------------------------------ questions
     def _prepare(self, question: Any, session_id: str | None, policy: str | None, tier: str | None, model: str | None):
         question = validate_question(question, self.pipeline.max_question_chars)
-        overrides = self._overrides(policy, tier)
-        self.pipeline.with_overrides(overrides)  # an unknown tier fails here, before queueing
+        overrides = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
+        self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
         ctx = self._context_for(model)
-        config = {"configurable": {"thread_id": session_id or f"oneshot-{uuid.uuid4()}"}}
-        return {"question": question, "overrides": overrides}, ctx, config
+        graph, config = self._graph_for(session_id)
+        return graph, {"question": question, "overrides": overrides}, ctx, config
 
     def _enter(self) -> int:
         with self._count_lock:
@@ -137,11 +147,11 @@ class RAGService:
 
     def ask(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
             tier: str | None = None, model: str | None = None) -> dict[str, Any]:
-        inputs, ctx, config = self._prepare(question, session_id, policy, tier, model)
+        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model)
         self._enter()
         start, ok = time.perf_counter(), False
         try:
-            result = self.graph.invoke(inputs, config, context=ctx)
+            result = graph.invoke(inputs, config, context=ctx)
             ok = True
         finally:
             self._leave(ok)
@@ -151,13 +161,13 @@ class RAGService:
                tier: str | None = None, model: str | None = None) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (requests ahead, then each node as it finishes), ``token`` (answer
         text as generated), and a final ``result`` (as :meth:`ask` returns)."""
-        inputs, ctx, config = self._prepare(question, session_id, policy, tier, model)
+        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model)
         ahead = self._enter()
         start, ok = time.perf_counter(), False
         try:
             yield {"type": "status", "requests_ahead": ahead}
             final: dict[str, Any] = {}
-            for mode, payload in self.graph.stream(inputs, config, context=ctx, stream_mode=["messages", "updates", "values"]):
+            for mode, payload in graph.stream(inputs, config, context=ctx, stream_mode=["messages", "updates", "values"]):
                 if mode == "messages":
                     chunk, meta = payload
                     if meta.get("langgraph_node") == "generate" and chunk.text:
@@ -173,6 +183,8 @@ class RAGService:
         yield {"type": "result", **public_result(final, (time.perf_counter() - start) * 1000)}
 
     def reset_session(self, session_id: str) -> None:
+        with self._count_lock:
+            self._sessions.pop(session_id, None)
         self.graph.checkpointer.delete_thread(session_id)
 
     def history(self, session_id: str) -> list[dict[str, Any]]:

@@ -157,6 +157,9 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
     lines.append(f"Command: `{meta['command']}`  ")
     lines.append(f"Seed {meta['seed']}; wall time {meta['wall_s'] / 60:.1f} min; peak RSS {meta['peak_rss_mb']:.0f} MB; "
                  f"index: {meta['index_passages']:,} passages.")
+    if "answer_coverage" in meta:
+        lines.append(f"Questions with a gold answer string anywhere in the corpus: {meta['answer_coverage']:.1f}% "
+                     "(an upper bound on what retrieval can find).")
     lines.append("")
     if "baseline" in s and "adaptive" in s:
         b, a = s["baseline"], s["adaptive"]
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from components.storage import atomic_write_text
-    from eval.corpora import benchmark_index, corpus_dir
+    from eval.corpora import answer_coverage, benchmark_index, corpus_dir
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", required=True, choices=DATASETS)
@@ -243,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "index_passages": len(ctx.index),
     }
+    if args.dataset in ("nq", "triviaqa"):  # no contexts: how many answers could the corpus give at all?
+        meta["answer_coverage"] = 100 * answer_coverage(examples, ctx.index)
     summary["meta"] = meta
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
     by_name = {s.name: s for s in systems}

@@ -157,6 +157,16 @@ class TestService:
         body = service.ask("Who invented the Zorblax engine?", tier="easy")
         assert "Tilda Quenby" in body["trace"]["context"]
 
+    def test_stateless_questions_leave_no_thread_and_sessions_are_capped(self, ctx):
+        service = RAGService.from_context(ctx, "smollm2-135m", max_sessions=2)
+        service.ask("What is Jupiter?", tier="easy")
+        assert list(service.graph.checkpointer.storage) == []
+        for session in ("a", "b", "c"):
+            service.ask("What is Jupiter?", session_id=session, tier="easy")
+        assert service.history("a") == [] and len(service.history("c")) == 1  # "a" was least recently used
+        with pytest.raises(ConfigurationError):
+            RAGService.from_context(ctx, "smollm2-135m", max_sessions=0)
+
     def test_invalid_questions(self, service):
         with pytest.raises(QuestionError):
             service.ask("")

@@ -20,7 +20,7 @@ class TestBudget:
     def test_baseline_is_fixed_k5_without_extras(self):
         assert (BASELINE.k, BASELINE.rerank, BASELINE.compress, BASELINE.correct) == (5, False, False, False)
 
-    @pytest.mark.parametrize("kwargs", [{"k": 0}, {"context_chars": 0}, {"max_new_tokens": 0}])
+    @pytest.mark.parametrize("kwargs", [{"k": -1}, {"context_chars": 0}, {"max_new_tokens": 0}])
     def test_invalid(self, kwargs):
         base = dict(name="x", k=1, context_chars=10, max_new_tokens=1, rerank=False, correct=False)
         with pytest.raises(ConfigurationError):

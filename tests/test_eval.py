@@ -136,6 +136,12 @@ class TestRunAndAggregate:
                  "output_tokens": 1, "passages_in_prompt": 1, "corrected": False, "tier": "baseline", "answerable": True}]
         assert aggregate(rows + [{**rows[0], "id": "b"}, {**rows[0], "system": "adaptive"}], ["baseline", "adaptive"])["questions"] == 1
 
+    def test_answer_coverage(self, index):
+        from eval.corpora import answer_coverage
+
+        examples = [Example("a", "q", ("Stanley Kubrick",), "nq"), Example("b", "q", ("Zanzibar Xylophone",), "nq")]
+        assert answer_coverage(examples, index) == 0.5
+
     def test_truncated_record_line_is_ignored(self, tmp_path):
         path = tmp_path / "records.jsonl"
         path.write_text('{"system": "baseline", "id": "a"}\n{"system": "bas')
