@@ -17,36 +17,35 @@ from components.embedder import Embedder
 from components.index import MANIFEST, PassageIndex
 from components.ingest import ingest
 from components.model_files import cache_dir
-from eval.datasets import Example, data_dir
+from eval.datasets import Example, split_file
 from graph.context import default_index_dir
 
-_FILES = {
-    ("squad", "train"): ("squad_v2/train.json", sources.squad_contexts),
-    ("squad", "dev"): ("squad_v2/dev.json", sources.squad_contexts),
-    ("hotpotqa", "train"): ("hotpotqa/ircot_train.jsonl", sources.hotpotqa_contexts),
-    ("hotpotqa", "dev"): ("hotpotqa/ircot_dev.jsonl", sources.hotpotqa_contexts),
-    ("hotpotqa-official", "dev"): ("hotpotqa/ircot_dev.jsonl", sources.hotpotqa_contexts),
-}
+# The corpus of a split is built from these contexts; the official HotpotQA items are the first
+# 100 of the IRCoT dev file, so they share its corpus.
+_CONTEXTS = {"squad": sources.squad_contexts, "hotpotqa": sources.hotpotqa_contexts}
+
+
+def _corpus_split(dataset: str) -> str:
+    return "hotpotqa" if dataset == "hotpotqa-official" else dataset
 
 
 def corpus_dir(dataset: str, split: str, embedder: Embedder) -> Path:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()
-    name = "hotpotqa" if dataset == "hotpotqa-official" else dataset
-    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}"
+    return cache_dir() / "indexes" / f"bench-{_corpus_split(dataset)}-{split}-{slug}"
 
 
 def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None,
                     wiki_index: Path | None = None) -> PassageIndex:
     """The index a dataset split is evaluated against, built on first use."""
-    if (dataset, split) not in _FILES:
+    name = _corpus_split(dataset)
+    if name not in _CONTEXTS:
         # open-domain sets: the Wikipedia knowledge base
         return PassageIndex.load(wiki_index or default_index_dir(), embedder=embedder.name, dimension=embedder.dimension)
     directory = corpus_dir(dataset, split, embedder)
     if (directory / MANIFEST).is_file():
         return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
-    relative, loader = _FILES[(dataset, split)]
     index = PassageIndex(embedder.name, embedder.dimension, directory)
-    ingest(loader(data_dir(root) / relative), index, embedder)
+    ingest(_CONTEXTS[name](split_file(name, split, root)), index, embedder)
     return index
 
 

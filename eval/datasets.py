@@ -125,22 +125,36 @@ def open_qa(path: Path, dataset: str) -> Iterator[Example]:
                               answers=tuple(item["answer"]), dataset=dataset)
 
 
+SPLIT_FILES: dict[tuple[str, str], str] = {
+    ("squad", "train"): "squad_v2/train.json",
+    ("squad", "dev"): "squad_v2/dev.json",
+    ("hotpotqa", "train"): "hotpotqa/ircot_train.jsonl",
+    ("hotpotqa", "dev"): "hotpotqa/ircot_dev.jsonl",
+    ("hotpotqa-official", "dev"): "hotpotqa/distractor_dev_official100.json",
+    ("nq", "train"): "nq_open/train.jsonl",
+    ("nq", "dev"): "nq_open/dev.jsonl",
+    ("triviaqa", "train"): "triviaqa/train.jsonl",
+}
+"""Each dataset split's file, relative to the data folder."""
+
+_LOADERS = {
+    "squad": squad,
+    "hotpotqa": hotpotqa_ircot,
+    "hotpotqa-official": hotpotqa_official,
+    "nq": lambda path: open_qa(path, "nq"),
+    "triviaqa": lambda path: open_qa(path, "triviaqa"),
+}
+
+
+def split_file(dataset: str, split: str, root: str | os.PathLike | None = None) -> Path:
+    """The file of a dataset split, or a :class:`DatasetError` listing the valid splits."""
+    if (dataset, split) not in SPLIT_FILES:
+        valid = ", ".join(f"{d}/{s}" for d, s in SPLIT_FILES)
+        raise DatasetError(f"unknown dataset split {dataset}/{split}; valid: {valid}")
+    return data_dir(root) / SPLIT_FILES[(dataset, split)]
+
+
 def load(dataset: str, split: str, root: str | os.PathLike | None = None) -> Iterator[Example]:
     """Examples of a dataset split: ``squad`` train/dev, ``hotpotqa`` train/dev (IRCoT),
     ``hotpotqa-official`` dev, ``nq`` train/dev, ``triviaqa`` train."""
-    base = data_dir(root)
-    files = {
-        ("squad", "train"): ("squad_v2/train.json", squad),
-        ("squad", "dev"): ("squad_v2/dev.json", squad),
-        ("hotpotqa", "train"): ("hotpotqa/ircot_train.jsonl", hotpotqa_ircot),
-        ("hotpotqa", "dev"): ("hotpotqa/ircot_dev.jsonl", hotpotqa_ircot),
-        ("hotpotqa-official", "dev"): ("hotpotqa/distractor_dev_official100.json", hotpotqa_official),
-        ("nq", "train"): ("nq_open/train.jsonl", lambda p: open_qa(p, "nq")),
-        ("nq", "dev"): ("nq_open/dev.jsonl", lambda p: open_qa(p, "nq")),
-        ("triviaqa", "train"): ("triviaqa/train.jsonl", lambda p: open_qa(p, "triviaqa")),
-    }
-    if (dataset, split) not in files:
-        valid = ", ".join(f"{d}/{s}" for d, s in files)
-        raise DatasetError(f"unknown dataset split {dataset}/{split}; valid: {valid}")
-    relative, loader = files[(dataset, split)]
-    return loader(base / relative)
+    return _LOADERS[dataset](split_file(dataset, split, root))

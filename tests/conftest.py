@@ -22,7 +22,6 @@ TEST_ARTICLES = (
     "Photosynthesis", "Pacific Ocean",
     "Tokyo", "William Shakespeare", "World War I", "Abraham Lincoln", "Moon", "Jupiter",
 )
-DATA_DIR = Path(os.environ.get("ADAPTIVE_RAG_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
 def test_documents():
@@ -70,6 +69,9 @@ def ctx(embedder, index, tiny_generator):
 
 @pytest.fixture
 def data_dir() -> Path:
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"benchmark data not found at {DATA_DIR} (set ADAPTIVE_RAG_DATA)")
-    return DATA_DIR
+    from eval.datasets import DatasetError, data_dir as find_data_dir
+
+    try:
+        return find_data_dir()
+    except DatasetError as exc:
+        pytest.skip(f"benchmark data absent: {exc}")
