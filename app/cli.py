@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from components.index import IndexLoadError
 from components.model_files import DEFAULT_PRESET, PRESETS, ModelFileError
 from components.sources import SourceError
+from router.model import RouterError
 from graph.configuration import POLICIES, ConfigurationError, PipelineConfig, QuestionError
 
 EXIT_USAGE, EXIT_RESOURCE, EXIT_INTERRUPTED = 2, 3, 130
@@ -37,8 +38,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     _resource_options(parser)
     parser.add_argument("--model", help=f"generator: a preset ({', '.join(PRESETS)}), a .gguf path or a HF name "
                         f"(default: {DEFAULT_PRESET})")
-    parser.add_argument("--policy", help=f"routing policy: {', '.join(POLICIES)} (default: fixed)")
-    parser.add_argument("--tier", help="tier for the fixed policy: easy, medium, hard (default: medium)")
+    parser.add_argument("--policy", help=f"routing policy: {', '.join(POLICIES)} (default: adaptive, the trained router)")
+    parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
+    parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
     parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
     parser.add_argument("--threads", type=int, default=2, help="generator threads (default: 2)")
     parser.add_argument("--max-question-chars", type=int, default=2000)
@@ -50,13 +52,15 @@ def _resources(args: argparse.Namespace, **extra: Any):
     kwargs = {k: v for k, v in {
         "index_dir": args.index, "embedder": args.embedder,
         "model": getattr(args, "model", None), "reranker": getattr(args, "reranker", None),
-        "n_threads": getattr(args, "threads", None),
+        "n_threads": getattr(args, "threads", None), "router": getattr(args, "router", None),
     }.items() if v is not None}
     return ResourceConfig(**kwargs, **extra)
 
 
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier}.items() if v is not None}
+    if args.tier and not args.policy:
+        kwargs["policy"] = "fixed"
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
 
 
@@ -82,8 +86,9 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
             lines.append(f"  [{c['n']}] {c['title']} ({where}, score {c['score']:.2f}): {c['text']}")
     timings = trace.get("timings_ms", {})
     lines.append("")
+    router = trace.get("router")
     lines.append(
-        f"tier {trace.get('tier')} · corrected {'yes' if trace.get('corrected') else 'no'} · "
+        f"tier {trace.get('tier')}" + (f" (router {router['confidence']:.0%})" if router else "") + " · corrected {'yes' if trace.get('corrected') else 'no'} · "
         f"{trace.get('prompt_tokens')} prompt + {trace.get('output_tokens')} output tokens · "
         f"{sum(timings.values()) / 1000:.1f} s"
     )
@@ -253,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (QuestionError, ConfigurationError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (IndexLoadError, ModelFileError, SourceError, FileNotFoundError) as exc:
+    except (IndexLoadError, ModelFileError, RouterError, SourceError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_RESOURCE
     except KeyboardInterrupt:

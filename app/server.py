@@ -27,6 +27,7 @@ from app.service import RAGService
 from components.index import IndexLoadError
 from components.model_files import ModelFileError
 from graph.configuration import ConfigurationError, QuestionError
+from router.model import RouterError
 
 
 class AskRequest(BaseModel):
@@ -34,8 +35,8 @@ class AskRequest(BaseModel):
 
     question: StrictStr = Field(description="the question; non-empty, at most max_question_chars characters")
     session_id: Optional[StrictStr] = Field(None, max_length=200, description="conversation id; follow-ups use its history")
-    policy: Optional[StrictStr] = Field(None, description="fixed or baseline")
-    tier: Optional[StrictStr] = Field(None, description="easy, medium or hard (fixed policy)")
+    policy: Optional[StrictStr] = Field(None, description="adaptive (default: the trained router), fixed or baseline")
+    tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")
     model: Optional[StrictStr] = Field(None, description="generator preset")
 
 
@@ -48,8 +49,16 @@ class Citation(BaseModel):
     passage_id: str
 
 
+class RouterDecision(BaseModel):
+    tier: str
+    confidence: float
+    probabilities: dict[str, float]
+    inference_ms: float
+
+
 class AskResponse(BaseModel):
     tier: Optional[str]
+    router: Optional[RouterDecision] = Field(None, description="the router's decision (adaptive policy)")
     answer: str
     citations: list[Citation]
     timing_ms: dict[str, float]
@@ -88,6 +97,7 @@ def create_app(service: RAGService, *, auth: tuple[str, str] | None = None, with
 
     @app.exception_handler(IndexLoadError)
     @app.exception_handler(ModelFileError)
+    @app.exception_handler(RouterError)
     async def unavailable(_: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=503)
 

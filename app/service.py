@@ -36,6 +36,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     timings = {node: round(ms, 1) for node, ms in trace.get("timings_ms", {}).items()}
     return {
         "tier": trace.get("tier"),
+        "router": trace.get("router"),
         "answer": result.get("answer", ""),
         "citations": [
             {

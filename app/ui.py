@@ -27,7 +27,7 @@ local model, spending only the retrieval and generation budget each question nee
 def _footer(result: dict[str, Any]) -> str:
     tokens, timing = result["tokens"], result["timing_ms"]
     parts = [
-        f"tier **{result['tier']}**",
+        f"tier **{result['tier']}**" + (f" (router {result['router']['confidence']:.0%})" if result.get("router") else ""),
         f"correction {'fired' if result['corrected'] else 'not needed'}",
         f"{timing['total'] / 1000:.1f} s",
         f"{tokens['prompt']} prompt + {tokens['output']} output tokens",
@@ -108,7 +108,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
         with gr.Sidebar(open=True):
             gr.Markdown("### Settings")
             policy = gr.Dropdown(list(POLICIES), value=service.pipeline.policy, label="Policy",
-                                 info="fixed: the tier below; baseline: top-5 passages, no rerank or compression")
+                                 info="adaptive: the trained router picks the tier; fixed: the tier below; "
+                                      "baseline: top-5 passages, no rerank or compression")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")
             model = gr.Dropdown(list(PRESETS), value=service.resources.model, label="Model",
                                 info="other presets load on first use")

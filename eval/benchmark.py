@@ -201,18 +201,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="dev")
     parser.add_argument("--limit", type=int, default=200, help="questions (a seeded sample); 0 for all")
     parser.add_argument("--systems", default="baseline,adaptive")
-    parser.add_argument("--adaptive-tier", default="medium", help="the tier the adaptive systems run at until the router exists")
+    parser.add_argument("--adaptive-tier", default=None, choices=("easy", "medium", "hard"),
+                        help="run the adaptive systems at this fixed tier instead of the trained router")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="run folder (default: runs/<dataset>-<split>-s<seed>-<tier>; a larger --limit extends it)")
+                        help="run folder (default: runs/<dataset>-<split>-s<seed>-<router|tier>; a larger --limit extends it)")
     parser.add_argument("--no-figures", action="store_true")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
     examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed)
-    out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}-{args.adaptive_tier}"
+    out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}-{args.adaptive_tier or 'router'}"
     out.mkdir(parents=True, exist_ok=True)
 
     start = time.perf_counter()

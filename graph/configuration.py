@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-POLICIES = ("fixed", "baseline")
+POLICIES = ("adaptive", "fixed", "baseline")
 """Valid values of ``PipelineConfig.policy``.
 
+``adaptive`` (default): the trained tier router picks each question's tier from its embedding.
 ``fixed``: every question gets ``PipelineConfig.tier``.
 ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, no compression, no correction).
 """
@@ -79,8 +80,8 @@ BASELINE = Budget("baseline", k=5, context_chars=None, max_new_tokens=128, reran
 class PipelineConfig:
     """Routing policy and thresholds. Immutable; derive variants with :meth:`with_overrides`."""
 
-    policy: str = "fixed"
-    tier: str = "medium"
+    policy: str = "adaptive"
+    tier: str = "medium"  # the tier of the ``fixed`` policy
     tiers: Mapping[str, Budget] = field(default_factory=lambda: dict(DEFAULT_TIERS))
     baseline: Budget = BASELINE
     tau: float = 0.52
@@ -109,7 +110,8 @@ class PipelineConfig:
             )
 
     def budget(self, tier: str | None = None) -> Budget:
-        """The budget this policy assigns; ``tier`` overrides the configured fixed tier."""
+        """The budget this policy assigns; ``tier`` (the router's choice under ``adaptive``) overrides
+        the configured fixed tier."""
         if self.policy == "baseline":
             return self.baseline
         name = tier or self.tier
@@ -118,7 +120,8 @@ class PipelineConfig:
         return self.tiers[name]
 
     def with_overrides(self, overrides: Mapping[str, Any] | None) -> "PipelineConfig":
-        """A copy with per-question overrides applied; unknown keys are rejected."""
+        """A copy with per-question overrides applied; unknown keys are rejected. A tier given
+        without a policy means that tier: the policy becomes ``fixed``."""
         if not overrides:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections"}
@@ -127,7 +130,10 @@ class PipelineConfig:
             raise ConfigurationError(
                 f"unknown override(s) {sorted(unknown)}; valid overrides: {', '.join(sorted(allowed))}"
             )
-        return replace(self, **dict(overrides))
+        changes = dict(overrides)
+        if "tier" in changes and "policy" not in changes:
+            changes["policy"] = "fixed"
+        return replace(self, **changes)
 
 
 class QuestionError(ValueError):

@@ -22,6 +22,7 @@ from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
 from components.reranker import Reranker, load_reranker
 from graph.configuration import ConfigurationError, PipelineConfig
+from router.model import DEFAULT_WEIGHTS, TierRouter
 
 
 def default_index_dir() -> Path:
@@ -38,6 +39,7 @@ class ResourceConfig:
     embedder: str = DEFAULT_EMBEDDER
     model: str = field(default_factory=lambda: os.environ.get("ADAPTIVE_RAG_MODEL", DEFAULT_PRESET))
     reranker: str | None = None  # None: the offline hybrid reranker
+    router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     n_threads: int = 2
     n_ctx: int = 4096
 
@@ -64,11 +66,12 @@ class RAGContext:
     generator: BaseChatModel
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
     resources: ResourceConfig | None = None
+    router: TierRouter | None = None
 
     @classmethod
     def load(cls, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None) -> "RAGContext":
-        """Load and warm up every resource. The index is checked first, so a missing index fails
-        before any model loads."""
+        """Load and warm up every resource. The index and the router are checked first, so a missing
+        or mismatched file fails before the generator loads."""
         resources = resources or ResourceConfig()
         embedder = Embedder(resources.embedder)
         index = PassageIndex.load(resources.index_dir, embedder=embedder.name)
@@ -78,13 +81,17 @@ class RAGContext:
                 f"index at {resources.index_dir} holds {index.dimension}-d vectors, embedder "
                 f"{embedder.name!r} gives {embedder.dimension}-d ones"
             )
+        router = None
+        if resources.router is not None:
+            router = TierRouter.load(resources.router, embedder=embedder.name, dimension=embedder.dimension)
+            router.check_tiers(list((pipeline or PipelineConfig()).tiers))
         reranker = load_reranker(resources.reranker)
         reranker.warm_up()
         generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
         warm_up = getattr(generator, "warm_up", None)
         if warm_up:
             warm_up()
-        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources)
+        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router)
 
     def with_pipeline(self, pipeline: PipelineConfig | None = None, **changes: Any) -> "RAGContext":
         """The same loaded resources under another pipeline configuration."""

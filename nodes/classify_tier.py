@@ -1,16 +1,19 @@
 """classify-tier: fix the effective settings and pick the budget tier.
 
-Policies: ``fixed`` (the configured or overridden tier) and ``baseline`` (fixed k = 5, no rerank,
-compression or correction). The (standalone) question is embedded here, once; retrieval reuses
-the vector.
+Policies: ``adaptive`` (the trained router decides from the query embedding), ``fixed`` (the
+configured or overridden tier) and ``baseline`` (fixed k = 5, no rerank, compression or
+correction). The (standalone) question is embedded here, once; the router and retrieval reuse the
+vector. The router's class probabilities go into the trace.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph.configuration import ConfigurationError
 from graph.context import RAGContext
 from graph.state import State
 from nodes.base import context_of, timed
@@ -21,7 +24,18 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = state.get("standalone_question") or state["question"]
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
-    budget = pipeline.budget()
+    embedding = ctx.embedder.embed_query(question)
+    trace: dict[str, Any] = {"policy": pipeline.policy}
+    if pipeline.policy == "adaptive":
+        if ctx.router is None:
+            raise ConfigurationError("policy 'adaptive' needs a trained tier router (ResourceConfig.router); "
+                                     "load one or use policy 'fixed' or 'baseline'")
+        start = time.perf_counter()
+        decision = ctx.router.decide(embedding)
+        trace["router"] = {**decision.as_dict(), "inference_ms": (time.perf_counter() - start) * 1000.0}
+        budget = pipeline.budget(decision.tier)
+    else:
+        budget = pipeline.budget()
     settings = {
         "policy": pipeline.policy,
         "tier": budget.name,
@@ -30,8 +44,5 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "k_extra": pipeline.k_extra,
         "max_corrections": pipeline.max_corrections,
     }
-    return {
-        "settings": settings,
-        "query_embedding": ctx.embedder.embed_query(question).tolist(),
-        "trace": {"policy": pipeline.policy, "tier": budget.name, "budget": budget.as_dict()},
-    }
+    trace.update({"tier": budget.name, "budget": budget.as_dict()})
+    return {"settings": settings, "query_embedding": embedding.tolist(), "trace": trace}

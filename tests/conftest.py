@@ -60,11 +60,16 @@ def tiny_generator():
 
 @pytest.fixture(scope="session")
 def ctx(embedder, index, tiny_generator):
-    """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2."""
+    """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2 and the
+    committed tier router; the pipeline is a fixed Medium tier so that tests know the budget."""
     from components.reranker import HybridReranker
+    from graph.configuration import PipelineConfig
     from graph.context import RAGContext
+    from router.model import TierRouter
 
-    return RAGContext(embedder=embedder, index=index, reranker=HybridReranker(), generator=tiny_generator)
+    router = TierRouter.load(embedder=embedder.name, dimension=embedder.dimension)
+    return RAGContext(embedder=embedder, index=index, reranker=HybridReranker(), generator=tiny_generator,
+                      pipeline=PipelineConfig(policy="fixed"), router=router)
 
 
 @pytest.fixture

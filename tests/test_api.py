@@ -48,7 +48,7 @@ class TestAsk:
         ({"question": "   "}, 400, "question is empty"),
         ({"question": "x" * 2001}, 400, "maximum is 2,000"),
         ({"question": "Who?", "tier": "extreme"}, 400, "valid tiers: easy, medium, hard"),
-        ({"question": "Who?", "policy": "magic"}, 400, "valid policies: fixed, baseline"),
+        ({"question": "Who?", "policy": "magic"}, 400, "valid policies: adaptive, fixed, baseline"),
         ({"question": "Who?", "model": "gpt-9"}, 400, "valid presets"),
         ({"question": 42}, 422, "string"),
         ({}, 422, "question"),

@@ -30,14 +30,15 @@ class TestBudget:
 class TestPipelineConfig:
     def test_defaults(self):
         config = PipelineConfig()
-        assert (config.tau, config.k_extra, config.max_corrections) == (0.52, 5, 1)
-        assert config.budget().name == "medium"
+        assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("adaptive", 0.52, 5, 1)
+        assert config.budget().name == "medium"  # the fixed policy's tier; adaptive passes the router's
+        assert config.budget("hard").name == "hard"
 
     def test_baseline_policy_ignores_tier(self):
         assert PipelineConfig(policy="baseline").budget("hard") is BASELINE
 
     def test_unknown_policy_lists_valid(self):
-        with pytest.raises(ConfigurationError, match="valid policies: fixed, baseline"):
+        with pytest.raises(ConfigurationError, match="valid policies: adaptive, fixed, baseline"):
             PipelineConfig(policy="magic")
 
     def test_unknown_tier_lists_valid(self):
@@ -52,6 +53,8 @@ class TestPipelineConfig:
     def test_overrides_are_validated(self):
         config = PipelineConfig()
         assert config.with_overrides({"tier": "easy"}).budget().name == "easy"
+        assert config.with_overrides({"tier": "easy"}).policy == "fixed"  # a tier alone means that tier
+        assert config.with_overrides({"tier": "easy", "policy": "baseline"}).policy == "baseline"
         assert config.with_overrides(None) is config
         with pytest.raises(ConfigurationError, match="unknown override"):
             config.with_overrides({"k": 3})

@@ -86,8 +86,16 @@ class TestDatasets:
 
 
 class TestSystems:
+    def test_router_by_default(self):
+        systems = all_systems()
+        for name in ("adaptive", "routing", "routing+compression"):
+            assert systems[name].pipeline.policy == "adaptive"
+            assert "trained router" in systems[name].description
+        assert systems["baseline"].pipeline.policy == "baseline"
+
     def test_registry(self):
         systems = all_systems("easy")
+        assert systems["adaptive"].pipeline.policy == "fixed"
         assert systems["baseline"].pipeline.budget().name == "baseline"
         assert systems["adaptive"].pipeline.budget().name == "easy"
         routing = systems["routing"].pipeline.budget()

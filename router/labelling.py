@@ -1,0 +1,181 @@
+"""Oracle tier labels: what the pipeline actually gets right at each tier.
+
+    python -m router.labelling                 # the issue's 1,100 training questions, resumable
+    python -m router.labelling --per-dataset 5 --out /tmp/labels.jsonl   # a quick look
+
+Every training question runs through the compiled graph at Easy, Medium and Hard (cheapest
+first), each with an empty llama.cpp prompt cache. A tier is correct when its answer has Exact
+Match, or token F1 >= 0.6, against the gold; the label is the cheapest correct tier. When no tier
+is correct, multi-hop questions (HotpotQA) get Hard and single-hop ones Medium.
+
+One JSON line per question is appended as soon as its three tiers are done, holding every tier's
+answer, EM, F1, tokens and latency, so :func:`derive_label` can re-derive the labels with another
+threshold without running a model again. Rerunning the command skips the questions already in the
+file; datasets are interleaved, so a partial file is a balanced sample.
+
+Training questions (``../shared/data``): 300 from SQuAD 2.0 ``train.json`` against its own pooled
+corpus, all 200 of HotpotQA ``ircot_train.jsonl`` against its pooled corpus, 300 each from NQ-open
+and TriviaQA ``train.jsonl`` against the default Wikipedia knowledge base.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from itertools import zip_longest
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from graph.configuration import DEFAULT_TIERS, PipelineConfig
+
+TIERS = tuple(DEFAULT_TIERS)
+"""Label order: the tiers cheapest first. Index ``i`` is class ``i`` of the router."""
+
+F1_THRESHOLD = 0.6
+MULTI_HOP = frozenset({"hotpotqa"})
+LABELS_FILE = Path(__file__).resolve().parent / "labels" / "oracle_labels.jsonl"
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    dataset: str
+    split: str
+    size: int
+
+
+TRAINING_SETS = (
+    TrainingSet("squad", "train", 300),
+    TrainingSet("hotpotqa", "train", 200),
+    TrainingSet("nq", "train", 300),
+    TrainingSet("triviaqa", "train", 300),
+)
+
+_KEPT = ("answer", "prediction", "em", "f1", "input_tokens", "output_tokens", "latency_ms", "corrected",
+         "passages_in_prompt", "recall@10", "mrr")
+
+
+def tier_correct(result: Mapping[str, Any], threshold: float = F1_THRESHOLD) -> bool:
+    return result["em"] >= 1.0 or result["f1"] >= threshold
+
+
+def fallback_tier(dataset: str) -> str:
+    return "hard" if dataset in MULTI_HOP else "medium"
+
+
+def derive_label(record: Mapping[str, Any], threshold: float = F1_THRESHOLD) -> str:
+    """The cheapest correct tier of a labelled question, or its dataset's fallback tier."""
+    for tier in TIERS:
+        if tier_correct(record["tiers"][tier], threshold):
+            return tier
+    return fallback_tier(record["dataset"])
+
+
+def interleave(groups: Iterable[list]) -> list:
+    """Round-robin over the groups, so any prefix mixes every dataset."""
+    return [item for row in zip_longest(*groups) for item in row if item is not None]
+
+
+def read_labels(path: Path) -> list[dict[str, Any]]:
+    from eval.benchmark import read_records
+
+    return read_records(Path(path))
+
+
+def label_question(ctx, example) -> dict[str, Any]:
+    """Run one question at every tier; the per-tier figures and the derived label."""
+    from eval.benchmark import run_one
+    from eval.systems import System
+
+    tiers = {}
+    for tier in TIERS:
+        system = System(tier, f"fixed {tier} tier", PipelineConfig(policy="fixed", tier=tier))
+        record = run_one(ctx, system, example)
+        tiers[tier] = {key: record.get(key) for key in _KEPT}
+        tiers[tier]["top_score"] = max((p["score"] for p in record["passages"]), default=None)
+    record = {
+        "id": example.id,
+        "dataset": example.dataset,
+        "question": example.question,
+        "gold_answers": list(example.answers),
+        "tiers": tiers,
+    }
+    record["label"] = derive_label(record)
+    return record
+
+
+def training_questions(sets: Iterable[TrainingSet], seed: int, root: str | None = None) -> list:
+    from eval.benchmark import sample
+    from eval.datasets import load
+
+    return interleave(sample(load(s.dataset, s.split, root), s.size, seed) for s in sets)
+
+
+def _parse_sets(text: str | None, per_dataset: int | None) -> list[TrainingSet]:
+    sets = list(TRAINING_SETS)
+    if text:
+        wanted = [name.strip() for name in text.split(",") if name.strip()]
+        known = {s.dataset: s for s in TRAINING_SETS}
+        unknown = [name for name in wanted if name not in known]
+        if unknown or not wanted:
+            raise SystemExit(f"unknown dataset(s) {unknown}; valid: {', '.join(known)}")
+        sets = [known[name] for name in wanted]
+    if per_dataset is not None:
+        if per_dataset < 1:
+            raise SystemExit(f"--per-dataset must be >= 1, got {per_dataset}")
+        sets = [dataclasses.replace(s, size=min(s.size, per_dataset)) for s in sets]
+    return sets
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tqdm import tqdm
+
+    from components.embedder import Embedder
+    from eval.corpora import benchmark_index
+    from graph import RAGContext, ResourceConfig
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=LABELS_FILE, help=f"labels JSONL (default: {LABELS_FILE})")
+    parser.add_argument("--datasets", default=None, help="comma-separated subset of: squad,hotpotqa,nq,triviaqa")
+    parser.add_argument("--per-dataset", type=int, default=None, help="cap the questions per dataset (for a quick look)")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
+    args = parser.parse_args(argv)
+
+    sets = _parse_sets(args.datasets, args.per_dataset)
+    questions = training_questions(sets, args.seed, args.data_dir)
+    done = {(r["dataset"], r["id"]) for r in read_labels(args.out)}
+    todo = [e for e in questions if (e.dataset, e.id) not in done]
+    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already labelled in {args.out}",
+          file=sys.stderr)
+    if not todo:
+        return 0
+
+    embedder = Embedder()
+    embedder.warm_up()
+    indexes = {s.dataset: benchmark_index(s.dataset, s.split, embedder, args.data_dir) for s in sets}
+    first = next(iter(indexes.values()))
+    resources = ResourceConfig(index_dir=first.directory, **({"model": args.model} if args.model else {}))
+    base = RAGContext.load(resources)  # models load once; each dataset swaps in its own index
+    contexts = {name: dataclasses.replace(base, index=index) for name, index in indexes.items()}
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    counts = Counter(r["label"] for r in read_labels(args.out))
+    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr,
+                                                           mininterval=5.0) as bar:
+        for example in todo:
+            record = label_question(contexts[example.dataset], example)
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.flush()
+            counts[record["label"]] += 1
+            bar.set_postfix({t: counts[t] for t in TIERS})
+            bar.update(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
