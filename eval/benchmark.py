@@ -190,22 +190,53 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
 
 
 # ---------------------------------------------------------------------------- main
-def main(argv: list[str] | None = None) -> int:
-    from tqdm import tqdm
-
-    from components.storage import atomic_write_text
-    from eval.corpora import answer_coverage, benchmark_index, corpus_dir
-
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help: str) -> None:
+    """The options every run over a dataset sample shares (benchmark, RAGAS suite)."""
     parser.add_argument("--dataset", required=True, choices=DATASETS)
     parser.add_argument("--split", default="dev")
-    parser.add_argument("--limit", type=int, default=200, help="questions (a seeded sample); 0 for all")
+    parser.add_argument("--limit", type=int, default=limit, help=limit_help)
     parser.add_argument("--systems", default="baseline,adaptive")
     parser.add_argument("--adaptive-tier", default=None, choices=("easy", "medium", "hard"),
                         help="run the adaptive systems at this fixed tier instead of the trained router")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
+
+
+def load_run_context(args: argparse.Namespace) -> RAGContext:
+    """The loaded models over the dataset split's benchmark index (built and cached on first use)."""
+    from components.embedder import Embedder
+    from eval.corpora import benchmark_index, corpus_dir
+
+    embedder = Embedder()
+    embedder.warm_up()
+    index = benchmark_index(args.dataset, args.split, embedder, args.data_dir)
+    resources = ResourceConfig(index_dir=index.directory or corpus_dir(args.dataset, args.split, embedder),
+                               **({"model": args.model} if args.model else {}))
+    return RAGContext.load(resources)
+
+
+def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:
+    """Run every (question, system) pair not yet in ``path``, question-major, appending records."""
+    from tqdm import tqdm
+
+    done = {(r["system"], r["id"]) for r in read_records(path)}
+    todo = [(e, s) for e in examples for s in systems if (s.name, e.id) not in done]
+    with path.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="answer", file=sys.stderr, mininterval=1.0) as bar:
+        for example, system in todo:
+            record = run_one(ctx, system, example)
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.flush()
+            bar.set_postfix(system=system.name)
+            bar.update(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from components.storage import atomic_write_text
+    from eval.corpora import answer_coverage
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_run_arguments(parser, limit=200, limit_help="questions (a seeded sample); 0 for all")
     parser.add_argument("--out", type=Path, default=None,
                         help="run folder (default: runs/<dataset>-<split>-s<seed>-<router|tier>; a larger --limit extends it)")
     parser.add_argument("--no-figures", action="store_true")
@@ -217,25 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     start = time.perf_counter()
-    from components.embedder import Embedder
-
-    embedder = Embedder()
-    embedder.warm_up()
-    index = benchmark_index(args.dataset, args.split, embedder, args.data_dir)
-    resources = ResourceConfig(index_dir=index.directory or corpus_dir(args.dataset, args.split, embedder),
-                               **({"model": args.model} if args.model else {}))
-    ctx = RAGContext.load(resources)
-
+    ctx = load_run_context(args)
+    resources = ctx.resources
     path = out / RECORDS
-    done = {(r["system"], r["id"]) for r in read_records(path)}
-    todo = [(e, s) for e in examples for s in systems if (s.name, e.id) not in done]
-    with path.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="answer", file=sys.stderr, mininterval=1.0) as bar:
-        for example, system in todo:
-            record = run_one(ctx, system, example)
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.flush()
-            bar.set_postfix(system=system.name)
-            bar.update(1)
+    answer_all(ctx, systems, examples, path)
 
     wanted_ids = {e.id for e in examples}
     records = [r for r in read_records(path) if r["id"] in wanted_ids]

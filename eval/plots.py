@@ -99,3 +99,47 @@ def ablation_figure(summary: dict[str, Any], out: Path) -> Path | None:
 def plot_run(summary: dict[str, Any], records: list[dict[str, Any]], out: Path) -> list[Path]:
     made = [retrieval_figure(summary, out), cost_figure(summary, out), tier_figure(summary, out), ablation_figure(summary, out)]
     return [p for p in made if p is not None]
+
+
+def datasets_figure(summaries: list[dict[str, Any]], out: Path) -> Path:
+    """Latency and input tokens by system and dataset, one group of bars per dataset run."""
+    systems = list(dict.fromkeys(n for s in summaries for n in s["systems"]))
+    labels = [_title(s) for s in summaries]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    width = 0.8 / max(len(systems), 1)
+    panels = (("latency_mean_ms", 1e-3, "seconds per question (mean)", "Latency"),
+              ("input_tokens_mean", 1.0, "prompt tokens per question (mean)", "Input tokens"))
+    for ax, (key, scale, ylabel, title) in zip(axes, panels):
+        for i, name in enumerate(systems):
+            values = [s["systems"][name][key] * scale if name in s["systems"] else 0.0 for s in summaries]
+            ax.bar([x + i * width for x in range(len(summaries))], values, width, label=name)
+        ax.set_xticks([x + width * (len(systems) - 1) / 2 for x in range(len(summaries))], labels, fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle("Cost by system and dataset (each dataset one run, systems side by side)")
+    return _save(fig, out / "cost_by_dataset.png")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Draw the cross-dataset figure from benchmark run folders."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description="latency and input tokens by system and dataset, from run folders")
+    parser.add_argument("runs", nargs="+", type=Path, help="benchmark run folders (each with summary.json)")
+    parser.add_argument("--out", type=Path, required=True, help="folder for cost_by_dataset.png")
+    args = parser.parse_args(argv)
+    missing = [str(r) for r in args.runs if not (r / "summary.json").is_file()]
+    if missing:
+        parser.error(f"no summary.json in: {', '.join(missing)}")
+    summaries = [json.loads((r / "summary.json").read_text(encoding="utf-8")) for r in args.runs]
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(datasets_figure(summaries, args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

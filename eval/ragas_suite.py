@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
-from eval.datasets import DATASETS, Example
+from eval.datasets import Example
 
 LLM_METRICS = ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference")
 NON_LLM_METRICS = ("non_llm_context_precision_with_reference", "non_llm_context_recall")
@@ -208,25 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from components.storage import atomic_write_text
-    from eval.benchmark import read_records, run_one, sample
-    from eval.corpora import benchmark_index, corpus_dir
+    from eval.benchmark import add_run_arguments, answer_all, load_run_context, read_records, sample
     from eval.datasets import load
     from eval.systems import select
-    from graph import RAGContext, ResourceConfig
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", required=True, choices=DATASETS)
-    parser.add_argument("--split", default="dev")
-    parser.add_argument("--limit", type=int, default=20, help="answerable questions (a seeded sample)")
-    parser.add_argument("--systems", default="baseline,adaptive")
-    parser.add_argument("--adaptive-tier", default=None, choices=("easy", "medium", "hard"),
-                        help="run the adaptive systems at this fixed tier instead of the trained router")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    add_run_arguments(parser, limit=20, limit_help="answerable questions (a seeded sample)")
     parser.add_argument("--judge-url", default=None, help="OpenAI-compatible base URL of a judge model")
     parser.add_argument("--judge-model", default=None, help="the judge's model name at --judge-url")
     parser.add_argument("--judge-max-tokens", type=int, default=768, help="the local judge's output limit")
-    parser.add_argument("--data-dir", default=None)
     parser.add_argument("--out", type=Path, default=None, help="run folder (default: runs/ragas-<dataset>-<split>-s<seed>)")
     args = parser.parse_args(argv)
     if args.limit < 1:
@@ -238,23 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path("runs") / f"ragas-{args.dataset}-{args.split}-s{args.seed}"
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-
-    from components.embedder import Embedder
-
-    embedder = Embedder()
-    embedder.warm_up()
-    index = benchmark_index(args.dataset, args.split, embedder, args.data_dir)
-    resources = ResourceConfig(index_dir=index.directory or corpus_dir(args.dataset, args.split, embedder),
-                               **({"model": args.model} if args.model else {}))
-    ctx = RAGContext.load(resources)
-
+    ctx = load_run_context(args)
     records_path, scores_path = out / "records.jsonl", out / SCORES
-    done = {(r["system"], r["id"]) for r in read_records(records_path)}
-    todo = [(e, s) for e in examples for s in systems if (s.name, e.id) not in done]
-    with records_path.open("a", encoding="utf-8") as fh:
-        for example, system in tqdm(todo, desc="answering", unit="answer", file=sys.stderr, mininterval=2.0):
-            fh.write(json.dumps(run_one(ctx, system, example), ensure_ascii=False) + "\n")
-            fh.flush()
+    answer_all(ctx, systems, examples, records_path)
 
     judge, judge_name = load_judge(ctx, args.judge_url, args.judge_model, args.judge_max_tokens)
     from ragas.embeddings import LangchainEmbeddingsWrapper
@@ -262,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        metrics = build_metrics(LangchainLLMWrapper(judge), LangchainEmbeddingsWrapper(embedder.langchain))
+        metrics = build_metrics(LangchainLLMWrapper(judge), LangchainEmbeddingsWrapper(ctx.embedder.langchain))
     by_id = {e.id: e for e in examples}
     records = {(r["system"], r["id"]): r for r in read_records(records_path) if r["id"] in by_id}
     scored = {(r["system"], r["id"]) for r in read_records(scores_path)}
@@ -279,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(rows, [s.name for s in systems])
     summary["meta"] = meta = {
         "dataset": args.dataset, "split": args.split, "questions": len(examples), "seed": args.seed,
-        "model": resources.model, "judge": judge_name, "ragas": ragas.__version__,
+        "model": ctx.resources.model, "judge": judge_name, "ragas": ragas.__version__,
         "command": "python -m eval.ragas_suite " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": time.perf_counter() - start,
     }

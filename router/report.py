@@ -91,6 +91,43 @@ def confusion_figure(meta: dict[str, Any], out: Path) -> Path:
     return _save(fig, out / "confusion.png")
 
 
+DEV_SETS = (("squad", "dev", 500), ("hotpotqa", "dev", 200), ("nq", "dev", 500))
+"""Held-out questions the report routes, to show where the router sends each dataset."""
+
+
+def route_dev_sets(router, embedder, data_dir: str | None = None, seed: int = 13) -> dict[str, dict[str, int]]:
+    """Tier counts of the router's decisions on seeded dev samples; a dataset without data is skipped."""
+    from eval.benchmark import sample
+    from eval.datasets import DatasetError, load
+
+    decisions: dict[str, dict[str, int]] = {}
+    for dataset, split, size in DEV_SETS:
+        try:
+            questions = [e.question for e in sample(load(dataset, split, data_dir), size, seed)]
+        except DatasetError:
+            continue
+        tiers = [router.decide(embedder.embed_query(q)).tier for q in questions]
+        decisions[f"{dataset} {split}"] = {t: tiers.count(t) for t in TIERS}
+    return decisions
+
+
+def routing_figure(decisions: dict[str, dict[str, int]], out: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(8, 4))
+    names = list(decisions)
+    bottom = [0.0] * len(names)
+    for tier in TIERS:
+        shares = [100 * decisions[n].get(tier, 0) / max(sum(decisions[n].values()), 1) for n in names]
+        ax.bar(names, shares, bottom=bottom, label=tier)
+        bottom = [b + s for b, s in zip(bottom, shares)]
+    for i, n in enumerate(names):
+        ax.text(i, 101, f"n={sum(decisions[n].values())}", ha="center", fontsize=8)
+    ax.set_ylim(0, 108)
+    ax.set_ylabel("% of questions")
+    ax.set_title("Router decisions on held-out dev questions")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _save(fig, out / "routing.png")
+
+
 def _zero_nan(value: float) -> float:
     return 0.0 if math.isnan(value) else value
 
@@ -99,7 +136,8 @@ def _pct(value: float) -> str:
     return "–" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
-def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str]) -> str:
+def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str],
+             decisions: dict[str, dict[str, int]] | None = None) -> str:
     data, val, cfg = meta["data"], meta["validation"], meta["training"]
     last = meta["history"][-1]
     lines = [
@@ -142,16 +180,29 @@ def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str
         tokens = sum(x["input_tokens"] or 0 for x in results) / len(results)
         latency = sum(x["latency_ms"] for x in results) / len(results) / 1000
         lines.append(f"| {tier} | {f1:.1f} | {tokens:.0f} | {latency:.2f} |")
+    if decisions:
+        lines += ["", "## Where the router sends held-out questions", "",
+                  "Seeded samples of the dev sets (no overlap with the training questions):", "",
+                  "| dev set | " + " | ".join(TIERS) + " | questions |", "| --- |" + " --- |" * (len(TIERS) + 1)]
+        for name, counts in decisions.items():
+            total = max(sum(counts.values()), 1)
+            lines.append(f"| {name} | " + " | ".join(f"{100 * counts.get(t, 0) / total:.0f}%" for t in TIERS)
+                         + f" | {sum(counts.values())} |")
     lines += ["", "![labels](labels.png)", "", "![training](training.png)", "", "![confusion](confusion.png)", ""]
+    if decisions:
+        lines += ["![routing](routing.png)", ""]
     return "\n".join(lines)
 
 
-def write_report(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str], out: Path) -> Path:
+def write_report(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str], out: Path,
+                 decisions: dict[str, dict[str, int]] | None = None) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     label_figure(meta, out)
     training_figure(meta, out)
     confusion_figure(meta, out)
+    if decisions:
+        routing_figure(decisions, out)
     path = out / "README.md"
-    atomic_write_text(path, markdown(meta, records, labels))
+    atomic_write_text(path, markdown(meta, records, labels, decisions))
     return path

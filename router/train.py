@@ -164,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_WEIGHTS, help="weights file (.safetensors; metadata beside it)")
     parser.add_argument("--report-dir", type=Path, default=REPORT_DIR, help=f"training report folder (default: {REPORT_DIR})")
     parser.add_argument("--no-report", action="store_true", help="write no report (needs no matplotlib)")
+    parser.add_argument("--data-dir", default=None, help="benchmark data folder for the report's held-out routing "
+                        "(default: $ADAPTIVE_RAG_DATA or ../shared/data)")
     parser.add_argument("--threshold", type=float, default=F1_THRESHOLD, help="F1 at which a tier counts as correct")
     parser.add_argument("--seed", type=int, default=TrainingConfig.seed)
     parser.add_argument("--epochs", type=int, default=TrainingConfig.epochs)
@@ -223,9 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"validation accuracy {validation['accuracy']:.3f} vs majority class ({TIERS[majority]}) "
           f"{validation['majority_accuracy']:.3f}; weights: {args.out}")
     if not args.no_report:
-        from router.report import write_report
+        from router.model import TierRouter
+        from router.report import route_dev_sets, write_report
 
-        print(f"report: {write_report(metadata, records, labels, args.report_dir)}")
+        router = TierRouter.load(args.out, embedder=embedder.name, dimension=embedder.dimension)
+        decisions = route_dev_sets(router, embedder, args.data_dir, config.seed)
+        print(f"report: {write_report(metadata, records, labels, args.report_dir, decisions)}")
     return 0
 
 

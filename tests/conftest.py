@@ -80,3 +80,22 @@ def data_dir() -> Path:
         return find_data_dir()
     except DatasetError as exc:
         pytest.skip(f"benchmark data absent: {exc}")
+
+
+@pytest.fixture
+def tiny_squad(tmp_path, monkeypatch):
+    """A data folder holding a two-question SQuAD 2.0 dev file (one answerable, one not), and a
+    private cache so its benchmark corpus is built fresh."""
+    import json
+
+    data = tmp_path / "data" / "squad_v2"
+    data.mkdir(parents=True)
+    context = "The Eiffel Tower was built from 1887 to 1889. It is in Paris. Gustave Eiffel's company designed it."
+    squad = {"version": "v2.0", "data": [{"title": "Eiffel_Tower", "paragraphs": [{"context": context, "qas": [
+        {"id": "a1", "question": "Where is the Eiffel Tower?", "is_impossible": False,
+         "answers": [{"text": "Paris", "answer_start": context.index("Paris")}]},
+        {"id": "u1", "question": "How tall is the Leaning Tower of Pisa?", "is_impossible": True, "answers": []},
+    ]}]}]}
+    (data / "dev.json").write_text(json.dumps(squad))
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "data"

@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -156,21 +157,11 @@ class TestRunAndAggregate:
         assert read_records(path) == [{"system": "baseline", "id": "a"}]
 
 
-def test_benchmark_command_end_to_end_and_resume(tmp_path, monkeypatch, capsys):
+def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     """The real command on a tiny SQuAD-format file: corpus build, records, summary, report, figures."""
-    data = tmp_path / "data" / "squad_v2"
-    data.mkdir(parents=True)
-    context = "The Eiffel Tower was built from 1887 to 1889. It is in Paris. Gustave Eiffel's company designed it."
-    squad = {"version": "v2.0", "data": [{"title": "Eiffel_Tower", "paragraphs": [{"context": context, "qas": [
-        {"id": "a1", "question": "Where is the Eiffel Tower?", "is_impossible": False,
-         "answers": [{"text": "Paris", "answer_start": context.index("Paris")}]},
-        {"id": "u1", "question": "How tall is the Leaning Tower of Pisa?", "is_impossible": True, "answers": []},
-    ]}]}]}
-    (data / "dev.json").write_text(json.dumps(squad))
-    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "run"
     argv = ["--dataset", "squad", "--split", "dev", "--limit", "2", "--systems", "baseline,adaptive",
-            "--adaptive-tier", "easy", "--model", "smollm2-135m", "--data-dir", str(tmp_path / "data"), "--out", str(out)]
+            "--adaptive-tier", "easy", "--model", "smollm2-135m", "--data-dir", str(tiny_squad), "--out", str(out)]
     assert benchmark_main(argv) == 0
     records = read_records(out / "records.jsonl")
     assert len(records) == 4 and {r["system"] for r in records} == {"baseline", "adaptive"}
@@ -181,3 +172,22 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, monkeypatch, capsys):
     assert {"report.md", "cost.png", "tiers.png", "retrieval.png", "ablation.png"} <= {p.name for p in out.iterdir()}
     assert benchmark_main(argv) == 0  # resumes: nothing left to run
     assert len(read_records(out / "records.jsonl")) == 4
+
+
+def test_cross_dataset_figure(tmp_path):
+    from eval.plots import main as plots_main
+
+    def run(name: str, systems: dict) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        summary = {"questions": 2, "meta": {"dataset": name, "split": "dev"},
+                   "systems": {s: {"latency_mean_ms": ms, "input_tokens_mean": tokens} for s, (ms, tokens) in systems.items()}}
+        (folder / "summary.json").write_text(json.dumps(summary))
+        return folder
+
+    squad = run("squad", {"baseline": (8000, 300), "adaptive": (5000, 180)})
+    hotpot = run("hotpotqa", {"baseline": (9000, 330), "oracle": (7000, 250)})
+    assert plots_main([str(squad), str(hotpot), "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "cost_by_dataset.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit):
+        plots_main([str(tmp_path / "nothing"), "--out", str(tmp_path / "out")])

@@ -1,7 +1,4 @@
 import json
-import subprocess
-import sys
-import time
 
 import numpy as np
 import pytest

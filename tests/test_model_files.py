@@ -1,9 +1,7 @@
 import hashlib
-import sys
 
 import pytest
 
-import components.model_files as mf
 from components.model_files import PRESETS, GGUFPreset, ModelFileError, gguf_path
 
 

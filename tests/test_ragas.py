@@ -53,22 +53,12 @@ def test_bad_limit_is_a_usage_error():
 
 
 @pytest.mark.slow
-def test_ragas_command_end_to_end(tmp_path, monkeypatch):
+def test_ragas_command_end_to_end(tmp_path, tiny_squad, monkeypatch):
     """SmolLM2-135M as the judge: RAGAS runs, every metric is present or counted missing, resumes."""
-    data = tmp_path / "data" / "squad_v2"
-    data.mkdir(parents=True)
-    context = "The Eiffel Tower was built from 1887 to 1889. It is in Paris. Gustave Eiffel's company designed it."
-    squad = {"version": "v2.0", "data": [{"title": "Eiffel_Tower", "paragraphs": [{"context": context, "qas": [
-        {"id": "a1", "question": "Where is the Eiffel Tower?", "is_impossible": False,
-         "answers": [{"text": "Paris", "answer_start": context.index("Paris")}]},
-        {"id": "u1", "question": "How tall is the Leaning Tower of Pisa?", "is_impossible": True, "answers": []},
-    ]}]}]}
-    (data / "dev.json").write_text(json.dumps(squad))
-    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("RAGAS_DO_NOT_TRACK", raising=False)
     out = tmp_path / "run"
     argv = ["--dataset", "squad", "--split", "dev", "--limit", "2", "--systems", "adaptive", "--adaptive-tier", "easy",
-            "--model", "smollm2-135m", "--judge-max-tokens", "64", "--data-dir", str(tmp_path / "data"),
+            "--model", "smollm2-135m", "--judge-max-tokens", "64", "--data-dir", str(tiny_squad),
             "--out", str(out)]
     assert main(argv) == 0
     import os
