@@ -217,6 +217,15 @@ class RAGService:
             return ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
 
     # ------------------------------------------------------------------ health
+    @staticmethod
+    def _router_status(ctx: RAGContext | None) -> dict[str, Any] | None:
+        if ctx is None or ctx.router is None:
+            return None
+        meta = ctx.router.metadata
+        return {"path": str(ctx.router.path), "labels": list(ctx.router.labels),
+                "trained_on": meta.get("data", {}).get("questions"),
+                "validation_accuracy": meta.get("validation", {}).get("accuracy")}
+
     def status(self) -> dict[str, Any]:
         ctx = self._context
         return {
@@ -224,6 +233,8 @@ class RAGService:
             "model": self.resources.model,
             "loaded_models": sorted(self._generators),
             "index_passages": len(ctx.index) if ctx else None,
+            "policy": self.pipeline.policy,
+            "router": self._router_status(ctx),
             "in_flight": self._in_flight,
             "answered": self.answered,
         }

@@ -94,10 +94,19 @@ class TestSessions:
         assert service.history("s1") == []
 
 
+    def test_adaptive_policy_returns_the_router_decision(self, client):
+        body = client.post("/ask", json={"question": "Who directed 2001: A Space Odyssey?", "policy": "adaptive"}).json()
+        router = body["router"]
+        assert body["tier"] == router["tier"] in ("easy", "medium", "hard")
+        assert sum(router["probabilities"].values()) == pytest.approx(1.0)
+        assert client.post("/ask", json={"question": "Who?", "tier": "easy"}).json()["router"] is None
+
+
 class TestHealthAndAuth:
     def test_health(self, client):
         body = client.get("/health").json()
         assert body["status"] == "ok" and body["index_passages"] > 0 and body["in_flight"] == 0
+        assert body["router"]["labels"] == ["easy", "medium", "hard"] and body["router"]["trained_on"] > 0
 
     def test_auth(self, service):
         client = TestClient(create_app(service, auth=("alice", "s3cret"), with_ui=False))
