@@ -27,23 +27,27 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def label_figure(meta: dict[str, Any], out: Path) -> Path:
-    per_dataset = meta["data"]["per_dataset"]
-    groups = ["all", *per_dataset]
-    counts = [meta["data"]["label_counts"], *per_dataset.values()]
+def tier_shares_figure(groups: dict[str, dict[str, int]], title: str, path: Path) -> Path:
+    """Stacked bars: the share of each tier per group, with the group's size on top."""
     fig, ax = plt.subplots(figsize=(8, 4))
-    bottom = [0.0] * len(groups)
+    names = list(groups)
+    bottom = [0.0] * len(names)
     for tier in TIERS:
-        shares = [100 * c.get(tier, 0) / max(sum(c.values()), 1) for c in counts]
-        ax.bar(groups, shares, bottom=bottom, label=tier)
+        shares = [100 * groups[n].get(tier, 0) / max(sum(groups[n].values()), 1) for n in names]
+        ax.bar(names, shares, bottom=bottom, label=tier)
         bottom = [b + s for b, s in zip(bottom, shares)]
-    for i, c in enumerate(counts):
-        ax.text(i, 101, f"n={sum(c.values())}", ha="center", fontsize=8)
+    for i, n in enumerate(names):
+        ax.text(i, 101, f"n={sum(groups[n].values())}", ha="center", fontsize=8)
     ax.set_ylim(0, 108)
     ax.set_ylabel("% of questions")
-    ax.set_title("Oracle tier labels, overall and per dataset")
+    ax.set_title(title)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, out / "labels.png")
+    return _save(fig, path)
+
+
+def label_figure(meta: dict[str, Any], out: Path) -> Path:
+    groups = {"all": meta["data"]["label_counts"], **meta["data"]["per_dataset"]}
+    return tier_shares_figure(groups, "Oracle tier labels, overall and per dataset", out / "labels.png")
 
 
 def training_figure(meta: dict[str, Any], out: Path) -> Path:
@@ -112,20 +116,7 @@ def route_dev_sets(router, embedder, data_dir: str | None = None, seed: int = 13
 
 
 def routing_figure(decisions: dict[str, dict[str, int]], out: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(8, 4))
-    names = list(decisions)
-    bottom = [0.0] * len(names)
-    for tier in TIERS:
-        shares = [100 * decisions[n].get(tier, 0) / max(sum(decisions[n].values()), 1) for n in names]
-        ax.bar(names, shares, bottom=bottom, label=tier)
-        bottom = [b + s for b, s in zip(bottom, shares)]
-    for i, n in enumerate(names):
-        ax.text(i, 101, f"n={sum(decisions[n].values())}", ha="center", fontsize=8)
-    ax.set_ylim(0, 108)
-    ax.set_ylabel("% of questions")
-    ax.set_title("Router decisions on held-out dev questions")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, out / "routing.png")
+    return tier_shares_figure(decisions, "Router decisions on held-out dev questions", out / "routing.png")
 
 
 def _zero_nan(value: float) -> float:
