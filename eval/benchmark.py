@@ -22,13 +22,16 @@ import resource
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
+from components.index import PassageIndex
 from eval.datasets import DATASETS, Example, load
 from eval.scoring import score
 from eval.systems import System, select
 from graph import RAGContext, ResourceConfig, graph
+from graph.configuration import DEFAULT_TIERS
 
 RECORDS = "records.jsonl"
 ANSWER_METRICS = ("em", "f1")
@@ -132,6 +135,28 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
     return summary
 
 
+def by_routed_tier(records: list[dict[str, Any]], system: str = "adaptive",
+                   reference: str = "baseline") -> dict[str, dict[str, float]]:
+    """Where routing helps: ``system``'s questions grouped by the tier it ran them at, each group's
+    F1, latency and input tokens beside ``reference``'s on the same questions."""
+    mine = {r["id"]: r for r in records if r["system"] == system}
+    theirs = {r["id"]: r for r in records if r["system"] == reference}
+    groups: dict[str, list[str]] = defaultdict(list)
+    for qid in sorted(set(mine) & set(theirs)):
+        groups[mine[qid]["tier"]].append(qid)
+    order = list(DEFAULT_TIERS)
+    table = {}
+    for tier in sorted(groups, key=lambda t: (order.index(t) if t in order else len(order), t)):
+        ids = groups[tier]
+        row: dict[str, float] = {"n": len(ids)}
+        for side, rows in ((system, mine), (reference, theirs)):
+            row[f"f1_{side}"] = 100 * _mean(rows[i]["f1"] for i in ids)
+            row[f"latency_ms_{side}"] = _mean(rows[i]["latency_ms"] for i in ids)
+            row[f"input_tokens_{side}"] = _mean(rows[i]["input_tokens"] for i in ids)
+        table[tier] = row
+    return table
+
+
 # ---------------------------------------------------------------------------- report
 _ROWS = [
     ("Exact Match", "em", "{:.1f}"), ("F1", "f1", "{:.1f}"),
@@ -155,8 +180,9 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
     s = summary["systems"]
     lines = [f"# {meta['dataset']} {meta['split']}: {summary['questions']} questions, {meta['model']}", ""]
     lines.append(f"Command: `{meta['command']}`  ")
-    lines.append(f"Seed {meta['seed']}; wall time {meta['wall_s'] / 60:.1f} min; peak RSS {meta['peak_rss_mb']:.0f} MB; "
-                 f"index: {meta['index_passages']:,} passages.")
+    answering = f"answering {meta['answering_s'] / 60:.1f} min (all systems, every invocation); " if "answering_s" in meta else ""
+    lines.append(f"Seed {meta['seed']}; {answering}wall time of the last invocation {meta['wall_s'] / 60:.1f} min; "
+                 f"peak RSS {meta['peak_rss_mb']:.0f} MB (over every invocation); index: {meta['index_passages']:,} passages.")
     if "answer_coverage" in meta:
         lines.append(f"Questions with a gold answer string anywhere in the corpus: {meta['answer_coverage']:.1f}% "
                      "(an upper bound on what retrieval can find).")
@@ -185,6 +211,16 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
         lines.append("| Speed-up vs baseline | " + " | ".join(f"{s[n]['speedup_vs_baseline']:.2f}×" for n in names) + " |")
         lines.append("| Input-token reduction | " + " | ".join(f"{s[n]['input_token_reduction_vs_baseline']:.1f}%" for n in names) + " |")
     lines.append("| Tiers | " + " | ".join(", ".join(f"{t}: {c}" for t, c in s[n]["tiers"].items()) for n in names) + " |")
+    routed = summary.get("adaptive_by_tier")
+    if routed:
+        lines += ["", "## Adaptive by routed tier", "",
+                  "Each tier's questions, adaptive beside baseline on the same questions.", "",
+                  "| tier | questions | F1 adaptive / baseline | latency (s) adaptive / baseline | input tokens adaptive / baseline |",
+                  "| --- | --- | --- | --- | --- |"]
+        for tier, r in routed.items():
+            lines.append(f"| {tier} | {r['n']} | {r['f1_adaptive']:.1f} / {r['f1_baseline']:.1f} | "
+                         f"{r['latency_ms_adaptive'] / 1000:.2f} / {r['latency_ms_baseline'] / 1000:.2f} | "
+                         f"{r['input_tokens_adaptive']:.0f} / {r['input_tokens_baseline']:.0f} |")
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
     return "\n".join(lines) + "\n"
 
@@ -203,17 +239,34 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
 
 
-def load_run_context(args: argparse.Namespace) -> RAGContext:
-    """The loaded models over the dataset split's benchmark index (built and cached on first use)."""
+def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None,
+                  model: str | None = None) -> dict[tuple[str, str], RAGContext]:
+    """One loaded context per (dataset, split), each over its benchmark index (built and cached on
+    first use). The models load once; the contexts differ only in their index."""
     from components.embedder import Embedder
-    from eval.corpora import benchmark_index, corpus_dir
+    from eval.corpora import benchmark_index, benchmark_index_dir
 
     embedder = Embedder()
     embedder.warm_up()
-    index = benchmark_index(args.dataset, args.split, embedder, args.data_dir)
-    resources = ResourceConfig(index_dir=index.directory or corpus_dir(args.dataset, args.split, embedder),
-                               **({"model": args.model} if args.model else {}))
-    return RAGContext.load(resources)
+    by_dir: dict[Path, PassageIndex] = {}  # splits that share a corpus (NQ, TriviaQA: Wikipedia) share one copy
+    indexes = {}
+    for split in dict.fromkeys(splits):
+        directory = benchmark_index_dir(*split, embedder)
+        if directory not in by_dir:
+            by_dir[directory] = benchmark_index(*split, embedder, data_dir)
+        indexes[split] = by_dir[directory]
+    if not indexes:
+        raise ValueError("no dataset split to load")
+    first = next(iter(indexes.values()))
+    resources = ResourceConfig(index_dir=first.directory, embedder=embedder.name, **({"model": model} if model else {}))
+    base = RAGContext.load(resources, embedder=embedder, index=first)
+    return {split: replace(base, index=index) for split, index in indexes.items()}
+
+
+def load_run_context(args: argparse.Namespace) -> RAGContext:
+    """The loaded models over the run's dataset split (``--dataset``, ``--split``, ``--data-dir``, ``--model``)."""
+    split = (args.dataset, args.split)
+    return load_contexts([split], args.data_dir, args.model)[split]
 
 
 def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:
@@ -229,6 +282,15 @@ def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], 
             fh.flush()
             bar.set_postfix(system=system.name)
             bar.update(1)
+
+
+def _previous_peak_rss(out: Path) -> float:
+    """The peak RSS an earlier invocation on this run folder recorded (0 if none), so that a resumed
+    run reports the peak over all of them."""
+    try:
+        return float(json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]["peak_rss_mb"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,11 +318,14 @@ def main(argv: list[str] | None = None) -> int:
     wanted_ids = {e.id for e in examples}
     records = [r for r in read_records(path) if r["id"] in wanted_ids]
     summary = aggregate(records, [s.name for s in systems])
+    if {"baseline", "adaptive"} <= {s.name for s in systems}:
+        summary["adaptive_by_tier"] = by_routed_tier(records)
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": time.perf_counter() - start,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "answering_s": sum(r["latency_ms"] for r in records) / 1000,  # over every invocation that added records
+        "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, _previous_peak_rss(out)),
         "index_passages": len(ctx.index),
     }
     if args.dataset in ("nq", "triviaqa"):  # no contexts: how many answers could the corpus give at all?

@@ -29,20 +29,22 @@ def _corpus_split(dataset: str) -> str:
     return "hotpotqa" if dataset == "hotpotqa-official" else dataset
 
 
-def corpus_dir(dataset: str, split: str, embedder: Embedder) -> Path:
+def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index: Path | None = None) -> Path:
+    """The folder of the index a dataset split is evaluated against: its cached pooled corpus, or
+    the Wikipedia knowledge base for the open-domain sets."""
+    name = _corpus_split(dataset)
+    if name not in _CONTEXTS:
+        return Path(wiki_index or default_index_dir())
     slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()
-    return cache_dir() / "indexes" / f"bench-{_corpus_split(dataset)}-{split}-{slug}"
+    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}"
 
 
 def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None,
                     wiki_index: Path | None = None) -> PassageIndex:
     """The index a dataset split is evaluated against, built on first use."""
     name = _corpus_split(dataset)
-    if name not in _CONTEXTS:
-        # open-domain sets: the Wikipedia knowledge base
-        return PassageIndex.load(wiki_index or default_index_dir(), embedder=embedder.name, dimension=embedder.dimension)
-    directory = corpus_dir(dataset, split, embedder)
-    if (directory / MANIFEST).is_file():
+    directory = benchmark_index_dir(dataset, split, embedder, wiki_index)
+    if name not in _CONTEXTS or (directory / MANIFEST).is_file():
         return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
     index = PassageIndex(embedder.name, embedder.dimension, directory)
     ingest(_CONTEXTS[name](split_file(name, split, root)), index, embedder)

@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from components.embedder import DEFAULT_EMBEDDER, Embedder
+from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from components.generator import load_chat_model
 from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
@@ -69,12 +69,22 @@ class RAGContext:
     router: TierRouter | None = None
 
     @classmethod
-    def load(cls, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None) -> "RAGContext":
+    def load(cls, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None, *,
+             embedder: Embedder | None = None, index: PassageIndex | None = None) -> "RAGContext":
         """Load and warm up every resource. The index and the router are checked first, so a missing
-        or mismatched file fails before the generator loads."""
+        or mismatched file fails before the generator loads. A caller that already holds the
+        embedder or the index (say, one that just built a benchmark index) passes it in instead of
+        having it loaded a second time."""
         resources = resources or ResourceConfig()
-        embedder = Embedder(resources.embedder)
-        index = PassageIndex.load(resources.index_dir, embedder=embedder.name)
+        if embedder is None:
+            embedder = Embedder(resources.embedder)
+        elif embedder.name != resolve_embedder(resources.embedder)[0]:
+            raise ConfigurationError(f"embedder {embedder.name!r} given, the resources name {resources.embedder!r}")
+        if index is None:
+            index = PassageIndex.load(resources.index_dir, embedder=embedder.name)
+        elif index.embedder != embedder.name:
+            raise ConfigurationError(f"index {index.directory} was built with {index.embedder!r}, "
+                                     f"the embedder is {embedder.name!r}")
         embedder.warm_up()
         if index.dimension != embedder.dimension:
             raise ConfigurationError(

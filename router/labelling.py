@@ -133,9 +133,7 @@ def _parse_sets(text: str | None, per_dataset: int | None) -> list[TrainingSet]:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from components.embedder import Embedder
-    from eval.corpora import benchmark_index
-    from graph import RAGContext, ResourceConfig
+    from eval.benchmark import load_contexts
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=LABELS_FILE, help=f"labels JSONL (default: {LABELS_FILE})")
@@ -155,13 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     if not todo:
         return 0
 
-    embedder = Embedder()
-    embedder.warm_up()
-    indexes = {s.dataset: benchmark_index(s.dataset, s.split, embedder, args.data_dir) for s in sets}
-    first = next(iter(indexes.values()))
-    resources = ResourceConfig(index_dir=first.directory, **({"model": args.model} if args.model else {}))
-    base = RAGContext.load(resources)  # models load once; each dataset swaps in its own index
-    contexts = {name: dataclasses.replace(base, index=index) for name, index in indexes.items()}
+    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model)
+    contexts = {dataset: ctx for (dataset, _), ctx in loaded.items()}
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     counts = Counter(r["label"] for r in read_labels(args.out))

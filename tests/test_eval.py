@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.benchmark import aggregate, main as benchmark_main, markdown_report, read_records, run_one, sample
+from eval.benchmark import aggregate, by_routed_tier, main as benchmark_main, markdown_report, read_records, run_one, sample
 from eval.datasets import DatasetError, Example, load
 from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k, recall_at_k, reciprocal_rank
 from eval.scoring import prediction_text
@@ -151,6 +151,29 @@ class TestRunAndAggregate:
         examples = [Example("a", "q", ("Stanley Kubrick",), "nq"), Example("b", "q", ("Zanzibar Xylophone",), "nq")]
         assert answer_coverage(examples, index) == 0.5
 
+    def test_by_routed_tier_compares_on_the_same_questions(self):
+        def row(system, qid, tier, f1, ms, tokens):
+            return {"system": system, "id": qid, "tier": tier, "f1": f1, "latency_ms": ms, "input_tokens": tokens}
+
+        records = [row("adaptive", "a", "hard", 1.0, 9000, 500), row("baseline", "a", "baseline", 0.0, 8000, 300),
+                   row("adaptive", "b", "easy", 0.5, 4000, 150), row("baseline", "b", "baseline", 1.0, 8000, 300),
+                   row("adaptive", "c", "easy", 1.0, 2000, 250), row("baseline", "c", "baseline", 1.0, 6000, 310),
+                   row("adaptive", "d", "easy", 1.0, 1000, 100)]  # no baseline answer: left out
+        table = by_routed_tier(records)
+        assert list(table) == ["easy", "hard"]
+        assert table["easy"] == {"n": 2, "f1_adaptive": 75.0, "latency_ms_adaptive": 3000, "input_tokens_adaptive": 200,
+                                 "f1_baseline": 100.0, "latency_ms_baseline": 7000, "input_tokens_baseline": 305}
+        assert table["hard"]["n"] == 1 and table["hard"]["f1_adaptive"] == 100.0 and table["hard"]["f1_baseline"] == 0.0
+
+    def test_resumed_run_keeps_the_earlier_peak_rss(self, tmp_path):
+        from eval.benchmark import _previous_peak_rss
+
+        assert _previous_peak_rss(tmp_path) == 0.0
+        (tmp_path / "summary.json").write_text('{"meta": {"peak_rss_mb": 2637.5}}')
+        assert _previous_peak_rss(tmp_path) == 2637.5
+        (tmp_path / "summary.json").write_text('{"meta": ')
+        assert _previous_peak_rss(tmp_path) == 0.0
+
     def test_truncated_record_line_is_ignored(self, tmp_path):
         path = tmp_path / "records.jsonl"
         path.write_text('{"system": "baseline", "id": "a"}\n{"system": "bas')
@@ -170,6 +193,7 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["questions"] == 2 and "em_unanswerable" in summary["systems"]["baseline"]
     assert {"report.md", "cost.png", "tiers.png", "retrieval.png", "ablation.png"} <= {p.name for p in out.iterdir()}
+    assert summary["adaptive_by_tier"]["easy"]["n"] == 2 and "## Adaptive by routed tier" in (out / "report.md").read_text()
     assert benchmark_main(argv) == 0  # resumes: nothing left to run
     assert len(read_records(out / "records.jsonl")) == 4
 
@@ -191,3 +215,16 @@ def test_cross_dataset_figure(tmp_path):
     assert (tmp_path / "out" / "cost_by_dataset.png").stat().st_size > 10_000
     with pytest.raises(SystemExit):
         plots_main([str(tmp_path / "nothing"), "--out", str(tmp_path / "out")])
+
+
+def test_contexts_share_models_and_a_shared_corpus(monkeypatch, index_dir):
+    """NQ and TriviaQA both run on the Wikipedia index: one copy of it, one copy of the models."""
+    from eval.benchmark import load_contexts
+    from eval.corpora import benchmark_index_dir
+
+    monkeypatch.setenv("ADAPTIVE_RAG_INDEX", str(index_dir))
+    contexts = load_contexts([("nq", "dev"), ("triviaqa", "train"), ("nq", "dev")], model="smollm2-135m")
+    assert list(contexts) == [("nq", "dev"), ("triviaqa", "train")]
+    nq, trivia = contexts.values()
+    assert nq.index is trivia.index and nq.generator is trivia.generator and nq.embedder is trivia.embedder
+    assert nq.index.directory == benchmark_index_dir("nq", "dev", nq.embedder) == index_dir
