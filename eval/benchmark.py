@@ -31,7 +31,7 @@ from eval.datasets import DATASETS, Example, load
 from eval.scoring import score
 from eval.systems import System, select
 from graph import RAGContext, ResourceConfig, graph
-from graph.configuration import DEFAULT_TIERS
+from graph.configuration import cheapest_first
 
 RECORDS = "records.jsonl"
 ANSWER_METRICS = ("em", "f1")
@@ -144,9 +144,8 @@ def by_routed_tier(records: list[dict[str, Any]], system: str = "adaptive",
     groups: dict[str, list[str]] = defaultdict(list)
     for qid in sorted(set(mine) & set(theirs)):
         groups[mine[qid]["tier"]].append(qid)
-    order = list(DEFAULT_TIERS)
     table = {}
-    for tier in sorted(groups, key=lambda t: (order.index(t) if t in order else len(order), t)):
+    for tier in cheapest_first(groups):
         ids = groups[tier]
         row: dict[str, float] = {"n": len(ids)}
         for side, rows in ((system, mine), (reference, theirs)):

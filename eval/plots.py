@@ -10,7 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from graph.configuration import DEFAULT_TIERS  # noqa: E402
+from graph.configuration import cheapest_first  # noqa: E402
 
 LADDER = ("baseline", "routing", "routing+compression", "adaptive")
 
@@ -71,9 +71,7 @@ def cost_figure(summary: dict[str, Any], out: Path) -> Path:
 
 def tier_figure(summary: dict[str, Any], out: Path) -> Path:
     names = list(summary["systems"])
-    order = list(DEFAULT_TIERS)  # cheapest first, then the baseline and any others
-    tiers = sorted({t for n in names for t in summary["systems"][n]["tiers"]},
-                   key=lambda t: (order.index(t) if t in order else len(order), str(t)))
+    tiers = cheapest_first({t for n in names for t in summary["systems"][n]["tiers"]})
     fig, ax = plt.subplots(figsize=(8, 4))
     bottom = [0.0] * len(names)
     for tier in tiers:

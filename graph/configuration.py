@@ -72,6 +72,12 @@ DEFAULT_TIERS: Mapping[str, Budget] = {
 }
 """The thesis' three tiers, cheapest first. Correction is off on Hard by design."""
 
+def cheapest_first(tiers) -> list[str]:
+    """Tier names in the default tiers' order (cheapest first), any others after them by name."""
+    order = list(DEFAULT_TIERS)
+    return sorted(tiers, key=lambda t: (order.index(t) if t in order else len(order), str(t)))
+
+
 BASELINE = Budget("baseline", k=5, context_chars=None, max_new_tokens=128, rerank=False, correct=False)
 """The fixed k = 5 reference pipeline: top-5 passages straight into the prompt."""
 
