@@ -6,7 +6,8 @@
 Every training question runs through the compiled graph at Easy, Medium and Hard (cheapest
 first), each with an empty llama.cpp prompt cache. A tier is correct when its answer has Exact
 Match, or token F1 >= 0.6, against the gold; the label is the cheapest correct tier. When no tier
-is correct, multi-hop questions (HotpotQA) get Hard and single-hop ones Medium.
+is correct, multi-hop questions (HotpotQA) get Hard and single-hop ones Medium (the "fallback"
+rule; the "cheapest" rule gives them Easy instead, since no tier's spending buys an answer).
 
 One JSON line per question is appended as soon as its three tiers are done, holding every tier's
 answer, EM, F1, tokens and latency, so :func:`derive_label` can re-derive the labels with another
@@ -37,6 +38,8 @@ TIERS = tuple(DEFAULT_TIERS)
 
 F1_THRESHOLD = 0.6
 MULTI_HOP = frozenset({"hotpotqa"})
+UNSOLVED_RULES = ("fallback", "cheapest")
+"""What an unsolved question (no tier correct) is labelled: its dataset's fallback tier, or the cheapest tier."""
 LABELS_FILE = Path(__file__).resolve().parent / "labels" / "oracle_labels.jsonl"
 
 
@@ -66,12 +69,15 @@ def fallback_tier(dataset: str) -> str:
     return "hard" if dataset in MULTI_HOP else "medium"
 
 
-def derive_label(record: Mapping[str, Any], threshold: float = F1_THRESHOLD) -> str:
-    """The cheapest correct tier of a labelled question, or its dataset's fallback tier."""
+def derive_label(record: Mapping[str, Any], threshold: float = F1_THRESHOLD, unsolved: str = "fallback") -> str:
+    """The cheapest correct tier of a labelled question; when none is correct, its dataset's fallback
+    tier (``unsolved="fallback"``, the issue's rule) or the cheapest tier (``unsolved="cheapest"``)."""
+    if unsolved not in UNSOLVED_RULES:
+        raise ValueError(f"unknown unsolved rule {unsolved!r}; valid: {', '.join(UNSOLVED_RULES)}")
     for tier in TIERS:
         if tier_correct(record["tiers"][tier], threshold):
             return tier
-    return fallback_tier(record["dataset"])
+    return fallback_tier(record["dataset"]) if unsolved == "fallback" else TIERS[0]
 
 
 def interleave(groups: Iterable[list]) -> list:

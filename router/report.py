@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from components.storage import atomic_write_text  # noqa: E402
-from router.labelling import TIERS  # noqa: E402
+from router.labelling import TIERS, tier_correct  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:
@@ -127,6 +127,29 @@ def _pct(value: float) -> str:
     return "–" if math.isnan(value) else f"{100 * value:.1f}%"
 
 
+_UNSOLVED_TEXT = {
+    "fallback": "Hard for HotpotQA and Medium for single-hop questions (the issue's rule)",
+    "cheapest": "the cheapest tier (Easy)",
+}
+
+
+def simulation_lines(rows: dict[str, dict[str, Any]], questions: int) -> list[str]:
+    """The simulated policies as a Markdown table (see :mod:`router.simulate`)."""
+    from router.simulate import FOLDS
+
+    lines = ["", "## Routing policies simulated on the labelled questions", "",
+             f"What each policy would have scored and spent on the {questions} labelled questions, looked up in "
+             "the per-tier answers the labelling recorded (no model is rerun). Router rows are "
+             f"{FOLDS}-fold cross-validated: each question is routed by a network trained without it. The oracle "
+             "takes the cheapest correct tier, else Easy: the ceiling of any router on these labels.", "",
+             "| policy | EM | F1 | input tokens | latency (s) | " + " | ".join(TIERS) + " |",
+             "| --- |" + " --- |" * (4 + len(TIERS))]
+    for name, row in rows.items():
+        lines.append(f"| {name} | {row['em']:.1f} | {row['f1']:.1f} | {row['input_tokens']:.0f} | "
+                     f"{row['latency_s']:.2f} | " + " | ".join(str(row["tiers"].get(t, 0)) for t in TIERS) + " |")
+    return lines
+
+
 def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str],
              decisions: dict[str, dict[str, int]] | None = None) -> str:
     data, val, cfg = meta["data"], meta["validation"], meta["training"]
@@ -135,7 +158,7 @@ def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str
         "# Tier router: training report", "",
         f"{data['questions']} oracle-labelled questions ({data['train']} training / {data['validation']} validation, "
         f"stratified, seed {cfg['seed']}); a tier is correct at EM = 1 or F1 ≥ {cfg['threshold']}; label = the "
-        "cheapest correct tier, else Hard for HotpotQA and Medium for single-hop questions.",
+        f"cheapest correct tier, else {_UNSOLVED_TEXT[cfg.get('unsolved', 'fallback')]}.",
         f"Embedder `{meta['embedder']}` ({meta['dimension']}-d); network {meta['dimension']} → "
         f"{' → '.join(str(h) for h in meta['architecture']['hidden'])} → {len(meta['labels'])}, ReLU, dropout "
         f"{meta['architecture']['dropout']}; class-weighted cross-entropy, AdamW (lr {cfg['lr']}, weight decay "
@@ -159,8 +182,7 @@ def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str
               "| --- |" + " --- |" * (len(TIERS) + 2)]
     for name, counts in [*data["per_dataset"].items(), ("all", data["label_counts"])]:
         rows = [r for r in records if name == "all" or r["dataset"] == name]
-        unsolved = sum(1 for r, l in zip(records, labels) if (name == "all" or r["dataset"] == name)
-                       and not any(r["tiers"][t]["em"] >= 1 or r["tiers"][t]["f1"] >= cfg["threshold"] for t in TIERS))
+        unsolved = sum(1 for r in rows if not any(tier_correct(r["tiers"][t], cfg["threshold"]) for t in TIERS))
         lines.append(f"| {name} | " + " | ".join(str(counts.get(t, 0)) for t in TIERS)
                      + f" | {len(rows)} | {unsolved} ({100 * unsolved / max(len(rows), 1):.0f}%) |")
     lines += ["", "Per-tier answer quality on the labelled questions (mean F1 / mean input tokens / mean latency):", "",
@@ -171,6 +193,8 @@ def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str
         tokens = sum(x["input_tokens"] or 0 for x in results) / len(results)
         latency = sum(x["latency_ms"] for x in results) / len(results) / 1000
         lines.append(f"| {tier} | {f1:.1f} | {tokens:.0f} | {latency:.2f} |")
+    if meta.get("simulation"):
+        lines += simulation_lines(meta["simulation"], data["questions"])
     if decisions:
         lines += ["", "## Where the router sends held-out questions", "",
                   "Seeded samples of the dev sets (no overlap with the training questions):", "",

@@ -24,8 +24,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from router.labelling import F1_THRESHOLD, LABELS_FILE, TIERS, derive_label, read_labels
+from router.labelling import F1_THRESHOLD, LABELS_FILE, TIERS, UNSOLVED_RULES, derive_label, read_labels
 from router.model import DEFAULT_WEIGHTS, DROPOUT, HIDDEN, build_network, metadata_path
+from router.simulate import FOLDS, simulate
 
 REPORT_DIR = Path(__file__).resolve().parents[1] / "docs" / "router"
 
@@ -39,6 +40,7 @@ class TrainingConfig:
     validation_share: float = 0.15
     seed: int = 13
     threshold: float = F1_THRESHOLD
+    unsolved: str = "fallback"
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1:
@@ -47,6 +49,8 @@ class TrainingConfig:
             raise ValueError(f"validation_share must be in (0, 1), got {self.validation_share}")
         if not 0.0 < self.threshold <= 1.0:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if self.unsolved not in UNSOLVED_RULES:
+            raise ValueError(f"unknown unsolved rule {self.unsolved!r}; valid: {', '.join(UNSOLVED_RULES)}")
 
 
 def stratified_split(labels: Sequence[int], share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -103,42 +107,61 @@ def labels_digest(records: Sequence[dict], labels: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def train(embeddings: np.ndarray, y: np.ndarray, config: TrainingConfig, n_classes: int = len(TIERS)):
-    """Train the network; returns (state_dict, history, train_idx, val_idx)."""
+def fit(x_train: np.ndarray, y_train: np.ndarray, config: TrainingConfig, n_classes: int = len(TIERS),
+        x_val: np.ndarray | None = None, y_val: np.ndarray | None = None):
+    """Train a fresh network on ``(x_train, y_train)``; returns (network in eval mode, per-epoch history).
+    The validation part, when given, is only scored after each epoch."""
     import torch
 
     torch.manual_seed(config.seed)
     torch.set_num_threads(1)  # the same float sums in the same order every time
-    train_idx, val_idx = stratified_split(y, config.validation_share, config.seed)
-    x_train = torch.from_numpy(embeddings[train_idx]).float()
-    y_train = torch.from_numpy(y[train_idx]).long()
-    x_val = torch.from_numpy(embeddings[val_idx]).float()
-    y_val = torch.from_numpy(y[val_idx]).long()
+    x_tr = torch.from_numpy(np.asarray(x_train)).float()
+    y_tr = torch.from_numpy(np.asarray(y_train)).long()
+    has_val = x_val is not None and y_val is not None and len(y_val) > 0
+    x_v = torch.from_numpy(np.asarray(x_val)).float() if has_val else None
+    y_v = torch.from_numpy(np.asarray(y_val)).long() if has_val else None
 
-    net = build_network(embeddings.shape[1], n_classes)
-    weights = torch.tensor(class_weights(y[train_idx], n_classes), dtype=torch.float32)
+    net = build_network(x_tr.shape[1], n_classes)
+    weights = torch.tensor(class_weights(y_train, n_classes), dtype=torch.float32)
     loss_fn = torch.nn.CrossEntropyLoss(weight=weights)
     optimiser = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     shuffles = torch.Generator().manual_seed(config.seed)
     history: list[dict[str, float]] = []
     for epoch in range(1, config.epochs + 1):
         net.train()
-        order = torch.randperm(len(x_train), generator=shuffles)
+        order = torch.randperm(len(x_tr), generator=shuffles)
         total, seen = 0.0, 0
         for start in range(0, len(order), config.batch_size):
             batch = order[start:start + config.batch_size]
             optimiser.zero_grad()
-            loss = loss_fn(net(x_train[batch]), y_train[batch])
+            loss = loss_fn(net(x_tr[batch]), y_tr[batch])
             loss.backward()
             optimiser.step()
             total += loss.item() * len(batch)
             seen += len(batch)
         net.eval()
-        with torch.no_grad():
-            logits = net(x_val) if len(x_val) else torch.zeros((0, n_classes))
-            val_loss = float(loss_fn(logits, y_val)) if len(x_val) else float("nan")
-            val_acc = float((logits.argmax(1) == y_val).float().mean()) if len(x_val) else float("nan")
+        val_loss = val_acc = float("nan")
+        if has_val:
+            with torch.no_grad():
+                logits = net(x_v)
+                val_loss = float(loss_fn(logits, y_v))
+                val_acc = float((logits.argmax(1) == y_v).float().mean())
         history.append({"epoch": epoch, "train_loss": total / seen, "val_loss": val_loss, "val_accuracy": val_acc})
+    return net, history
+
+
+def predict(net, embeddings: np.ndarray) -> np.ndarray:
+    """The class index the network gives each embedding."""
+    import torch
+
+    with torch.no_grad():
+        return net(torch.from_numpy(np.asarray(embeddings)).float()).argmax(1).numpy()
+
+
+def train(embeddings: np.ndarray, y: np.ndarray, config: TrainingConfig, n_classes: int = len(TIERS)):
+    """Split 85/15 (stratified) and train; returns (state_dict, history, train_idx, val_idx)."""
+    train_idx, val_idx = stratified_split(y, config.validation_share, config.seed)
+    net, history = fit(embeddings[train_idx], y[train_idx], config, n_classes, embeddings[val_idx], y[val_idx])
     state = {k: v.detach().cpu().contiguous() for k, v in net.state_dict().items()}
     return state, history, train_idx, val_idx
 
@@ -167,15 +190,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="benchmark data folder for the report's held-out routing "
                         "(default: $ADAPTIVE_RAG_DATA or ../shared/data)")
     parser.add_argument("--threshold", type=float, default=F1_THRESHOLD, help="F1 at which a tier counts as correct")
+    parser.add_argument("--unsolved", choices=UNSOLVED_RULES, default=TrainingConfig.unsolved,
+                        help="label of a question no tier answers: its dataset's fallback tier (the issue's rule) "
+                             "or the cheapest tier")
     parser.add_argument("--seed", type=int, default=TrainingConfig.seed)
     parser.add_argument("--epochs", type=int, default=TrainingConfig.epochs)
     args = parser.parse_args(argv)
-    config = TrainingConfig(epochs=args.epochs, seed=args.seed, threshold=args.threshold)
+    config = TrainingConfig(epochs=args.epochs, seed=args.seed, threshold=args.threshold, unsolved=args.unsolved)
 
     records = read_labels(args.labels)
     if len(records) < 10:
         raise SystemExit(f"{args.labels}: {len(records)} labelled questions; label more with `python -m router.labelling`")
-    labels = [derive_label(r, config.threshold) for r in records]
+    labels = [derive_label(r, config.threshold, config.unsolved) for r in records]
     y = np.array([TIERS.index(label) for label in labels])
 
     start = time.perf_counter()
@@ -190,12 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     net = build_network(embeddings.shape[1], len(TIERS))
     net.load_state_dict(state)
     net.eval()
-    with torch.no_grad():
-        predicted = net(torch.from_numpy(embeddings[val_idx]).float()).argmax(1).numpy()
+    predicted = predict(net, embeddings[val_idx])
     majority = Counter(y[train_idx].tolist()).most_common(1)[0][0]
     validation = classification_metrics(y[val_idx], predicted, len(TIERS))
     validation["majority_class"] = TIERS[majority]
     validation["majority_accuracy"] = float((y[val_idx] == majority).mean())
+    simulation = simulate(records, embeddings, config)
 
     datasets = sorted({r["dataset"] for r in records})
     metadata = {
@@ -215,13 +241,14 @@ def main(argv: list[str] | None = None) -> int:
             "validation": int(len(val_idx)),
         },
         "validation": validation,
+        "simulation": simulation,
         "history": history,
         "versions": {"torch": torch.__version__, "numpy": np.__version__},
     }
     save_router(state, metadata, args.out)
     train_s = time.perf_counter() - start - embed_s
     print(f"{len(records)} questions ({len(train_idx)} train / {len(val_idx)} validation); "
-          f"embedding {embed_s:.1f} s, training {train_s:.1f} s")
+          f"embedding {embed_s:.1f} s, training and {FOLDS}-fold simulation {train_s:.1f} s")
     print(f"validation accuracy {validation['accuracy']:.3f} vs majority class ({TIERS[majority]}) "
           f"{validation['majority_accuracy']:.3f}; weights: {args.out}")
     if not args.no_report:

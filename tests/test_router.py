@@ -57,6 +57,16 @@ class TestLabelling:
         for single_hop in ("squad", "nq", "triviaqa"):
             assert derive_label(_record(single_hop, wrong)) == "medium" == fallback_tier(single_hop)
 
+    def test_cheapest_rule_sends_unsolved_questions_to_the_cheapest_tier(self):
+        wrong = {"easy": (0, 0.1), "medium": (0, 0.1), "hard": (0, 0.1)}
+        assert derive_label(_record("hotpotqa", wrong), unsolved="cheapest") == "easy"
+        solved = _record("hotpotqa", {"easy": (0, 0.1), "medium": (0, 0.1), "hard": (1, 1.0)})
+        assert derive_label(solved, unsolved="cheapest") == "hard"  # solved questions keep their label
+
+    def test_unknown_unsolved_rule(self):
+        with pytest.raises(ValueError, match="unknown unsolved rule 'random'"):
+            derive_label(_record("nq", {"easy": (1, 1), "medium": (1, 1), "hard": (1, 1)}), unsolved="random")
+
     def test_interleave_mixes_every_dataset_in_any_prefix(self):
         assert interleave([[1, 2, 3], ["a"], [10, 20]]) == [1, "a", 10, 2, 20, 3]
         assert interleave([]) == []
@@ -107,6 +117,8 @@ class TestTraining:
             TrainingConfig(epochs=0)
         with pytest.raises(ValueError):
             TrainingConfig(validation_share=1.0)
+        with pytest.raises(ValueError, match="unsolved"):
+            TrainingConfig(unsolved="hardest")
 
     def test_training_is_deterministic_and_learns_separable_data(self):
         rng = np.random.default_rng(0)
@@ -198,7 +210,8 @@ class TestTierRouter:
         meta = router.metadata
         assert meta["labels"] == list(TIERS)
         assert meta["training"] == {"epochs": 60, "batch_size": 64, "lr": 1e-3, "weight_decay": 1e-4,
-                                    "validation_share": 0.15, "seed": 13, "threshold": 0.6}
+                                    "validation_share": 0.15, "seed": 13, "threshold": 0.6,
+                                    "unsolved": "fallback"}
         records = read_labels(LABELS_FILE)
         assert meta["data"]["questions"] == len(records)
         assert meta["data"]["labels_sha256"] == labels_digest(records, [derive_label(r) for r in records])
@@ -218,6 +231,74 @@ class TestRetraining:
         assert retrained["validation"]["accuracy"] == pytest.approx(committed["validation"]["accuracy"])
         for new, old in zip(retrained["history"], committed["history"]):
             assert new["train_loss"] == pytest.approx(old["train_loss"], rel=1e-4)
+        assert retrained["simulation"].keys() == committed["simulation"].keys()
+        for name, row in committed["simulation"].items():
+            assert retrained["simulation"][name]["tiers"] == row["tiers"], name
+            for key in ("em", "f1", "input_tokens", "latency_s"):
+                assert retrained["simulation"][name][key] == pytest.approx(row[key]), (name, key)
+
+
+def _labelled(dataset: str, figures: dict[str, tuple[float, float, int, float]]) -> dict:
+    """A labelled question with (em, f1, input_tokens, latency_ms) per tier."""
+    return {"dataset": dataset, "tiers": {t: {"em": em, "f1": f1, "input_tokens": tok, "latency_ms": ms}
+                                          for t, (em, f1, tok, ms) in figures.items()}}
+
+
+class TestSimulation:
+    def test_stratified_folds_deal_every_class_evenly(self):
+        from router.simulate import stratified_folds
+
+        y = np.array([0] * 10 + [1] * 5 + [2] * 3)
+        folds = stratified_folds(y, 5, seed=1)
+        assert folds.shape == (18,) and set(folds.tolist()) == set(range(5))
+        for c, n in ((0, 10), (1, 5)):
+            assert np.bincount(folds[y == c], minlength=5).tolist() == [n // 5] * 5
+        assert sorted(np.bincount(folds, minlength=5).tolist()) == [3, 3, 4, 4, 4]  # the deal goes on across classes
+        assert (stratified_folds(y, 5, seed=1) == folds).all()
+
+    def test_invalid_fold_count(self):
+        from router.simulate import stratified_folds
+
+        with pytest.raises(ValueError, match="folds"):
+            stratified_folds([0, 1, 0], 1, seed=0)
+        with pytest.raises(ValueError, match="folds"):
+            stratified_folds([0, 1, 0], 4, seed=0)
+
+    def test_outcome_looks_up_the_chosen_tier_by_hand(self):
+        from router.simulate import outcome
+
+        records = [
+            _labelled("squad", {"easy": (1, 1.0, 100, 1000), "medium": (0, 0.5, 300, 3000), "hard": (0, 0.0, 500, 5000)}),
+            _labelled("nq", {"easy": (0, 0.0, 200, 2000), "medium": (1, 1.0, 400, 4000), "hard": (1, 1.0, 600, 6000)}),
+        ]
+        row = outcome(records, ["easy", "medium"])
+        assert row == {"n": 2, "em": 100.0, "f1": 100.0, "input_tokens": 250.0, "latency_s": 2.5,
+                       "tiers": {"easy": 1, "medium": 1, "hard": 0}}
+        row = outcome(records, ["hard", "easy"])
+        assert row["em"] == 0.0 and row["f1"] == 0.0 and row["input_tokens"] == 350.0 and row["latency_s"] == 3.5
+        with pytest.raises(ValueError, match="one tier per record"):
+            outcome(records, ["easy"])
+
+    def test_simulated_policies_on_learnable_labels(self):
+        """Questions whose embedding tells their cheapest correct tier: the cross-validated router
+        finds it, so it matches the oracle and beats every fixed tier on cost or quality."""
+        from router.simulate import simulate
+
+        rng = np.random.default_rng(0)
+        centres = rng.normal(size=(3, 384))
+        y = np.repeat([0, 1, 2], 20)
+        x = (centres[y] + 0.3 * rng.normal(size=(60, 384))).astype(np.float32)
+        records = []
+        for label in y:
+            records.append(_labelled("squad", {t: (float(i >= label), float(i >= label), 100 * (i + 1), 1000 * (i + 1))
+                                               for i, t in enumerate(TIERS)}))
+        rows = simulate(records, x, TrainingConfig(epochs=15))
+        assert list(rows) == ["fixed easy", "fixed medium", "fixed hard", "router, fallback labels",
+                              "router, cheapest labels", "oracle"]
+        assert rows["oracle"] == rows["router, cheapest labels"] == rows["router, fallback labels"]
+        assert rows["oracle"]["em"] == 100.0 and rows["oracle"]["input_tokens"] == 200.0
+        assert rows["fixed hard"]["em"] == 100.0 and rows["fixed hard"]["input_tokens"] == 300.0
+        assert rows["fixed easy"]["em"] == pytest.approx(100 / 3)
 
 
 class TestClassifyTierWithRouter:
