@@ -182,6 +182,9 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
     answering = f"answering {meta['answering_s'] / 60:.1f} min (all systems, every invocation); " if "answering_s" in meta else ""
     lines.append(f"Seed {meta['seed']}; {answering}wall time of the last invocation {meta['wall_s'] / 60:.1f} min; "
                  f"peak RSS {meta['peak_rss_mb']:.0f} MB (over every invocation); index: {meta['index_passages']:,} passages.")
+    if meta.get("router"):
+        lines.append(f"Tier router: weights sha256 `{str(meta['router']['weights_sha256'])[:16]}…`, trained on "
+                     f"{meta['router']['labelled_questions']} labelled questions.")
     if "answer_coverage" in meta:
         lines.append(f"Questions with a gold answer string anywhere in the corpus: {meta['answer_coverage']:.1f}% "
                      "(an upper bound on what retrieval can find).")
@@ -327,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, _previous_peak_rss(out)),
         "index_passages": len(ctx.index),
     }
+    if ctx.router is not None:  # which trained router the adaptive rows used
+        meta["router"] = {"weights_sha256": ctx.router.metadata.get("weights_sha256"),
+                          "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
     if args.dataset in ("nq", "triviaqa"):  # no contexts: how many answers could the corpus give at all?
         meta["answer_coverage"] = 100 * answer_coverage(examples, ctx.index)
     summary["meta"] = meta

@@ -194,6 +194,12 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     assert summary["questions"] == 2 and "em_unanswerable" in summary["systems"]["baseline"]
     assert {"report.md", "cost.png", "tiers.png", "retrieval.png", "ablation.png"} <= {p.name for p in out.iterdir()}
     assert summary["adaptive_by_tier"]["easy"]["n"] == 2 and "## Adaptive by routed tier" in (out / "report.md").read_text()
+    from router.model import DEFAULT_WEIGHTS, metadata_path
+
+    committed = json.loads(metadata_path(DEFAULT_WEIGHTS).read_text())
+    assert summary["meta"]["router"] == {"weights_sha256": committed["weights_sha256"],
+                                         "labelled_questions": committed["data"]["questions"]}
+    assert f"weights sha256 `{committed['weights_sha256'][:16]}…`" in (out / "report.md").read_text()
     assert benchmark_main(argv) == 0  # resumes: nothing left to run
     assert len(read_records(out / "records.jsonl")) == 4
 
