@@ -12,6 +12,7 @@ from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k
 from eval.scoring import prediction_text
 from eval.systems import all_systems, select
 from graph.configuration import ConfigurationError
+from router.model import DEFAULT_WEIGHTS, metadata_path
 
 
 class TestAnswerMetrics:
@@ -194,8 +195,6 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     assert summary["questions"] == 2 and "em_unanswerable" in summary["systems"]["baseline"]
     assert {"report.md", "cost.png", "tiers.png", "retrieval.png", "ablation.png"} <= {p.name for p in out.iterdir()}
     assert summary["adaptive_by_tier"]["easy"]["n"] == 2 and "## Adaptive by routed tier" in (out / "report.md").read_text()
-    from router.model import DEFAULT_WEIGHTS, metadata_path
-
     committed = json.loads(metadata_path(DEFAULT_WEIGHTS).read_text())
     assert summary["meta"]["router"] == {"weights_sha256": committed["weights_sha256"],
                                          "labelled_questions": committed["data"]["questions"]}
