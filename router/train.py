@@ -204,14 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     labels = [derive_label(r, config.threshold, config.unsolved) for r in records]
     y = np.array([TIERS.index(label) for label in labels])
 
+    import torch
+
+    torch.set_num_threads(1)  # embeddings too: another thread count sums in another order, and the
+    # last-bit differences flip validation predictions of a network trained for 60 epochs
     start = time.perf_counter()
     embedder = Embedder()
     embedder.warm_up()
     embeddings = np.stack([embedder.embed_query(r["question"]) for r in records])  # exactly as classify-tier
     embed_s = time.perf_counter() - start
     state, history, train_idx, val_idx = train(embeddings, y, config)
-
-    import torch
 
     net = build_network(embeddings.shape[1], len(TIERS))
     net.load_state_dict(state)
