@@ -271,10 +271,56 @@ def load_run_context(args: argparse.Namespace) -> RAGContext:
     return load_contexts([split], args.data_dir, args.model)[split]
 
 
+RUN_SETUP = "run.json"
+
+
+class RunMismatchError(RuntimeError):
+    """A run folder's records came from another generator or tier router than this invocation's."""
+
+
+def run_setup(ctx: RAGContext, systems: list[System]) -> dict[str, Any]:
+    """What decides the answers besides the questions: the generator and, when a system routes with
+    it, the trained router's weights."""
+    routed = any(s.pipeline.policy == "adaptive" for s in systems)
+    router = ctx.router.metadata.get("weights_sha256") if routed and ctx.router is not None else None
+    return {"model": ctx.resources.model, "router_weights_sha256": router}
+
+
+def check_run_setup(out: Path, setup: dict[str, Any]) -> None:
+    """Refuse to resume a run folder whose records another generator or router wrote (mixing them
+    would average two systems into one row); record the setup of a new folder."""
+    from components.storage import atomic_write_text
+
+    path = out / RUN_SETUP
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        earlier = None
+    except ValueError as exc:
+        raise RunMismatchError(f"{path} is unreadable ({exc}); delete it only if the records in {out} "
+                               "match this invocation's model and router") from exc
+    if earlier is None:  # a folder from before run.json: its summary names the model and router
+        try:
+            meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]
+            earlier = {"model": meta["model"], "router_weights_sha256": (meta.get("router") or {}).get("weights_sha256")}
+        except (OSError, ValueError, KeyError, TypeError):
+            earlier = None
+        if earlier is not None and setup["router_weights_sha256"] is None:
+            earlier["router_weights_sha256"] = None  # the router did not route these systems
+    if earlier is not None and earlier != setup:
+        changed = ", ".join(f"{k} {earlier.get(k)!r} -> {v!r}" for k, v in setup.items() if earlier.get(k) != v)
+        raise RunMismatchError(f"{out} holds answers from another setup ({changed}); "
+                               "pass a new --out to start a fresh run")
+    if not path.exists():
+        atomic_write_text(path, json.dumps(setup, indent=2) + "\n")
+
+
 def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:
-    """Run every (question, system) pair not yet in ``path``, question-major, appending records."""
+    """Run every (question, system) pair not yet in ``path``, question-major, appending records.
+    A folder whose records another generator or router wrote is refused (``RunMismatchError``)."""
     from tqdm import tqdm
 
+    check_run_setup(path.parent, run_setup(ctx, systems))
     done = {(r["system"], r["id"]) for r in read_records(path)}
     todo = [(e, s) for e in examples for s in systems if (s.name, e.id) not in done]
     with path.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="answer", file=sys.stderr, mininterval=1.0) as bar:
@@ -315,7 +361,10 @@ def main(argv: list[str] | None = None) -> int:
     ctx = load_run_context(args)
     resources = ctx.resources
     path = out / RECORDS
-    answer_all(ctx, systems, examples, path)
+    try:
+        answer_all(ctx, systems, examples, path)
+    except RunMismatchError as exc:
+        raise SystemExit(f"error: {exc}") from exc
 
     wanted_ids = {e.id for e in examples}
     records = [r for r in read_records(path) if r["id"] in wanted_ids]

@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from components.storage import atomic_write_text
-    from eval.benchmark import add_run_arguments, answer_all, load_run_context, read_records, sample
+    from eval.benchmark import RunMismatchError, add_run_arguments, answer_all, load_run_context, read_records, sample
     from eval.datasets import load
     from eval.systems import select
 
@@ -230,7 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     ctx = load_run_context(args)
     records_path, scores_path = out / "records.jsonl", out / SCORES
-    answer_all(ctx, systems, examples, records_path)
+    try:
+        answer_all(ctx, systems, examples, records_path)
+    except RunMismatchError as exc:
+        raise SystemExit(f"error: {exc}") from exc
 
     judge, judge_name = load_judge(ctx, args.judge_url, args.judge_model, args.judge_max_tokens)
     from ragas.embeddings import LangchainEmbeddingsWrapper

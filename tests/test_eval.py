@@ -175,6 +175,44 @@ class TestRunAndAggregate:
         (tmp_path / "summary.json").write_text('{"meta": ')
         assert _previous_peak_rss(tmp_path) == 0.0
 
+    def test_run_setup_names_the_router_only_when_it_routes(self, ctx):
+        from eval.benchmark import run_setup
+
+        sha = ctx.router.metadata["weights_sha256"]
+        assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.resources.model, "router_weights_sha256": sha}
+        assert run_setup(ctx, select("baseline,adaptive", "easy"))["router_weights_sha256"] is None
+
+    def test_resume_refuses_answers_from_another_router_or_model(self, tmp_path):
+        from eval.benchmark import RunMismatchError, check_run_setup
+
+        setup = {"model": "qwen", "router_weights_sha256": "aaa"}
+        check_run_setup(tmp_path, setup)  # a new folder records its setup
+        assert json.loads((tmp_path / "run.json").read_text()) == setup
+        check_run_setup(tmp_path, dict(setup))  # the same setup resumes
+        with pytest.raises(RunMismatchError, match="router_weights_sha256 'aaa' -> 'bbb'"):
+            check_run_setup(tmp_path, {**setup, "router_weights_sha256": "bbb"})
+        with pytest.raises(RunMismatchError, match="model 'qwen' -> 'smol'"):
+            check_run_setup(tmp_path, {**setup, "model": "smol"})
+        (tmp_path / "run.json").write_text('{"model": ')
+        with pytest.raises(RunMismatchError, match="unreadable"):
+            check_run_setup(tmp_path, setup)
+
+    def test_resume_of_a_folder_from_before_run_json_checks_its_summary(self, tmp_path):
+        from eval.benchmark import RunMismatchError, check_run_setup
+
+        summary = json.dumps({"meta": {"model": "qwen", "router": {"weights_sha256": "aaa"}}})
+        routed, fixed = tmp_path / "routed", tmp_path / "fixed"
+        for folder in (routed, fixed):
+            folder.mkdir()
+            (folder / "summary.json").write_text(summary)
+        with pytest.raises(RunMismatchError, match="pass a new --out"):
+            check_run_setup(routed, {"model": "qwen", "router_weights_sha256": "bbb"})
+        assert not (routed / "run.json").exists()
+        check_run_setup(routed, {"model": "qwen", "router_weights_sha256": "aaa"})
+        check_run_setup(fixed, {"model": "qwen", "router_weights_sha256": None})  # fixed-tier systems: router unused
+        with pytest.raises(RunMismatchError, match="model 'qwen' -> 'smol'"):
+            check_run_setup(tmp_path / "routed", {"model": "smol", "router_weights_sha256": "aaa"})
+
     def test_truncated_record_line_is_ignored(self, tmp_path):
         path = tmp_path / "records.jsonl"
         path.write_text('{"system": "baseline", "id": "a"}\n{"system": "bas')
