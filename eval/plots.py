@@ -122,14 +122,37 @@ def datasets_figure(summaries: list[dict[str, Any]], out: Path) -> Path:
     return _save(fig, out / "cost_by_dataset.png")
 
 
+def tiers_by_dataset_figure(summaries: list[dict[str, Any]], out: Path, system: str = "adaptive") -> Path | None:
+    """Where ``system`` routed each dataset's questions: one stacked bar per dataset run (None when no
+    run has that system)."""
+    runs = [s for s in summaries if system in s["systems"]]
+    if not runs:
+        return None
+    tiers = cheapest_first({t for s in runs for t in s["systems"][system]["tiers"]})
+    fig, ax = plt.subplots(figsize=(2.2 * len(runs) + 3, 4))
+    bottom = [0.0] * len(runs)
+    for tier in tiers:
+        values = [100 * s["systems"][system]["tiers"].get(tier, 0) / max(s["systems"][system]["n"], 1) for s in runs]
+        bars = ax.bar([_title(s) for s in runs], values, bottom=bottom, label=str(tier))
+        ax.bar_label(bars, labels=[f"{v:.0f}%" if v >= 4 else "" for v in values], label_type="center", fontsize=8)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_ylabel("% of questions")
+    ax.set_ylim(0, 100)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_title(f"Tiers the {system} system chose, by dataset")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _save(fig, out / "tiers_by_dataset.png")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Draw the cross-dataset figure from benchmark run folders."""
+    """Draw the cross-dataset figures from benchmark run folders."""
     import argparse
     import json
 
-    parser = argparse.ArgumentParser(description="latency and input tokens by system and dataset, from run folders")
+    parser = argparse.ArgumentParser(description="latency and input tokens by system and dataset, and the adaptive "
+                                                 "system's tiers by dataset, from run folders")
     parser.add_argument("runs", nargs="+", type=Path, help="benchmark run folders (each with summary.json)")
-    parser.add_argument("--out", type=Path, required=True, help="folder for cost_by_dataset.png")
+    parser.add_argument("--out", type=Path, required=True, help="folder for cost_by_dataset.png and tiers_by_dataset.png")
     args = parser.parse_args(argv)
     missing = [str(r) for r in args.runs if not (r / "summary.json").is_file()]
     if missing:
@@ -137,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     summaries = [json.loads((r / "summary.json").read_text(encoding="utf-8")) for r in args.runs]
     args.out.mkdir(parents=True, exist_ok=True)
     print(datasets_figure(summaries, args.out))
+    tiers = tiers_by_dataset_figure(summaries, args.out)
+    if tiers is not None:
+        print(tiers)
     return 0
 
 

@@ -248,14 +248,18 @@ def test_cross_dataset_figure(tmp_path):
         folder = tmp_path / name
         folder.mkdir()
         summary = {"questions": 2, "meta": {"dataset": name, "split": "dev"},
-                   "systems": {s: {"latency_mean_ms": ms, "input_tokens_mean": tokens} for s, (ms, tokens) in systems.items()}}
+                   "systems": {s: {"latency_mean_ms": ms, "input_tokens_mean": tokens, "n": 2, "tiers": tiers}
+                               for s, (ms, tokens, tiers) in systems.items()}}
         (folder / "summary.json").write_text(json.dumps(summary))
         return folder
 
-    squad = run("squad", {"baseline": (8000, 300), "adaptive": (5000, 180)})
-    hotpot = run("hotpotqa", {"baseline": (9000, 330), "oracle": (7000, 250)})
+    squad = run("squad", {"baseline": (8000, 300, {"baseline": 2}), "adaptive": (5000, 180, {"easy": 1, "hard": 1})})
+    hotpot = run("hotpotqa", {"baseline": (9000, 330, {"baseline": 2}), "oracle": (7000, 250, {"oracle": 2})})
     assert plots_main([str(squad), str(hotpot), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "cost_by_dataset.png").stat().st_size > 10_000
+    assert (tmp_path / "out" / "tiers_by_dataset.png").stat().st_size > 10_000  # the one run with adaptive
+    assert plots_main([str(hotpot), "--out", str(tmp_path / "no-adaptive")]) == 0
+    assert not (tmp_path / "no-adaptive" / "tiers_by_dataset.png").exists()
     with pytest.raises(SystemExit):
         plots_main([str(tmp_path / "nothing"), "--out", str(tmp_path / "out")])
 
