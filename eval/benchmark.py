@@ -283,7 +283,8 @@ def run_setup(ctx: RAGContext, systems: list[System]) -> dict[str, Any]:
     it, the trained router's weights."""
     routed = any(s.pipeline.policy == "adaptive" for s in systems)
     router = ctx.router.metadata.get("weights_sha256") if routed and ctx.router is not None else None
-    return {"model": ctx.resources.model, "router_weights_sha256": router}
+    model = ctx.resources.model if ctx.resources is not None else getattr(ctx.generator, "model_path", None)
+    return {"model": model, "router_weights_sha256": router}
 
 
 def check_run_setup(out: Path, setup: dict[str, Any]) -> None:

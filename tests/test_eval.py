@@ -179,7 +179,7 @@ class TestRunAndAggregate:
         from eval.benchmark import run_setup
 
         sha = ctx.router.metadata["weights_sha256"]
-        assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.resources.model, "router_weights_sha256": sha}
+        assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.generator.model_path, "router_weights_sha256": sha}
         assert run_setup(ctx, select("baseline,adaptive", "easy"))["router_weights_sha256"] is None
 
     def test_resume_refuses_answers_from_another_router_or_model(self, tmp_path):
