@@ -287,33 +287,37 @@ def run_setup(ctx: RAGContext, systems: list[System]) -> dict[str, Any]:
     return {"model": model, "router_weights_sha256": router}
 
 
+def _recorded_setup(out: Path, routed: bool) -> dict[str, Any] | None:
+    """The setup that wrote ``out``'s records: its run.json, else (a folder from before run.json) what
+    its summary names; None for a new folder."""
+    path = out / RUN_SETUP
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        pass
+    except ValueError as exc:
+        raise RunMismatchError(f"{path} is unreadable ({exc}); delete it only if the records in {out} "
+                               "match this invocation's model and router") from exc
+    try:
+        meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]
+        router = (meta.get("router") or {}).get("weights_sha256") if routed else None
+        return {"model": meta["model"], "router_weights_sha256": router}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def check_run_setup(out: Path, setup: dict[str, Any]) -> None:
     """Refuse to resume a run folder whose records another generator or router wrote (mixing them
     would average two systems into one row); record the setup of a new folder."""
     from components.storage import atomic_write_text
 
-    path = out / RUN_SETUP
-    try:
-        earlier = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        earlier = None
-    except ValueError as exc:
-        raise RunMismatchError(f"{path} is unreadable ({exc}); delete it only if the records in {out} "
-                               "match this invocation's model and router") from exc
-    if earlier is None:  # a folder from before run.json: its summary names the model and router
-        try:
-            meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]
-            earlier = {"model": meta["model"], "router_weights_sha256": (meta.get("router") or {}).get("weights_sha256")}
-        except (OSError, ValueError, KeyError, TypeError):
-            earlier = None
-        if earlier is not None and setup["router_weights_sha256"] is None:
-            earlier["router_weights_sha256"] = None  # the router did not route these systems
+    earlier = _recorded_setup(out, routed=setup["router_weights_sha256"] is not None)
     if earlier is not None and earlier != setup:
         changed = ", ".join(f"{k} {earlier.get(k)!r} -> {v!r}" for k, v in setup.items() if earlier.get(k) != v)
         raise RunMismatchError(f"{out} holds answers from another setup ({changed}); "
                                "pass a new --out to start a fresh run")
-    if not path.exists():
-        atomic_write_text(path, json.dumps(setup, indent=2) + "\n")
+    if not (out / RUN_SETUP).exists():
+        atomic_write_text(out / RUN_SETUP, json.dumps(setup, indent=2) + "\n")
 
 
 def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:

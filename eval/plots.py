@@ -69,16 +69,22 @@ def cost_figure(summary: dict[str, Any], out: Path) -> Path:
     return _save(fig, out / "cost.png")
 
 
-def tier_figure(summary: dict[str, Any], out: Path) -> Path:
-    names = list(summary["systems"])
-    tiers = cheapest_first({t for n in names for t in summary["systems"][n]["tiers"]})
-    fig, ax = plt.subplots(figsize=(8, 4))
-    bottom = [0.0] * len(names)
-    for tier in tiers:
-        values = [100 * summary["systems"][n]["tiers"].get(tier, 0) / max(summary["systems"][n]["n"], 1) for n in names]
-        ax.bar(names, values, bottom=bottom, label=str(tier))
+def _stacked_tiers(ax, labels: list[str], rows: list[dict[str, Any]], annotate: bool = False) -> None:
+    """One stacked bar per row (a system's summary: ``tiers`` counts over ``n``), in % of questions."""
+    bottom = [0.0] * len(rows)
+    for tier in cheapest_first({t for row in rows for t in row["tiers"]}):
+        values = [100 * row["tiers"].get(tier, 0) / max(row["n"], 1) for row in rows]
+        bars = ax.bar(labels, values, bottom=bottom, label=str(tier))
+        if annotate:
+            ax.bar_label(bars, labels=[f"{v:.0f}%" if v >= 4 else "" for v in values], label_type="center", fontsize=8)
         bottom = [b + v for b, v in zip(bottom, values)]
     ax.set_ylabel("% of questions")
+
+
+def tier_figure(summary: dict[str, Any], out: Path) -> Path:
+    names = list(summary["systems"])
+    fig, ax = plt.subplots(figsize=(8, 4))
+    _stacked_tiers(ax, names, [summary["systems"][n] for n in names])
     ax.set_title(f"Tier distribution: {_title(summary)}")
     ax.tick_params(axis="x", rotation=30)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -128,15 +134,8 @@ def tiers_by_dataset_figure(summaries: list[dict[str, Any]], out: Path, system: 
     runs = [s for s in summaries if system in s["systems"]]
     if not runs:
         return None
-    tiers = cheapest_first({t for s in runs for t in s["systems"][system]["tiers"]})
     fig, ax = plt.subplots(figsize=(2.2 * len(runs) + 3, 4))
-    bottom = [0.0] * len(runs)
-    for tier in tiers:
-        values = [100 * s["systems"][system]["tiers"].get(tier, 0) / max(s["systems"][system]["n"], 1) for s in runs]
-        bars = ax.bar([_title(s) for s in runs], values, bottom=bottom, label=str(tier))
-        ax.bar_label(bars, labels=[f"{v:.0f}%" if v >= 4 else "" for v in values], label_type="center", fontsize=8)
-        bottom = [b + v for b, v in zip(bottom, values)]
-    ax.set_ylabel("% of questions")
+    _stacked_tiers(ax, [_title(s) for s in runs], [s["systems"][system] for s in runs], annotate=True)
     ax.set_ylim(0, 100)
     ax.tick_params(axis="x", labelsize=8)
     ax.set_title(f"Tiers the {system} system chose, by dataset")
