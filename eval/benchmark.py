@@ -283,8 +283,7 @@ def run_setup(ctx: RAGContext, systems: list[System]) -> dict[str, Any]:
     it, the trained router's weights."""
     routed = any(s.pipeline.policy == "adaptive" for s in systems)
     router = ctx.router.metadata.get("weights_sha256") if routed and ctx.router is not None else None
-    model = ctx.resources.model if ctx.resources is not None else getattr(ctx.generator, "model_path", None)
-    return {"model": model, "router_weights_sha256": router}
+    return {"model": ctx.model_name, "router_weights_sha256": router}
 
 
 def _recorded_setup(out: Path, routed: bool) -> dict[str, Any] | None:

@@ -201,7 +201,7 @@ def load_judge(ctx, url: str | None, model: str | None, max_tokens: int = 768):
     generator = ctx.generator
     if hasattr(generator, "max_tokens"):
         generator = generator.model_copy(update={"max_tokens": max_tokens})
-    return generator, f"{ctx.resources.model if ctx.resources else 'generator'} (local generator)"
+    return generator, f"{ctx.model_name or 'generator'} (local generator)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(rows, [s.name for s in systems])
     summary["meta"] = meta = {
         "dataset": args.dataset, "split": args.split, "questions": len(examples), "seed": args.seed,
-        "model": ctx.resources.model, "judge": judge_name, "ragas": ragas.__version__,
+        "model": ctx.model_name, "judge": judge_name, "ragas": ragas.__version__,
         "command": "python -m eval.ragas_suite " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": time.perf_counter() - start,
     }

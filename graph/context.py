@@ -103,6 +103,14 @@ class RAGContext:
             warm_up()
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router)
 
+    @property
+    def model_name(self) -> str | None:
+        """The generator as configured (preset, Hugging Face name or path); for a context built
+        without resources, the loaded generator's model file, if it has one."""
+        if self.resources is not None:
+            return self.resources.model
+        return getattr(self.generator, "model_path", None)
+
     def with_pipeline(self, pipeline: PipelineConfig | None = None, **changes: Any) -> "RAGContext":
         """The same loaded resources under another pipeline configuration."""
         base = pipeline or self.pipeline
