@@ -13,19 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from components.index import IndexLoadError
-from components.model_files import DEFAULT_PRESET, PRESETS, ModelFileError
-from components.sources import SourceError
-from router.model import RouterError
-from graph.configuration import POLICIES, ConfigurationError, PipelineConfig, QuestionError
-
-EXIT_USAGE, EXIT_RESOURCE, EXIT_INTERRUPTED = 2, 3, 130
-
-
-class CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_USAGE):
-        super().__init__(message)
-        self.code = code
+from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
+from components.model_files import DEFAULT_PRESET, PRESETS
+from graph.configuration import POLICIES, PipelineConfig, validate_question
 
 
 # ---------------------------------------------------------------------------- shared options
@@ -64,33 +54,24 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
 
 
-def _load_context(args: argparse.Namespace):
-    from graph.context import RAGContext
-
-    pipeline = _pipeline(args)  # configuration errors before anything loads
-    resources = _resources(args)
-    print("loading models and index ...", file=sys.stderr, flush=True)
-    return RAGContext.load(resources, pipeline)
-
-
 # ---------------------------------------------------------------------------- output
 def format_answer(result: dict[str, Any], show_trace: bool = False, include_answer: bool = True) -> str:
-    """The answer (unless it was already streamed), its sources, a cost line and optionally the trace."""
+    """An answer as the service returns it (unless already streamed), its sources, a cost line and
+    optionally the trace."""
     lines = [result["answer"] or "(no answer)"] if include_answer else []
     trace = result.get("trace", {})
     if result.get("citations"):
         lines.append("")
         lines.append("Sources:")
         for c in result["citations"]:
-            where = c["metadata"].get("url") or c["metadata"].get("path") or c["passage_id"]
-            lines.append(f"  [{c['n']}] {c['title']} ({where}, score {c['score']:.2f}): {c['text']}")
-    timings = trace.get("timings_ms", {})
+            lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
     lines.append("")
-    router = trace.get("router")
+    router = result.get("router")
     lines.append(
-        f"tier {trace.get('tier')}" + (f" (router {router['confidence']:.0%})" if router else "") + " · corrected {'yes' if trace.get('corrected') else 'no'} · "
-        f"{trace.get('prompt_tokens')} prompt + {trace.get('output_tokens')} output tokens · "
-        f"{sum(timings.values()) / 1000:.1f} s"
+        f"tier {result.get('tier')}" + (f" (router {router['confidence']:.0%})" if router else "")
+        + f" · corrected {'yes' if result.get('corrected') else 'no'} · "
+        f"{result['tokens'].get('prompt')} prompt + {result['tokens'].get('output')} output tokens · "
+        f"{result['timing_ms']['total'] / 1000:.1f} s"
     )
     if show_trace:
         lines.append("")
@@ -98,48 +79,43 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
     return "\n".join(lines)
 
 
-def _ask_once(ctx, question: str, show_trace: bool, stream: bool, app_graph=None,
-              config: dict | None = None) -> dict[str, Any]:
-    from graph import graph
-
-    app_graph = app_graph or graph
+def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id: str | None = None) -> dict[str, Any]:
     if not stream:
-        result = app_graph.invoke({"question": question}, config, context=ctx)
+        result = service.ask(question, session_id=session_id)
         print(format_answer(result, show_trace))
         return result
     result: dict[str, Any] = {}
-    for mode, payload in app_graph.stream({"question": question}, config, context=ctx,
-                                          stream_mode=["messages", "values"]):
-        if mode == "messages":
-            chunk, meta = payload
-            if meta.get("langgraph_node") == "generate" and chunk.text:
-                print(chunk.text, end="", flush=True)
-        else:
-            result = payload
+    for event in service.stream(question, session_id=session_id):
+        if event["type"] == "token":
+            print(event["text"], end="", flush=True)
+        elif event["type"] == "result":
+            result = event
     print("\n")
-    output = {"answer": result.get("answer", ""), "citations": result.get("citations", []), "trace": result.get("trace", {})}
-    print(format_answer(output, show_trace, include_answer=False).lstrip("\n"))
-    return output
+    print(format_answer(result, show_trace, include_answer=False).lstrip("\n"))
+    return result
+
+
+def _service(args: argparse.Namespace):
+    from app.service import RAGService
+
+    pipeline = _pipeline(args)  # configuration errors before anything loads
+    return RAGService(_resources(args), pipeline)
 
 
 # ---------------------------------------------------------------------------- commands
 def cmd_ask(args: argparse.Namespace) -> int:
-    from graph.configuration import validate_question
-
     validate_question(args.question, args.max_question_chars)  # fail before loading models
-    ctx = _load_context(args)
-    _ask_once(ctx, args.question, args.trace, stream=not args.no_stream)
+    service = _service(args)
+    print("loading models and index ...", file=sys.stderr, flush=True)
+    service.warm_up()
+    _ask_once(service, args.question, args.trace, stream=not args.no_stream)
     return 0
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from graph import build_graph
-
-    ctx = _load_context(args)
-    chat_graph = build_graph().compile(checkpointer=InMemorySaver())  # one conversation: follow-ups work
-    config = {"configurable": {"thread_id": "terminal"}}
+    service = _service(args)
+    print("loading models and index ...", file=sys.stderr, flush=True)
+    service.warm_up()
     print("Ask a question (empty line or Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
@@ -149,11 +125,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if not question.strip():
             return 0
         try:
-            result = _ask_once(ctx, question, args.trace, stream=True, app_graph=chat_graph, config=config)
-            rewrite = result["trace"].get("rewrite")
-            if rewrite:
-                print(f"(follow-up read as: {rewrite['standalone']})")
-        except QuestionError as exc:
+            result = _ask_once(service, question, args.trace, stream=True, session_id="terminal")
+            if result.get("rewritten_question"):
+                print(f"(follow-up read as: {result['rewritten_question']})")
+        except HANDLED as exc:
             print(f"error: {exc}", file=sys.stderr)
 
 
@@ -178,11 +153,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "squad": lambda: sources.squad_contexts(args.path),
         "hotpotqa": lambda: sources.hotpotqa_contexts(args.path),
     }
-    items = list(loaders[args.source]())
+    items = loaders[args.source]()  # read lazily: one document at a time, large files in pieces
 
     embedder = Embedder(args.embedder) if args.embedder else Embedder()
     index = PassageIndex.load_or_create(index_dir, embedder=embedder.name, dimension=embedder.dimension)
-    with tqdm(total=len(items), unit="doc", desc=f"ingest {args.source}", file=sys.stderr, mininterval=1.0) as bar:
+    with tqdm(unit="doc", desc=f"ingest {args.source}", file=sys.stderr, mininterval=1.0) as bar:
         def progress(docs: int, added: int) -> None:
             bar.update(docs - bar.n)
             bar.set_postfix(passages=added)
@@ -195,9 +170,17 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from app.server import serve
+    from app.security import parse_users
+    from app.server import run
+    from app.service import RAGService
 
-    return serve(args)
+    users = parse_users(args.auth)
+    pipeline = _pipeline(args)
+    models = [m.strip() for m in (args.models or "").split(",") if m.strip()]
+    service = RAGService(_resources(args), pipeline, models=models,
+                         max_upload_bytes=int(args.max_upload_mb * 1024 * 1024))
+    run(service, host=args.host, port=args.port, users=users, body_timeout_s=args.body_timeout)
+    return 0
 
 
 def cmd_models(args: argparse.Namespace) -> int:
@@ -238,8 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="the Gradio chat and the HTTP API on one server")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
     serve.add_argument("--port", type=int, default=7860)
-    serve.add_argument("--auth", default=os.environ.get("ADAPTIVE_RAG_AUTH"),
-                       help="user:password required by the UI and the API (or $ADAPTIVE_RAG_AUTH)")
+    serve.add_argument("--auth", action="append", default=None,
+                       help="user:password for the one login of the chat and the API; repeat for more users "
+                            "(or $ADAPTIVE_RAG_AUTH, comma-separated)")
+    serve.add_argument("--models", default="",
+                       help="other installed presets clients may choose, comma-separated (default: only --model)")
+    serve.add_argument("--max-upload-mb", type=float, default=50, help="largest file the chat accepts (default 50)")
+    serve.add_argument("--body-timeout", type=float, default=30,
+                       help="seconds a client has to send a request body (default 30)")
     _pipeline_options(serve)
     serve.set_defaults(func=cmd_serve)
 
@@ -253,14 +242,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "source", None) in ("folder", "squad", "hotpotqa") and args.path is None:
         parser.error(f"ingest {args.source} needs a path")
+    if args.command == "serve" and args.auth is None and os.environ.get("ADAPTIVE_RAG_AUTH"):
+        args.auth = [os.environ["ADAPTIVE_RAG_AUTH"]]
     try:
         return args.func(args)
-    except (QuestionError, ConfigurationError, ValueError) as exc:
+    except HANDLED as exc:
+        problem = describe(exc)
+        assert problem is not None
+        print(f"error: {problem.message}", file=sys.stderr)
+        return problem.exit_code
+    except ValueError as exc:  # argument values the parser cannot check (window, batch size, ...)
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (IndexLoadError, ModelFileError, RouterError, SourceError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_RESOURCE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -8,36 +8,50 @@
     GET  /session/{id}  the conversation of a session (DELETE forgets it)
     GET  /docs          OpenAPI documentation
     /                   the Gradio chat
+
+With logins on (``--auth``), every route, the chat and the OpenAPI pages included, asks for the one
+HTTP Basic login, wrong passwords are throttled per client address, and a session belongs to the
+user who started it. Request bodies are bounded in size and in the time they take to arrive.
 """
 
 from __future__ import annotations
 
-import argparse
+import asyncio
 import json
-import secrets
+import logging
+import math
 import sys
-from typing import Any, Iterator, Optional
+import threading
+from typing import Any, AsyncIterator, Iterator, Mapping, Optional
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.security import HTTPBasic, HTTPBasicCredentials
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from starlette.concurrency import run_in_threadpool
 
-from app.service import RAGService
-from components.index import IndexLoadError
-from components.model_files import ModelFileError
-from graph.configuration import ConfigurationError, QuestionError
-from router.model import RouterError
+from app.errors import HANDLED, describe
+from app.security import USER_KEY, BasicAuthMiddleware, LoginThrottle, RequestLimitsMiddleware
+from app.service import Cancelled, RAGService
+
+log = logging.getLogger("adaptive_rag.server")
+
+MAX_REQUEST_BYTES = 1 << 20
+"""Largest body of an API request (a question is at most a few KB); uploads have their own limit."""
+UPLOAD_PATH = "/gradio_api/upload"
+_DISCONNECT_POLL_S = 0.25
 
 
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: StrictStr = Field(description="the question; non-empty, at most max_question_chars characters")
-    session_id: Optional[StrictStr] = Field(None, max_length=200, description="conversation id; follow-ups use its history")
+    session_id: Optional[StrictStr] = Field(None, max_length=128,
+                                            description="conversation id (letters, digits, '.', '_', '-'); "
+                                                        "follow-ups use its history")
     policy: Optional[StrictStr] = Field(None, description="adaptive (default: the trained router), fixed or baseline")
     tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")
-    model: Optional[StrictStr] = Field(None, description="generator preset")
+    model: Optional[StrictStr] = Field(None, description="generator preset, one of /health's `models`")
 
 
 class Citation(BaseModel):
@@ -68,106 +82,129 @@ class AskResponse(BaseModel):
     trace: dict[str, Any]
 
 
-def _parse_auth(value: str | None) -> tuple[str, str] | None:
-    if not value:
-        return None
-    user, sep, password = value.partition(":")
-    if not sep or not user or not password:
-        raise ConfigurationError("auth must be given as user:password")
-    return user, password
+def _safe_text(value: Any) -> Any:
+    """A value as JSON can carry it: strings without lone surrogates, no NaN or infinities."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_safe_text(v) for v in value]
+    return value
 
 
-def create_app(service: RAGService, *, auth: tuple[str, str] | None = None, with_ui: bool = True) -> FastAPI:
+def _user(request: Request) -> str | None:
+    return request.scope.get(USER_KEY)
+
+
+def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, with_ui: bool = True,
+               throttle: LoginThrottle | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
+               body_timeout_s: float = 30.0) -> FastAPI:
+    """The API (and the chat, ``with_ui``) over ``service``; ``users``: logins, none for an open server."""
     app = FastAPI(title="adaptive-rag", version="0.1.0",
                   description="Budget-aware adaptive RAG over a local knowledge base, with small local models.")
-    basic = HTTPBasic(auto_error=False)
 
-    def authorised(credentials: Optional[HTTPBasicCredentials] = Depends(basic)) -> None:
-        if auth is None:
-            return
-        ok = credentials is not None and secrets.compare_digest(credentials.username, auth[0]) \
-            and secrets.compare_digest(credentials.password, auth[1])
-        if not ok:
-            raise HTTPException(401, "authentication required", headers={"WWW-Authenticate": "Basic"})
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        # Only location, message and type: the offending input may be NaN or a lone surrogate,
+        # which JSON cannot carry back.
+        errors = [{"loc": _safe_text(list(e.get("loc", ()))), "msg": _safe_text(e.get("msg", "")),
+                   "type": e.get("type", "")} for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
 
-    @app.exception_handler(QuestionError)
-    @app.exception_handler(ConfigurationError)
-    async def bad_input(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=400)
+    async def handled(_: Request, exc: Exception) -> JSONResponse:
+        problem = describe(exc)
+        assert problem is not None
+        return JSONResponse({"detail": problem.message}, status_code=problem.status)
 
-    @app.exception_handler(IndexLoadError)
-    @app.exception_handler(ModelFileError)
-    @app.exception_handler(RouterError)
-    async def unavailable(_: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503)
+    for error_type in HANDLED:
+        app.add_exception_handler(error_type, handled)
 
-    @app.get("/health", dependencies=[Depends(authorised)])
+    @app.get("/health")
     def health() -> dict[str, Any]:
         return service.status()
 
-    @app.post("/ask", response_model=AskResponse, dependencies=[Depends(authorised)])
-    def ask(request: AskRequest) -> dict[str, Any]:
-        return service.ask(request.question, session_id=request.session_id, policy=request.policy,
-                           tier=request.tier, model=request.model)
+    @app.post("/ask", response_model=AskResponse)
+    async def ask(body: AskRequest, request: Request) -> Any:
+        cancel = threading.Event()
+        task = asyncio.ensure_future(run_in_threadpool(
+            service.ask, body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
+            model=body.model, owner=_user(request), cancel=cancel))
+        while not task.done():
+            await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
+            if not task.done() and await request.is_disconnected():
+                cancel.set()  # the client has gone: stop generating for nobody
+        try:
+            return task.result()
+        except Cancelled:
+            return JSONResponse({"detail": "cancelled: the client disconnected"}, status_code=499)
 
-    @app.get("/session/{session_id}", dependencies=[Depends(authorised)])
-    def session_history(session_id: str) -> dict[str, Any]:
+    @app.get("/session/{session_id}")
+    def session_history(session_id: str, request: Request) -> dict[str, Any]:
         """The conversation so far: each turn's question, standalone rewrite and answer."""
-        return {"session_id": session_id, "turns": service.history(session_id)}
+        return {"session_id": session_id, "turns": service.history(session_id, owner=_user(request))}
 
-    @app.delete("/session/{session_id}", dependencies=[Depends(authorised)])
-    def session_reset(session_id: str) -> dict[str, Any]:
-        service.reset_session(session_id)
+    @app.delete("/session/{session_id}")
+    def session_reset(session_id: str, request: Request) -> dict[str, Any]:
+        service.reset_session(session_id, owner=_user(request))
         return {"session_id": session_id, "turns": []}
 
-    @app.post("/ask/stream", dependencies=[Depends(authorised)],
-              responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}})
-    def ask_stream(request: AskRequest) -> StreamingResponse:
-        events = service.stream(request.question, session_id=request.session_id, policy=request.policy,
-                                tier=request.tier, model=request.model)
-        first = next(events)  # validation errors surface here, as 4xx, before the stream starts
-
-        def sse() -> Iterator[str]:
-            try:
-                for event in _chain(first, events):
-                    yield f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
-            except Exception as exc:  # the stream has started: report in-band
-                yield f"event: error\ndata: {json.dumps({'type': 'error', 'detail': str(exc)})}\n\n"
-
-        return StreamingResponse(sse(), media_type="text/event-stream")
+    @app.post("/ask/stream", responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}})
+    async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
+        cancel = threading.Event()
+        events = service.stream(body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
+                                model=body.model, owner=_user(request), cancel=cancel)
+        first = await run_in_threadpool(next, events)  # input errors surface here, as 4xx, before the stream starts
+        return StreamingResponse(_sse(first, events, cancel), media_type="text/event-stream")
 
     if with_ui:
         import gradio as gr
 
         from app.ui import build_ui
 
-        app = gr.mount_gradio_app(app, build_ui(service), path="/", auth=auth, show_error=True)
+        app = gr.mount_gradio_app(app, build_ui(service), path="/", show_error=True,
+                                  max_file_size=service.max_upload_bytes)
+    app.add_middleware(RequestLimitsMiddleware, max_body_bytes=max_request_bytes, body_timeout_s=body_timeout_s,
+                       path_limits={UPLOAD_PATH: service.max_upload_bytes + (1 << 20)})
+    if users:
+        app.add_middleware(BasicAuthMiddleware, users=users, throttle=throttle)  # outermost: before any body is read
     return app
 
 
-def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    yield first
-    yield from rest
+async def _sse(first: dict[str, Any], events: Iterator[dict[str, Any]], cancel: threading.Event) -> AsyncIterator[str]:
+    """Server-sent events from the service's stream. A client that goes away cancels the run (the
+    iterator is closed and generation stops at its next token), so nothing runs on for nobody."""
+    done = object()
+    try:
+        event: Any = first
+        while event is not done:
+            yield f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+            event = await run_in_threadpool(next, events, done)
+    except Cancelled:
+        return
+    except Exception as exc:  # the stream has started: report in-band
+        problem = describe(exc)
+        detail = problem.message if problem else f"internal error: {type(exc).__name__}"
+        if problem is None:
+            log.exception("streamed answer failed")
+        yield f"event: error\ndata: {json.dumps({'type': 'error', 'detail': detail})}\n\n"
+    finally:
+        cancel.set()
+        try:
+            events.close()
+        except ValueError:  # still running in a worker thread: the cancel event stops it there
+            pass
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Start the server for ``adaptive-rag serve`` (options parsed by :mod:`app.cli`)."""
+def run(service: RAGService, *, host: str, port: int, users: Mapping[str, str] | None = None,
+        body_timeout_s: float = 30.0) -> None:
+    """Serve until interrupted (``adaptive-rag serve``; options parsed by :mod:`app.cli`)."""
     import uvicorn
 
-    from app.cli import _pipeline, _resources
-
-    auth = _parse_auth(args.auth)
-    service = RAGService(_resources(args), _pipeline(args))
     print("loading models and index ...", file=sys.stderr, flush=True)
     service.warm_up()
-    if args.host not in ("127.0.0.1", "localhost", "::1") and auth is None:
-        print(f"warning: serving on {args.host} without --auth: anyone who can reach it can use it", file=sys.stderr)
-    print(f"serving on http://{args.host}:{args.port}/ (API docs at /docs)", file=sys.stderr, flush=True)
-    uvicorn.run(create_app(service, auth=auth), host=args.host, port=args.port, log_level="warning")
-    return 0
-
-
-if __name__ == "__main__":
-    from app.cli import main
-
-    sys.exit(main(["serve", *sys.argv[1:]]))
+    if host not in ("127.0.0.1", "localhost", "::1") and not users:
+        print(f"warning: serving on {host} without --auth: anyone who can reach it can use it", file=sys.stderr)
+    print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
+    uvicorn.run(create_app(service, users=users, body_timeout_s=body_timeout_s), host=host, port=port, log_level="warning",
+                limit_concurrency=256, timeout_keep_alive=5)

@@ -1,33 +1,71 @@
-"""The application service behind the Gradio chat and the HTTP API.
+"""The application service: the one front door behind the command line, the HTTP API and the chat.
 
 One instance per process: it loads the embedder, index, reranker and default generator once and
-shares them; other generator presets load on first use and stay loaded. Conversations live in a
-LangGraph checkpointer keyed by session id, so sessions never see each other's history.
-Generation is serialised per model by the model itself (llama.cpp contexts are not thread-safe);
-concurrent requests wait their turn, and :meth:`RAGService.status` tells how many are waiting.
+shares them; the other generator presets the server enables load on first use and stay loaded.
+Conversations live in a LangGraph checkpointer keyed by session id (and, when logins are on, by
+the user who started them), so sessions never see each other's history. Generation is serialised
+per model by the model itself (llama.cpp contexts are not thread-safe); concurrent requests wait
+their turn up to ``max_in_flight``, and :meth:`RAGService.status` tells how many are waiting.
+A question can be cancelled (the client went away): generation stops at the next token.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
-from collections import OrderedDict
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
+from app.errors import RequestError, TooBusyError
 from components.generator import load_chat_model
 from components.ingest import IngestReport, ingest
-from components.model_files import PRESETS, cache_dir
+from components.model_files import PRESETS, cache_dir, preset_installed
 from components.sources import Skipped, read_file
+from components.storage import sha256_file
 from graph import build_graph
 from graph.configuration import ConfigurationError, PipelineConfig, validate_question
 from graph.context import RAGContext, ResourceConfig
+
+DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class Cancelled(Exception):
+    """The question was cancelled before its answer was complete."""
+
+
+class _CancelOnSignal(BaseCallbackHandler):
+    """Stops a run at the next node or generated token once ``event`` is set."""
+
+    raise_error = True
+
+    def __init__(self, event: threading.Event):
+        self.event = event
+
+    def _check(self) -> None:
+        if self.event.is_set():
+            raise Cancelled("the question was cancelled")
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+        self._check()
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        self._check()
+
+
+def validate_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
+        raise RequestError("session_id must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit")
+    return session_id
 
 
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
@@ -59,11 +97,19 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
 
 class RAGService:
     def __init__(self, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None,
-                 *, max_sessions: int = 1000):
+                 *, max_sessions: int = 1000, models: Sequence[str] | None = None,
+                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, max_in_flight: int = 64):
         if max_sessions < 1:
             raise ConfigurationError(f"max_sessions must be >= 1, got {max_sessions}")
+        if max_upload_bytes < 1:
+            raise ConfigurationError(f"max_upload_bytes must be >= 1, got {max_upload_bytes}")
+        if max_in_flight < 1:
+            raise ConfigurationError(f"max_in_flight must be >= 1, got {max_in_flight}")
         self.resources = resources or ResourceConfig()
         self.pipeline = pipeline or PipelineConfig()
+        self.models = self._check_models(models)
+        self.max_upload_bytes = max_upload_bytes
+        self.max_in_flight = max_in_flight
         self.graph = build_graph().compile(checkpointer=InMemorySaver(), name="adaptive-rag-chat")
         self.stateless_graph = build_graph().compile(name="adaptive-rag")
         self.max_sessions = max_sessions
@@ -75,6 +121,20 @@ class RAGService:
         self._count_lock = threading.Lock()
         self._in_flight = 0
         self.answered = 0
+        self.cancelled = 0
+
+    def _check_models(self, models: Sequence[str] | None) -> tuple[str, ...]:
+        """The generators clients may choose: the served one first, then other installed presets."""
+        enabled = [self.resources.model]
+        for name in models or ():
+            if name not in PRESETS:
+                raise ConfigurationError(f"unknown model preset {name!r}; valid presets: {', '.join(PRESETS)}")
+            if not preset_installed(name):
+                raise ConfigurationError(f"model preset {name!r} is not installed; install it with: "
+                                         f"{PRESETS[name].install_hint}")
+            if name not in enabled:
+                enabled.append(name)
+        return tuple(enabled)
 
     @classmethod
     def from_context(cls, ctx: RAGContext, model: str, **kwargs: Any) -> "RAGService":
@@ -93,12 +153,17 @@ class RAGService:
                 self._generators[self.resources.model] = self._context.generator
             return self._context
 
+    def check_model(self, model: str | None) -> str:
+        """The generator a request names (the served one when it names none), if this server enables it."""
+        name = model or self.resources.model
+        if name not in self.models:
+            raise ConfigurationError(f"model {name!r} is not available on this server; available: {', '.join(self.models)}")
+        return name
+
     def generator(self, model: str | None) -> BaseChatModel:
         ctx = self.warm_up()
-        name = model or self.resources.model
+        name = self.check_model(model)
         if name not in self._generators:
-            if name not in PRESETS:
-                raise ConfigurationError(f"unknown model preset {name!r}; valid presets: {', '.join(PRESETS)}")
             with self._load_lock:
                 if name not in self._generators:
                     loaded = load_chat_model(name, n_threads=self.resources.n_threads, n_ctx=self.resources.n_ctx)
@@ -111,60 +176,88 @@ class RAGService:
         generator = self.generator(model)
         return ctx if generator is ctx.generator else replace(ctx, generator=generator)
 
-    def _graph_for(self, session_id: str | None):
+    @staticmethod
+    def thread_id(session_id: str, owner: str | None) -> str:
+        """The checkpointer's key of a session: with logins on, another user's session of the same id
+        is another thread, so nobody reads or deletes a conversation they did not start."""
+        session_id = validate_session_id(session_id)
+        if owner is None:
+            return session_id
+        return f"u{hashlib.sha256(owner.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}.{session_id}"
+
+    def _graph_for(self, session_id: str | None, owner: str | None):
         """The checkpointed graph for a conversation (least recently used threads beyond
         ``max_sessions`` are forgotten), the stateless one for a single question."""
         if session_id is None:
-            return self.stateless_graph, None
+            return self.stateless_graph, {}
+        thread = self.thread_id(session_id, owner)
         with self._count_lock:
-            self._sessions.pop(session_id, None)
-            self._sessions[session_id] = None
+            self._sessions.pop(thread, None)
+            self._sessions[thread] = None
             expired = []
             while len(self._sessions) > self.max_sessions:
                 expired.append(self._sessions.popitem(last=False)[0])
         for old in expired:
             self.graph.checkpointer.delete_thread(old)
-        return self.graph, {"configurable": {"thread_id": session_id}}
+        return self.graph, {"configurable": {"thread_id": thread}}
 
     # ------------------------------------------------------------------ questions
-    def _prepare(self, question: Any, session_id: str | None, policy: str | None, tier: str | None, model: str | None):
+    def _prepare(self, question: Any, session_id: str | None, policy: str | None, tier: str | None,
+                 model: str | None, owner: str | None, cancel: threading.Event | None):
         question = validate_question(question, self.pipeline.max_question_chars)
         overrides = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
+        if session_id is not None:
+            validate_session_id(session_id)
         ctx = self._context_for(model)
-        graph, config = self._graph_for(session_id)
-        return graph, {"question": question, "overrides": overrides}, ctx, config
+        graph, config = self._graph_for(session_id, owner)
+        if cancel is not None:
+            config = {**config, "callbacks": [_CancelOnSignal(cancel)]}
+        return graph, {"question": question, "overrides": overrides}, ctx, config or None
 
     def _enter(self) -> int:
         with self._count_lock:
+            if self._in_flight >= self.max_in_flight:
+                raise TooBusyError(f"the server is answering {self._in_flight} questions already; try again shortly")
             ahead = self._in_flight
             self._in_flight += 1
             return ahead
 
-    def _leave(self, answered: bool) -> None:
+    def _leave(self, outcome: str) -> None:
         with self._count_lock:
             self._in_flight -= 1
-            self.answered += int(answered)
+            self.answered += outcome == "answered"
+            self.cancelled += outcome == "cancelled"
 
     def ask(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
-            tier: str | None = None, model: str | None = None) -> dict[str, Any]:
-        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model)
+            tier: str | None = None, model: str | None = None, owner: str | None = None,
+            cancel: threading.Event | None = None) -> dict[str, Any]:
+        """The answer to one question. ``owner``: the logged-in user (sessions are theirs alone);
+        ``cancel``: set it to stop the run (raises :class:`Cancelled`)."""
+        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel)
         self._enter()
-        start, ok = time.perf_counter(), False
+        start, outcome = time.perf_counter(), "failed"
         try:
             result = graph.invoke(inputs, config, context=ctx)
-            ok = True
+            outcome = "answered"
+        except Cancelled:
+            outcome = "cancelled"
+            raise
         finally:
-            self._leave(ok)
+            self._leave(outcome)
         return public_result(result, (time.perf_counter() - start) * 1000)
 
     def stream(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
-               tier: str | None = None, model: str | None = None) -> Iterator[dict[str, Any]]:
+               tier: str | None = None, model: str | None = None, owner: str | None = None,
+               cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (requests ahead, then each node as it finishes), ``token`` (answer
-        text as generated), and a final ``result`` (as :meth:`ask` returns)."""
-        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model)
+        text as generated), and a final ``result`` (as :meth:`ask` returns). Input errors are
+        raised by the first ``next()``, before anything is queued. Closing the iterator, or
+        setting ``cancel``, stops the run."""
+        cancel = cancel or threading.Event()
+        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel)
         ahead = self._enter()
-        start, ok = time.perf_counter(), False
+        start, outcome = time.perf_counter(), "failed"
         try:
             yield {"type": "status", "requests_ahead": ahead}
             final: dict[str, Any] = {}
@@ -178,43 +271,74 @@ class RAGService:
                         yield {"type": "status", "node": node}
                 else:
                     final = payload
-            ok = True
+            outcome = "answered"
+        except (Cancelled, GeneratorExit):
+            cancel.set()  # a closed stream stops the generation still running in LangGraph's workers
+            outcome = "cancelled"
+            raise
         finally:
-            self._leave(ok)
+            self._leave(outcome)
         yield {"type": "result", **public_result(final, (time.perf_counter() - start) * 1000)}
 
-    def reset_session(self, session_id: str) -> None:
+    def reset_session(self, session_id: str, owner: str | None = None) -> None:
+        thread = self.thread_id(session_id, owner)
         with self._count_lock:
-            self._sessions.pop(session_id, None)
-        self.graph.checkpointer.delete_thread(session_id)
+            self._sessions.pop(thread, None)
+        self.graph.checkpointer.delete_thread(thread)
 
-    def history(self, session_id: str) -> list[dict[str, Any]]:
-        state = self.graph.get_state({"configurable": {"thread_id": session_id}})
+    def history(self, session_id: str, owner: str | None = None) -> list[dict[str, Any]]:
+        state = self.graph.get_state({"configurable": {"thread_id": self.thread_id(session_id, owner)}})
         return list(state.values.get("turns", [])) if state and state.values else []
 
     # ------------------------------------------------------------------ documents
-    def add_documents(self, paths: Sequence[str | Path],
+    def add_documents(self, paths: Sequence[str | Path], *, allowed_dirs: Sequence[str | Path] | None = None,
                       on_progress: Callable[[int, int], None] | None = None) -> IngestReport:
         """Copy uploaded files into the uploads folder (named by content hash, so re-uploads are
-        recognised) and add them to the live index, which is saved before returning."""
+        recognised) and add them to the live index, which is saved before returning.
+
+        ``allowed_dirs``: where uploads may come from (the chat passes its upload folder); a path
+        outside them, a link, or a file over ``max_upload_bytes`` is skipped unread, with the reason.
+        """
         ctx = self.warm_up()
+        roots = [Path(d).resolve() for d in allowed_dirs] if allowed_dirs is not None else None
         uploads = cache_dir() / "uploads"
         uploads.mkdir(parents=True, exist_ok=True)
         items = []
         for raw in paths:
             path = Path(raw)
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-            except OSError as exc:
-                items.append(Skipped(path.name, f"unreadable: {exc}"))
+            refusal = self._upload_refusal(path, roots)
+            if refusal:
+                items.append(Skipped(path.name, refusal))
                 continue
-            stored = uploads / f"{digest}-{path.name}"
-            if not stored.exists():
-                shutil.copyfile(path, stored)
+            try:
+                digest = sha256_file(path)[:12]
+                stored = uploads / f"{digest}-{path.name}"
+                if not stored.exists():
+                    shutil.copyfile(path, stored)
+            except OSError as exc:
+                items.append(Skipped(path.name, f"unreadable: {exc.strerror or exc}"))
+                continue
             item = read_file(stored)
             items.append(Skipped(path.name, item.reason) if isinstance(item, Skipped) else item)
         with self._ingest_lock:
             return ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
+
+    def _upload_refusal(self, path: Path, roots: list[Path] | None) -> str | None:
+        if path.is_symlink():
+            return "refused: a symbolic link, not an uploaded file"
+        if roots is not None:
+            resolved = path.resolve()
+            if not any(resolved.is_relative_to(root) for root in roots):
+                return "refused: not a file uploaded to this server"
+        try:
+            if not path.is_file():
+                return "not a regular file"
+            size = path.stat().st_size
+        except OSError as exc:
+            return f"unreadable: {exc.strerror or exc}"
+        if size > self.max_upload_bytes:
+            return f"too large: {size / 2**20:.1f} MB, the limit is {self.max_upload_bytes / 2**20:.0f} MB"
+        return None
 
     # ------------------------------------------------------------------ health
     @staticmethod
@@ -231,10 +355,14 @@ class RAGService:
         return {
             "status": "ok" if ctx is not None else "loading",
             "model": self.resources.model,
+            "models": list(self.models),
             "loaded_models": sorted(self._generators),
             "index_passages": len(ctx.index) if ctx else None,
             "policy": self.pipeline.policy,
             "router": self._router_status(ctx),
             "in_flight": self._in_flight,
             "answered": self.answered,
+            "cancelled": self.cancelled,
+            "max_upload_bytes": self.max_upload_bytes,
         }
+

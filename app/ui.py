@@ -3,15 +3,19 @@ questions; document upload; a settings sidebar. One conversation per browser ses
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import tempfile
+from pathlib import Path
 from typing import Any, Iterator
 
 import gradio as gr
 
+from app.errors import HANDLED, describe
+from app.security import USER_KEY
 from app.service import RAGService
-from components.index import IndexLoadError
-from components.model_files import PRESETS, ModelFileError
-from graph.configuration import DEFAULT_TIERS, POLICIES, ConfigurationError, QuestionError
+from graph.configuration import DEFAULT_TIERS, POLICIES
 
 EXAMPLES = [
     "Who directed 2001: A Space Odyssey?",
@@ -22,6 +26,29 @@ EXAMPLES = [
 HEADER = """# Adaptive RAG
 Answers from a local knowledge base (English Wikipedia summaries and your documents) with a small
 local model, spending only the retrieval and generation budget each question needs."""
+
+
+_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+def plain(text: str) -> str:
+    """Text from a document or the model shown as text: no HTML (a ``<form>`` or ``<img>`` stays
+    literal), no Markdown images or links (nothing is fetched from another site)."""
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def upload_folder() -> Path:
+    """Where Gradio keeps the files its upload component received: the only files the chat ingests."""
+    import os
+
+    return Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio").resolve()
+
+
+def _owner(request: gr.Request | None) -> str | None:
+    """The logged-in user (when logins are on), so their sessions are theirs alone."""
+    inner = getattr(request, "request", None)
+    scope = getattr(inner, "scope", None) or {}
+    return scope.get(USER_KEY)
 
 
 def _footer(result: dict[str, Any]) -> str:
@@ -42,14 +69,14 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     """The answer with its [n] markers and cost line, one expandable message per cited passage,
     and the trace when asked for."""
     markers = " ".join(f"[{c['n']}]" for c in result["citations"])
-    answer = f"{result['answer']} {markers}".strip()
+    answer = f"{plain(result['answer'])} {markers}".strip()
     messages = [gr.ChatMessage(role="assistant", content=f"{answer}\n\n<small>{_footer(result)}</small>")]
     for c in result["citations"]:
         source = c["source"]
-        link = f"[{source}]({source})" if source.startswith("http") else f"`{source}`"
+        link = f"[{plain(source)}]({source})" if re.match(r"https?://[^\s()<>]+$", source) else plain(source)
         messages.append(gr.ChatMessage(
             role="assistant",
-            content=f"{c['text']}\n\n{link}",
+            content=f"{plain(c['text'])}\n\n{link}",
             metadata={"title": f"[{c['n']}] {c['title']} · score {c['score']:.2f}", "status": "done"},
         ))
     if show_trace:
@@ -65,7 +92,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
         session = request.session_hash if request is not None else None
         answer = ""
         try:
-            for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model):
+            for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model,
+                                        owner=_owner(request)):
                 if event["type"] == "status" and event.get("requests_ahead"):
                     yield [gr.ChatMessage(role="assistant", content="", metadata={
                         "title": f"Waiting for {event['requests_ahead']} earlier question(s)…", "status": "pending"})]
@@ -74,35 +102,45 @@ def build_ui(service: RAGService) -> gr.Blocks:
                         "title": "Searching the knowledge base…", "status": "pending"})]
                 elif event["type"] == "token":
                     answer += event["text"]
-                    yield [gr.ChatMessage(role="assistant", content=answer)]
+                    yield [gr.ChatMessage(role="assistant", content=plain(answer))]
                 elif event["type"] == "result":
                     yield result_messages(event, show_trace)
-        except (QuestionError, ConfigurationError, ModelFileError, IndexLoadError) as exc:
-            raise gr.Error(str(exc)) from exc
+        except HANDLED as exc:
+            raise gr.Error(describe(exc).message) from exc
 
     def add_documents(files: list[str] | None, progress: gr.Progress = gr.Progress()) -> str:
         if not files:
             return "Choose one or more `.pdf`, `.txt` or `.md` files first."
+        files = [getattr(f, "path", f) for f in files]
         total = len(files)
 
         def on_progress(docs: int, added: int) -> None:
             progress((docs, total), desc=f"{added} passages added")
 
+        # Only files that came through the upload component: a client can name any server path in
+        # an API call, and Gradio copies such a path into its cache before this function runs.
+        received = getattr(demo, "upload_file_set", None)
+        if received is None:
+            return "**Could not add the documents:** this Gradio version does not record uploads."
+        refused = [f for f in files if str(f) not in received]
+        files = [f for f in files if str(f) in received]
         try:
-            report = service.add_documents(files, on_progress=on_progress)
+            report = service.add_documents(files, allowed_dirs=[upload_folder()], on_progress=on_progress)
         except Exception as exc:  # never let a bad upload break the app
             return f"**Could not add the documents:** {exc}"
         lines = [f"**Added {report.passages_added} passages** from {report.documents} document(s)."]
         if report.passages_present:
             lines.append(f"{report.passages_present} passages were already in the knowledge base.")
         for skipped in report.skipped:
-            lines.append(f"- skipped `{skipped.path}`: {skipped.reason}")
+            lines.append(f"- skipped {plain(Path(skipped.path).name)}: {skipped.reason}")
+        if refused:
+            lines.append(f"- refused {len(refused)} file(s) that were not uploaded through this page")
         lines.append(f"\nThe knowledge base now holds {service.status()['index_passages']:,} passages.")
         return "\n".join(lines)
 
     def reset(request: gr.Request) -> None:
         if request is not None:
-            service.reset_session(request.session_hash)
+            service.reset_session(request.session_hash, owner=_owner(request))
 
     with gr.Blocks(title="Adaptive RAG", fill_height=True) as demo:
         with gr.Sidebar(open=True):
@@ -111,11 +149,14 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                  info="adaptive: the trained router picks the tier; fixed: the tier below; "
                                       "baseline: top-5 passages, no rerank or compression")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")
-            model = gr.Dropdown(list(PRESETS), value=service.resources.model, label="Model",
-                                info="other presets load on first use")
+            model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model",
+                                info="other models load on first use" if len(service.models) > 1 else None,
+                                interactive=len(service.models) > 1)
             show_trace = gr.Checkbox(value=False, label="Show trace")
             gr.Markdown("### Add documents")
-            files = gr.File(file_count="multiple", file_types=[".pdf", ".txt", ".md"], label="PDF, text or Markdown")
+            limit_mb = service.max_upload_bytes / 2**20
+            files = gr.File(file_count="multiple", file_types=[".pdf", ".txt", ".md"],
+                            label=f"PDF, text or Markdown, up to {limit_mb:g} MB each")
             add = gr.Button("Add to knowledge base", variant="secondary")
             summary = gr.Markdown(elem_id="upload-summary")
             add.click(add_documents, inputs=files, outputs=summary, concurrency_limit=1)

@@ -8,10 +8,15 @@
 * Any other name or folder loads with transformers through ``langchain-huggingface``.
 
 llama.cpp contexts are not thread-safe: one lock serialises generation per model instance.
+
+Prompts are tokenized so that only the chat template's own markers can become control tokens:
+message contents (the user's question, document text) are tokenized as plain text, so a
+``<|im_end|>`` typed in a question or found in a document stays text and cannot end a turn.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -26,6 +31,7 @@ from pydantic import PrivateAttr
 from components.model_files import PRESETS, gguf_path
 
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
+_PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 
 
 def token_entropy(logits: np.ndarray) -> float:
@@ -101,14 +107,34 @@ class LlamaCppChatModel(BaseChatModel):
 
     def count_tokens(self, text: str) -> int:
         self.warm_up()
-        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return len(self._text_tokens(text))
+
+    def _text_tokens(self, text: str, *, add_bos: bool = False) -> list[int]:
+        """Tokens of text that came from a user or a document: control-token strings stay text."""
+        return self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=add_bos, special=False)
 
     def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> tuple[list[int], list[str]]:
-        chat = [{"role": _ROLES.get(m.type, "user"), "content": m.text} for m in messages]
+        """The chat-formatted prompt's tokens and the template's stop strings.
+
+        The template is rendered around placeholders, then each piece is tokenized on its own: the
+        template's text with control tokens parsed (``<|im_start|>`` and the like), each message's
+        content as plain text.
+        """
+        contents = [m.text for m in messages]
+        placeholders = [f"\x00{i}\x00" for i in range(len(contents))]
+        chat = [{"role": _ROLES.get(m.type, "user"), "content": ph} for m, ph in zip(messages, placeholders)]
         formatted = self._formatter(messages=chat)
-        tokens = self._llama.tokenize(
-            formatted.prompt.encode("utf-8"), add_bos=not formatted.added_special, special=True
-        )
+        pieces = re.split("(\x00\\d+\x00)", formatted.prompt)
+        tokens: list[int] = []
+        add_bos = not formatted.added_special
+        for piece in pieces:
+            if not piece:
+                continue
+            match = _PLACEHOLDER.fullmatch(piece)
+            if match:
+                tokens += self._text_tokens(contents[int(match.group(1))], add_bos=add_bos and not tokens)
+            else:
+                tokens += self._llama.tokenize(piece.encode("utf-8"), add_bos=add_bos and not tokens, special=True)
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
         return tokens, stop
 

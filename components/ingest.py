@@ -1,7 +1,9 @@
 """Ingest documents into a passage index: chunk, embed in batches, add what is new, save.
 
-The index is saved every ``checkpoint_every`` new passages and at the end, each save atomic, so an
-interrupted ingest keeps what it finished and a rerun skips the passages already present.
+Documents are chunked lazily and embedded a batch at a time, so memory stays bounded however large
+a file is. The index is saved every ``checkpoint_every`` new passages (inside a document too) and at
+the end, each save atomic, so an interrupted ingest keeps what it finished and a rerun skips the
+passages already present.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def ingest(
         raise ValueError(f"index uses embedder {index.embedder!r}, not {embedder.name!r}")
     report = IngestReport()
     pending: list[Passage] = []
+    pending_ids: set[str] = set()
     since_save = 0
 
     def flush() -> None:
@@ -65,23 +68,31 @@ def ingest(
             report.passages_added += added
             since_save += added
             pending.clear()
+            pending_ids.clear()
 
     for item in items:
         if isinstance(item, Skipped):
             report.skipped.append(item)
             continue
         report.documents += 1
-        passages = list(chunk_document(item, chunking))
-        if not passages:
+        chunked = 0
+        for passage in chunk_document(item, chunking):  # lazily: a large file is never held whole
+            chunked += 1
+            if passage.id in index or passage.id in pending_ids:
+                report.passages_present += 1
+                continue
+            pending.append(passage)
+            pending_ids.add(passage.id)
+            if len(pending) >= batch_size:
+                flush()
+                if since_save >= checkpoint_every:  # checkpoints inside a document too
+                    index.save()
+                    since_save = 0
+                if on_progress:
+                    on_progress(report.documents - 1, report.passages_added)
+        if not chunked:
             report.skipped.append(Skipped(item.doc_id, "empty (no sentences)"))
             continue
-        seen = {p.id for p in pending}
-        for passage in passages:
-            if passage.id in index or passage.id in seen:
-                report.passages_present += 1
-            else:
-                pending.append(passage)
-                seen.add(passage.id)
         if len(pending) >= batch_size:
             flush()
         if since_save >= checkpoint_every:

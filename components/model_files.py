@@ -77,6 +77,12 @@ def cache_dir() -> Path:
     return Path(os.environ.get("ADAPTIVE_RAG_CACHE", Path.home() / ".cache" / "adaptive-rag")).expanduser()
 
 
+def preset_installed(preset_name: str) -> bool:
+    """Whether every package a preset's weights come in is installed (nothing is read or loaded)."""
+    preset = PRESETS.get(preset_name)
+    return preset is not None and all(importlib.util.find_spec(p) is not None for p in preset.packages)
+
+
 def _package_dir(package: str, preset: GGUFPreset) -> Path:
     spec = importlib.util.find_spec(package)  # locate without importing the package's code
     if spec is None or not spec.submodule_search_locations:

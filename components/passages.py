@@ -17,11 +17,13 @@ import pysbd
 
 @dataclass(frozen=True)
 class SourceDocument:
-    """One document from a source: an id unique within the knowledge base, a title and paragraphs."""
+    """One document from a source: an id unique within the knowledge base, a title and paragraphs.
+
+    ``paragraphs`` may be a one-pass iterator (a large file read lazily): chunk it once."""
 
     doc_id: str
     title: str
-    paragraphs: tuple[str, ...]
+    paragraphs: Iterable[str]
     metadata: dict[str, Any] = field(default_factory=dict)
 
 

@@ -7,12 +7,16 @@ could not read as :class:`Skipped` records instead of raising, so one bad file n
 from __future__ import annotations
 
 import ast
+import codecs
 import importlib.util
+import itertools
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Iterable, Iterator, Union
 from urllib.parse import quote
 
 from components.passages import SourceDocument
@@ -71,57 +75,158 @@ def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
         )
 
 
-def _read_pdf(path: Path) -> list[str]:
+MAX_PARAGRAPH_CHARS = 4000
+"""Longer paragraphs are cut at whitespace (or, failing that, hard) into pieces of at most this
+many characters, so sentence splitting stays fast and memory stays bounded on any file."""
+_READ_CHARS = 1 << 16
+
+
+def bounded_paragraphs(paragraphs: Iterable[str], limit: int = MAX_PARAGRAPH_CHARS) -> Iterator[str]:
+    """Non-empty stripped paragraphs, each cut into pieces of at most ``limit`` characters."""
+    for paragraph in paragraphs:
+        rest = paragraph.strip()
+        while len(rest) > limit:
+            cut = _cut_point(rest, limit)
+            yield rest[:cut].strip()
+            rest = rest[cut:].strip()
+        if rest:
+            yield rest
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
+
+
+def _cut_point(text: str, limit: int) -> int:
+    """Where to cut ``text`` at or before ``limit``: after the last sentence end in the second half
+    of the window, else at the last line break or space there, else at ``limit``."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, limit // 2, limit)]
+    if ends:
+        return ends[-1]
+    space = max(text.rfind("\n", limit // 2, limit), text.rfind(" ", limit // 2, limit))
+    return space if space > 0 else limit
+
+
+def _text_paragraphs(path: Path) -> Iterator[str]:
+    """Blank-line separated paragraphs of a UTF-8 file, read a block at a time (never the whole
+    file): a paragraph with no blank line for ``MAX_PARAGRAPH_CHARS`` is cut there."""
+    with path.open(encoding="utf-8") as fh:
+        buffer = ""
+        while block := fh.read(_READ_CHARS):
+            buffer += block
+            parts = re.split(r"\n[ \t]*\n", buffer)
+            buffer = parts.pop()  # may continue in the next block
+            yield from bounded_paragraphs(parts)
+            if len(buffer) > MAX_PARAGRAPH_CHARS:
+                pieces = list(bounded_paragraphs([buffer]))
+                buffer = pieces.pop() if pieces else ""
+                yield from pieces
+        yield from bounded_paragraphs([buffer])
+
+
+def _check_utf8(path: Path) -> None:
+    """Raise ``UnicodeDecodeError`` if the file is not UTF-8, reading it a block at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            decoder.decode(block)
+    decoder.decode(b"", final=True)
+
+
+def _pdf_paragraphs(path: Path) -> Iterator[str]:
     import pymupdf
 
     with pymupdf.open(path) as pdf:
-        if pdf.needs_pass:
-            raise ValueError("PDF is encrypted")
-        return [page.get_text() for page in pdf]
+        for page in pdf:
+            yield from bounded_paragraphs(page.get_text().split("\n\n"))
 
 
-def read_file(path: Path) -> Union[SourceDocument, Skipped]:
-    """One user file as a document, or the reason it was skipped."""
+def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:
+    first = next(paragraphs, None)
+    return first, (paragraphs if first is None else itertools.chain([first], paragraphs))
+
+
+def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skipped]:
+    """One user file as a document whose paragraphs are read lazily (so a large file is never held
+    in memory whole), or the reason it was skipped. ``name``: what to call the file in citations
+    (default: its path)."""
+    path = Path(path)
     suffix = path.suffix.lower()
+    label = name or str(path)
     if suffix not in SUPPORTED_SUFFIXES:
-        return Skipped(str(path), f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
+        return Skipped(label, f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
     try:
+        if not path.is_file():
+            return Skipped(label, "not a regular file")
         if suffix == ".pdf":
-            pages = _read_pdf(path)
-            paragraphs = [p for page in pages for p in page.split("\n\n")]
+            import pymupdf
+
+            with pymupdf.open(path) as pdf:
+                if pdf.needs_pass:
+                    raise ValueError("PDF is encrypted")
+            first, paragraphs = _first(_pdf_paragraphs(path))
         else:
-            paragraphs = path.read_text(encoding="utf-8").split("\n\n")
+            _check_utf8(path)
+            first, paragraphs = _first(_text_paragraphs(path))
     except UnicodeDecodeError:
-        return Skipped(str(path), "not UTF-8 text")
+        return Skipped(label, "not UTF-8 text")
     except Exception as exc:  # pymupdf raises several types for damaged files
-        return Skipped(str(path), f"unreadable: {exc}")
-    paragraphs = [p.strip() for p in paragraphs if p.strip()]
-    if not paragraphs:
-        return Skipped(str(path), "empty (no extractable text)")
-    title = path.stem.replace("_", " ").replace("-", " ")
+        return Skipped(label, f"unreadable: {exc}")
+    if first is None:
+        return Skipped(label, "empty (no extractable text)")
+    title = Path(name or path.name).stem.replace("_", " ").replace("-", " ")
     if suffix == ".md":
-        if paragraphs[0].startswith("#") and "\n" not in paragraphs[0]:
-            title = paragraphs.pop(0).lstrip("#").strip() or title
-        paragraphs = [re.sub(r"^#+\s*", "", p, flags=re.MULTILINE) for p in paragraphs]
-        if not paragraphs:
-            return Skipped(str(path), "empty (only a title)")
+        if first.startswith("#") and "\n" not in first:
+            title = first.lstrip("#").strip() or title
+            first, paragraphs = _first(itertools.islice(paragraphs, 1, None))
+            if first is None:
+                return Skipped(label, "empty (only a title)")
+        paragraphs = (re.sub(r"^#+\s*", "", p, flags=re.MULTILINE) for p in paragraphs)
     resolved = str(path.resolve())
     return SourceDocument(
         doc_id=f"file/{resolved}",
         title=title,
-        paragraphs=tuple(paragraphs),
-        metadata={"source": "file", "path": resolved},
+        paragraphs=paragraphs,
+        metadata={"source": "file", "path": resolved, **({"name": name} if name else {})},
     )
 
 
 def folder_documents(root: Path) -> Iterator[Union[SourceDocument, Skipped]]:
-    """Every file under ``root`` (or ``root`` itself if it is a file), sorted for stable order."""
+    """Every file under ``root`` (or ``root`` itself if it is a file), sorted for stable order.
+
+    Symbolic links are not followed (a link could lead out of the folder, or round in a loop), and
+    neither they nor anything that is not a regular file (a FIFO, a device, a folder named
+    ``x.txt``) is read: each is reported as skipped, with the reason.
+    """
     root = Path(root)
-    if not root.exists():
+    if not root.exists() and not root.is_symlink():
         raise SourceError(f"no such file or folder: {root}")
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
-    for path in files:
-        yield read_file(path)
+    if not root.is_dir():
+        yield read_file(root)
+        return
+    entries: list[Path] = []
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        here = Path(directory)
+        # os.walk lists links to folders among the folders; report them, and folders named like files
+        entries += [here / d for d in dirs if (here / d).is_symlink() or Path(d).suffix.lower() in SUPPORTED_SUFFIXES]
+        entries += [here / f for f in files]
+    for path in sorted(entries):
+        reason = _not_a_plain_file(path)
+        yield Skipped(str(path), reason) if reason else read_file(path)
+
+
+def _not_a_plain_file(path: Path) -> str | None:
+    if path.is_symlink():
+        target = os.readlink(path)
+        if not path.exists():
+            return f"symbolic link to {target} that leads nowhere (dangling or a loop); not followed"
+        return f"symbolic link to {target}; links are not followed"
+    mode = path.lstat().st_mode
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file (the files inside it are read on their own)"
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        return f"not a regular file ({kind})"
+    return None
 
 
 def squad_contexts(path: Path) -> Iterator[SourceDocument]:

@@ -6,6 +6,7 @@ Nothing in this module loads a model; resources are described in ``graph.context
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -143,14 +144,38 @@ class PipelineConfig:
 
 
 class QuestionError(ValueError):
-    """A question the pipeline refuses: empty, whitespace only, or longer than the maximum."""
+    """A question the pipeline refuses: not text, empty or invisible, or longer than the maximum."""
+
+
+_INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters (zero-width), separators
+
+
+def clean_text(text: str, what: str = "text") -> str:
+    """``text`` with control characters (NUL and the like, but not tab or newline) replaced by
+    spaces; a :class:`QuestionError` if it is not valid Unicode (a lone surrogate cannot be encoded,
+    tokenized or stored)."""
+    if any(unicodedata.category(ch) == "Cs" for ch in text):
+        raise QuestionError(f"{what} is not valid Unicode text (it holds a lone surrogate)")
+    return "".join(" " if unicodedata.category(ch) == "Cc" and ch not in "\t\n" else ch for ch in text)
 
 
 def validate_question(question: object, max_chars: int) -> str:
-    """The question stripped of surrounding whitespace, or a :class:`QuestionError`."""
+    """The question cleaned (:func:`clean_text`) and stripped of surrounding whitespace and
+    invisible characters, or a :class:`QuestionError` that says what is wrong."""
     if not isinstance(question, str):
         raise QuestionError(f"question must be a string, got {type(question).__name__}")
-    stripped = question.strip()
+    if len(question) > 4 * max_chars + 1000:  # refuse huge inputs before looking at each character
+        raise QuestionError(
+            f"question is {len(question):,} characters long; the maximum is {max_chars:,} "
+            "(set max_question_chars to change it)"
+        )
+    cleaned = clean_text(question, "question")
+    start, end = 0, len(cleaned)
+    while start < end and unicodedata.category(cleaned[start]) in _INVISIBLE:
+        start += 1
+    while end > start and unicodedata.category(cleaned[end - 1]) in _INVISIBLE:
+        end -= 1
+    stripped = cleaned[start:end]
     if not stripped:
         raise QuestionError("question is empty")
     if len(stripped) > max_chars:

@@ -142,3 +142,39 @@ def test_upload_then_ask(page, server, tmp_path):
     wait_for_text(page, "#chatbot", "output tokens")
     page.get_by_text("Trace", exact=True).last.click()
     wait_for_text(page, "#chatbot", "Zorblax engine: The Zorblax engine was invented by Tilda Quenby in 1931 in Lisbon")
+
+
+def test_one_login_serves_the_chat_and_its_api(browser, index_dir, tmp_path_factory):
+    """With --auth the browser's one HTTP Basic login carries the page, its assets, its event
+    stream and the answer; without it the page is refused."""
+    work = tmp_path_factory.mktemp("auth-browser")
+    shutil.copytree(index_dir, work / "index")
+    port = free_port()
+    env = {**os.environ, "ADAPTIVE_RAG_CACHE": str(work / "cache")}
+    env.pop("ADAPTIVE_RAG_AUTH", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--index", str(work / "index"),
+         "--model", "smollm2-135m", "--tier", "easy", "--auth", "alice:wonder-land"],
+        cwd=ROOT, stdout=(work / "server.log").open("w"), stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while time.time() < deadline:
+            try:
+                if httpx.get(f"{url}/health", auth=("alice", "wonder-land"), timeout=2).json().get("status") == "ok":
+                    break
+            except (httpx.HTTPError, ValueError):
+                pass
+            time.sleep(0.5)
+        assert httpx.get(url, timeout=10).status_code == 401  # a browser without the login gets the challenge
+        context = browser.new_context(http_credentials={"username": "alice", "password": "wonder-land"},
+                                      viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        ask(page, "Who directed 2001: A Space Odyssey?")
+        assert "tier easy" in wait_for_text(page, "#chatbot", "output tokens")
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -20,6 +20,20 @@ def cli(*args, env=None, timeout=300):
                           cwd=ROOT, env={**os.environ, **(env or {})}, timeout=timeout)
 
 
+def ingest_until_first_checkpoint_then_kill(path, index_dir, *, batch_size, checkpoint_every, linger_s=0.0):
+    """Run `ingest folder` and SIGKILL it once the index has been saved for the first time."""
+    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "ingest", "folder", str(path), "--index",
+                             str(index_dir), "--batch-size", str(batch_size), "--checkpoint-every", str(checkpoint_every)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 180
+    while not (index_dir / MANIFEST).exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(linger_s)
+    assert proc.poll() is None, "ingest finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
 class TestAskErrors:
     @pytest.mark.parametrize("question", ["", "   "])
     def test_empty_question(self, question, capsys, index_dir):
@@ -91,17 +105,26 @@ class TestIngest:
         for i in range(400):
             (docs / f"doc{i:03d}.txt").write_text(f"Document {i} talks about topic number {i}. It has a second sentence.")
         index_dir = tmp_path / "idx"
-        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "ingest", "folder", str(docs), "--index",
-                                 str(index_dir), "--batch-size", "8", "--checkpoint-every", "16"],
-                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while not (index_dir / MANIFEST).exists() and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        time.sleep(0.3)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        ingest_until_first_checkpoint_then_kill(docs, index_dir, batch_size=8, checkpoint_every=16, linger_s=0.3)
         partial = len(PassageIndex.load(index_dir))
         assert 0 < partial < 800
         result = cli("ingest", "folder", str(docs), "--index", str(index_dir))
         assert result.returncode == 0, result.stderr
         assert len(PassageIndex.load(index_dir)) == 800
+
+    def test_killed_ingest_of_one_large_file_resumes(self, tmp_path):
+        """Checkpoints happen inside a document: a single large file killed mid-ingest leaves a
+        loadable index holding part of it, and a rerun adds exactly the rest."""
+        big = tmp_path / "big.txt"
+        sentences = [f"Record {i} describes alloy sample {i * 7}, which was tested in the northern laboratory."
+                     for i in range(1500)]
+        big.write_text(" ".join(sentences))  # one paragraph without a line break
+        index_dir = tmp_path / "idx"
+        ingest_until_first_checkpoint_then_kill(big, index_dir, batch_size=32, checkpoint_every=64)
+        partial = len(PassageIndex.load(index_dir))
+        assert 0 < partial < 1500
+        result = cli("ingest", "folder", str(big), "--index", str(index_dir))
+        assert result.returncode == 0, result.stderr
+        assert f"passages added: {1500 - partial}" in result.stdout  # long lines are cut at sentence ends
+        resumed = PassageIndex.load(index_dir)
+        assert len(resumed) == 1500 and {p.text for p in resumed} == set(sentences)

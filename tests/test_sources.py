@@ -43,9 +43,10 @@ class TestFolder:
         docs = {d.title: d for d in items if not isinstance(d, Skipped)}
         skipped = {s.path.rsplit("/", 1)[-1]: s.reason for s in items if isinstance(s, Skipped)}
         assert set(docs) == {"notes", "Widget Guide", "doc"}
-        assert docs["notes"].paragraphs == ("The launch code is Falcon.", "Second paragraph.")
-        assert "Orinoco" in docs["doc"].paragraphs[0]
-        assert docs["Widget Guide"].paragraphs == ("Widgets are blue.", "Care\nKeep them dry.")
+        paragraphs = {title: tuple(d.paragraphs) for title, d in docs.items()}  # read lazily, once
+        assert paragraphs["notes"] == ("The launch code is Falcon.", "Second paragraph.")
+        assert "Orinoco" in paragraphs["doc"][0]
+        assert paragraphs["Widget Guide"] == ("Widgets are blue.", "Care\nKeep them dry.")
         assert skipped["empty.txt"].startswith("empty")
         assert skipped["binary.txt"] == "not UTF-8 text"
         assert skipped["image.png"].startswith("unsupported type .png")
