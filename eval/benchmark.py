@@ -253,7 +253,7 @@ def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None
     by_dir: dict[Path, PassageIndex] = {}  # splits that share a corpus (NQ, TriviaQA: Wikipedia) share one copy
     indexes = {}
     for split in dict.fromkeys(splits):
-        directory = benchmark_index_dir(*split, embedder)
+        directory = benchmark_index_dir(*split, embedder, root=data_dir)
         if directory not in by_dir:
             by_dir[directory] = benchmark_index(*split, embedder, data_dir)
         indexes[split] = by_dir[directory]

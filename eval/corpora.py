@@ -17,7 +17,8 @@ from components.embedder import Embedder
 from components.index import MANIFEST, PassageIndex
 from components.ingest import ingest
 from components.model_files import cache_dir
-from eval.datasets import Example, split_file
+from components.storage import sha256_file
+from eval.datasets import DatasetError, Example, split_file
 from graph.context import default_index_dir
 
 # The corpus of a split is built from these contexts; the official HotpotQA items are the first
@@ -29,21 +30,41 @@ def _corpus_split(dataset: str) -> str:
     return "hotpotqa" if dataset == "hotpotqa-official" else dataset
 
 
-def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index: Path | None = None) -> Path:
+def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index: Path | None = None,
+                        root: str | None = None) -> Path:
     """The folder of the index a dataset split is evaluated against: its cached pooled corpus, or
-    the Wikipedia knowledge base for the open-domain sets."""
+    the Wikipedia knowledge base for the open-domain sets.
+
+    A cached corpus is named by the content of the split's file (a sha256 prefix), not only by its
+    name, so another data folder whose split has the same name never reuses this corpus.
+    """
     name = _corpus_split(dataset)
     if name not in _CONTEXTS:
         return Path(wiki_index or default_index_dir())
     slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()
-    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}"
+    source = split_file(name, split, root)
+    if not source.is_file():
+        raise DatasetError(f"{source} not found; the benchmark data folder is set by --data-dir or $ADAPTIVE_RAG_DATA")
+    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}-{_content_key(source)}"
+
+
+def _content_key(path: Path) -> str:
+    """sha256 prefix of a file, remembered beside the file's size and mtime for the process."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _CONTENT_KEYS:
+        _CONTENT_KEYS[key] = sha256_file(path)[:12]
+    return _CONTENT_KEYS[key]
+
+
+_CONTENT_KEYS: dict[tuple[str, int, int], str] = {}
 
 
 def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None,
                     wiki_index: Path | None = None) -> PassageIndex:
     """The index a dataset split is evaluated against, built on first use."""
     name = _corpus_split(dataset)
-    directory = benchmark_index_dir(dataset, split, embedder, wiki_index)
+    directory = benchmark_index_dir(dataset, split, embedder, wiki_index, root)
     if name not in _CONTEXTS or (directory / MANIFEST).is_file():
         return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
     index = PassageIndex(embedder.name, embedder.dimension, directory)

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from router.fitting import fit, predict
 from router.labelling import TIERS, UNSOLVED_RULES, derive_label
 
 FOLDS = 5
@@ -41,8 +42,6 @@ def stratified_folds(labels: Sequence[int], folds: int, seed: int) -> np.ndarray
 
 def cross_validated_tiers(embeddings: np.ndarray, y: Sequence[int], config, folds: int = FOLDS) -> list[str]:
     """The tier a network trained without it gives each question."""
-    from router.train import fit, predict
-
     y = np.asarray(y)
     assignment = stratified_folds(y, folds, config.seed)
     predicted = np.empty(len(y), dtype=int)

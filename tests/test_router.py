@@ -229,13 +229,35 @@ class TestRetraining:
         assert retrained["data"] == committed["data"]
         assert retrained["validation"]["confusion"] == committed["validation"]["confusion"]
         assert retrained["validation"]["accuracy"] == pytest.approx(committed["validation"]["accuracy"])
+        # What must hold exactly is above (data digest, confusion matrix, accuracy). The losses are
+        # float sums: on another CPU the embedder's and the training loop's kernels round their last
+        # bits differently, and 60 epochs of AdamW amplify that once the loss is small: between two
+        # machines the epochs agreed to 1e-7 up to epoch 12, then differed by up to 2.8e-4 absolute
+        # (6% of a late loss of 0.003). So: a tolerance of 0.2% of the first epoch's loss, seven
+        # times the largest difference seen; a real change (other labels or training settings)
+        # already fails the exact assertions above.
+        assert len(retrained["history"]) == len(committed["history"])
+        scale = committed["history"][0]["train_loss"]
         for new, old in zip(retrained["history"], committed["history"]):
-            assert new["train_loss"] == pytest.approx(old["train_loss"], rel=1e-4)
+            assert new["train_loss"] == pytest.approx(old["train_loss"], abs=2e-3 * scale), new["epoch"]
+        # The simulation trains five more networks (cross-validation); on a second machine their
+        # last-bit differences moved 3 of 1,100 questions to another tier. Allow 1% of the questions
+        # to move; each moved question shifts a mean by at most its range / N, which bounds the
+        # rest (F1 and EM in points: 100 / N each; tokens and seconds: the tiers' spread / N each).
         assert retrained["simulation"].keys() == committed["simulation"].keys()
+        records = read_labels(LABELS_FILE)
+        n, moved_at_most = len(records), len(records) // 100
+        spread = {key: max(abs(t[k] - u[k]) for r in records for t in r["tiers"].values() for u in r["tiers"].values()
+                           if t[k] is not None and u[k] is not None)
+                  for key, k in (("input_tokens", "input_tokens"), ("latency_s", "latency_ms"))}
+        bounds = {"em": 100 / n, "f1": 100 / n, "input_tokens": spread["input_tokens"] / n,
+                  "latency_s": spread["latency_s"] / 1000 / n}
         for name, row in committed["simulation"].items():
-            assert retrained["simulation"][name]["tiers"] == row["tiers"], name
-            for key in ("em", "f1", "input_tokens", "latency_s"):
-                assert retrained["simulation"][name][key] == pytest.approx(row[key]), (name, key)
+            new = retrained["simulation"][name]
+            moved = sum(abs(new["tiers"][t] - row["tiers"][t]) for t in row["tiers"]) // 2
+            assert moved <= moved_at_most, (name, new["tiers"], row["tiers"])
+            for key, bound in bounds.items():
+                assert new[key] == pytest.approx(row[key], abs=moved_at_most * bound + 1e-9), (name, key)
 
 
 def _labelled(dataset: str, figures: dict[str, tuple[float, float, int, float]]) -> dict:
