@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.model_files import DEFAULT_PRESET, PRESETS
-from graph.configuration import POLICIES, PipelineConfig, validate_question
+from pipeline.configuration import POLICIES, PipelineConfig, validate_question
 
 
 # ---------------------------------------------------------------------------- shared options
@@ -37,7 +37,7 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _resources(args: argparse.Namespace, **extra: Any):
-    from graph.context import ResourceConfig
+    from pipeline.context import ResourceConfig
 
     kwargs = {k: v for k, v in {
         "index_dir": args.index, "embedder": args.embedder,
@@ -140,7 +140,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from components.index import MANIFEST, PassageIndex
     from components.ingest import ingest
     from components.passages import ChunkingConfig
-    from graph.context import default_index_dir
+    from pipeline.context import default_index_dir
 
     index_dir = args.index or default_index_dir()
     if args.if_missing and (index_dir / MANIFEST).is_file():

@@ -12,7 +12,7 @@ from components.embedder import EmbedderError
 from components.index import IndexLoadError
 from components.model_files import ModelFileError
 from components.sources import SourceError
-from graph.configuration import ConfigurationError, QuestionError
+from pipeline.configuration import ConfigurationError, QuestionError
 from router.model import RouterError
 
 EXIT_USAGE, EXIT_RESOURCE, EXIT_INTERRUPTED = 2, 3, 130

@@ -19,7 +19,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Mapping
 
-from graph.configuration import ConfigurationError
+from pipeline.configuration import ConfigurationError
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

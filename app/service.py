@@ -32,8 +32,8 @@ from components.model_files import PRESETS, cache_dir, preset_installed
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
-from graph.configuration import ConfigurationError, PipelineConfig, validate_question
-from graph.context import RAGContext, ResourceConfig
+from pipeline.configuration import ConfigurationError, PipelineConfig, validate_question
+from pipeline.context import RAGContext, ResourceConfig
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

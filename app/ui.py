@@ -15,7 +15,7 @@ import gradio as gr
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
 from app.service import RAGService
-from graph.configuration import DEFAULT_TIERS, POLICIES
+from pipeline.configuration import DEFAULT_TIERS, POLICIES
 
 EXAMPLES = [
     "Who directed 2001: A Space Odyssey?",

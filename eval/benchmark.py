@@ -31,7 +31,7 @@ from eval.datasets import DATASETS, Example, load
 from eval.scoring import score
 from eval.systems import System, select
 from graph import RAGContext, ResourceConfig, graph
-from graph.configuration import cheapest_first
+from pipeline.configuration import cheapest_first
 
 RECORDS = "records.jsonl"
 ANSWER_METRICS = ("em", "f1")

@@ -19,7 +19,7 @@ from components.ingest import ingest
 from components.model_files import cache_dir
 from components.storage import sha256_file
 from eval.datasets import DatasetError, Example, split_file
-from graph.context import default_index_dir
+from pipeline.context import default_index_dir
 
 # The corpus of a split is built from these contexts; the official HotpotQA items are the first
 # 100 of the IRCoT dev file, so they share its corpus.

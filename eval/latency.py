@@ -20,7 +20,7 @@ import time
 
 from eval.datasets import DatasetError, load
 from graph import RAGContext, ResourceConfig, graph
-from graph.configuration import PipelineConfig
+from pipeline.configuration import PipelineConfig
 
 BUILTIN_QUESTIONS = (
     "Who directed 2001: A Space Odyssey?",

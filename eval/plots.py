@@ -10,7 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from graph.configuration import cheapest_first  # noqa: E402
+from pipeline.configuration import cheapest_first  # noqa: E402
 
 LADDER = ("baseline", "routing", "routing+compression", "adaptive")
 

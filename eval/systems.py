@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from graph.configuration import BASELINE, DEFAULT_TIERS, Budget, ConfigurationError, PipelineConfig
+from pipeline.configuration import BASELINE, DEFAULT_TIERS, Budget, ConfigurationError, PipelineConfig
 
 CLOSED_BOOK = Budget("closed-book", k=0, context_chars=None, max_new_tokens=64, rerank=False, correct=False)
 

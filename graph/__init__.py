@@ -4,14 +4,13 @@
     ctx = RAGContext.load()                       # models and index, once per process
     out = graph.invoke({"question": "..."}, context=ctx)
 
-Invoked without a context it uses the default resources (``graph.context.default_context``).
-
-The builder is imported on first access of ``graph`` or ``build_graph``: the nodes
-import ``graph.state`` and ``graph.context``, which must not pull the builder (and so the nodes)
-in while they load.
+Invoked without a context it uses the default resources (``pipeline.context.default_context``).
+The nodes import only from :mod:`pipeline` (state, configuration, context) and below, never from
+here, so this package can build and export the graph without an import circle.
 """
 
-from graph.configuration import (
+from graph.builder import build_graph, graph
+from pipeline.configuration import (
     BASELINE,
     DEFAULT_TIERS,
     POLICIES,
@@ -20,15 +19,7 @@ from graph.configuration import (
     PipelineConfig,
     QuestionError,
 )
-from graph.context import RAGContext, ResourceConfig, default_context
-
-def __getattr__(name: str):
-    if name in ("graph", "build_graph"):
-        import importlib
-
-        return getattr(importlib.import_module("graph.builder"), name)
-    raise AttributeError(f"module 'graph' has no attribute {name!r}")
-
+from pipeline.context import RAGContext, ResourceConfig, default_context
 
 __all__ = [
     "graph", "build_graph", "RAGContext", "ResourceConfig", "default_context",

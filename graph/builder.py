@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.context import RAGContext
+from pipeline.context import RAGContext
 from graph.routing import after_classify, after_grade, after_rerank, after_start
-from graph.state import InputState, OutputState, State
+from pipeline.state import InputState, OutputState, State
 from nodes import (
     classify_tier,
     compress,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from graph.state import State
+from pipeline.state import State
 
 _REFERS_BACK = re.compile(
     r"\b(he|him|his|she|her|hers|it|its|they|them|their|theirs|this|that|these|those|there|then|"

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from langgraph.runtime import Runtime
 
-from graph.context import RAGContext, default_context
+from pipeline.context import RAGContext, default_context
 
 NodeFn = Callable[..., dict[str, Any]]
 

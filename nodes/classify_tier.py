@@ -13,9 +13,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.configuration import ConfigurationError
-from graph.context import RAGContext
-from graph.state import State
+from pipeline.configuration import ConfigurationError
+from pipeline.context import RAGContext
+from pipeline.state import State
 from nodes.base import context_of, timed
 
 

@@ -15,8 +15,8 @@ from langgraph.runtime import Runtime
 
 from components.embedder import Embedder
 from components.passages import split_sentences
-from graph.context import RAGContext
-from graph.state import EvidenceItem, PassageHit, State
+from pipeline.context import RAGContext
+from pipeline.state import EvidenceItem, PassageHit, State
 from nodes.base import context_of, timed
 from prompts import format_evidence
 

@@ -10,8 +10,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
-from graph.context import RAGContext
-from graph.state import State
+from pipeline.context import RAGContext
+from pipeline.state import State
 from nodes.base import context_of, timed
 from prompts import condense_messages
 

@@ -14,8 +14,8 @@ from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
-from graph.context import RAGContext
-from graph.state import Citation, EvidenceItem, PassageHit, State
+from pipeline.context import RAGContext
+from pipeline.state import Citation, EvidenceItem, PassageHit, State
 from nodes.base import context_of, timed
 from prompts import ABSTENTION, answer_messages, closed_book_messages, format_evidence
 

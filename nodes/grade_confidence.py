@@ -6,8 +6,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.context import RAGContext
-from graph.state import State
+from pipeline.context import RAGContext
+from pipeline.state import State
 from nodes.base import timed
 
 

@@ -7,8 +7,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from components.passages import Passage
-from graph.context import RAGContext
-from graph.state import State
+from pipeline.context import RAGContext
+from pipeline.state import State
 from nodes.base import context_of, timed
 
 

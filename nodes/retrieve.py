@@ -12,8 +12,8 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from components.passages import Passage
-from graph.context import RAGContext
-from graph.state import PassageHit, State
+from pipeline.context import RAGContext
+from pipeline.state import PassageHit, State
 from nodes.base import context_of, timed
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from graph.configuration import validate_question
-from graph.context import RAGContext
-from graph.state import NEW_TRACE, State
+from pipeline.configuration import validate_question
+from pipeline.context import RAGContext
+from pipeline.state import NEW_TRACE, State
 from nodes.base import context_of, timed
 
 

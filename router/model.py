@@ -86,7 +86,7 @@ class TierRouter:
 
         path = Path(path).expanduser()
         meta_file = metadata_path(path)
-        retrain = "train one with `python -m router.train`"
+        retrain = "train one with `python -m training.train`"
         for required in (path, meta_file):
             if not required.is_file():
                 raise RouterError(f"router file not found: {required}; {retrain} or pass another --router")

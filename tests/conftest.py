@@ -63,8 +63,8 @@ def ctx(embedder, index, tiny_generator):
     """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2 and the
     committed tier router; the pipeline is a fixed Medium tier so that tests know the budget."""
     from components.reranker import HybridReranker
-    from graph.configuration import PipelineConfig
-    from graph.context import RAGContext
+    from pipeline.configuration import PipelineConfig
+    from pipeline.context import RAGContext
     from router.model import TierRouter
 
     router = TierRouter.load(embedder=embedder.name, dimension=embedder.dimension)

@@ -12,7 +12,7 @@ from app.security import parse_users
 from app.server import create_app
 from app.service import RAGService
 from components.index import PassageIndex
-from graph.configuration import ConfigurationError, QuestionError
+from pipeline.configuration import ConfigurationError, QuestionError
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 import pytest
 
-from graph.configuration import (
+from pipeline.configuration import (
     BASELINE,
     DEFAULT_TIERS,
     Budget,

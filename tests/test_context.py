@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from components.index import IndexLoadError, PassageIndex
-from graph.configuration import ConfigurationError
-from graph.context import RAGContext, ResourceConfig
+from pipeline.configuration import ConfigurationError
+from pipeline.context import RAGContext, ResourceConfig
 
 
 class TestRAGContextLoad:

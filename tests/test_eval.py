@@ -11,7 +11,7 @@ from eval.datasets import DatasetError, Example, load
 from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k, recall_at_k, reciprocal_rank
 from eval.scoring import prediction_text
 from eval.systems import all_systems, select
-from graph.configuration import ConfigurationError
+from pipeline.configuration import ConfigurationError
 from router.model import DEFAULT_WEIGHTS, metadata_path
 
 
@@ -275,3 +275,20 @@ def test_contexts_share_models_and_a_shared_corpus(monkeypatch, index_dir):
     nq, trivia = contexts.values()
     assert nq.index is trivia.index and nq.generator is trivia.generator and nq.embedder is trivia.embedder
     assert nq.index.directory == benchmark_index_dir("nq", "dev", nq.embedder) == index_dir
+
+
+def test_benchmark_corpus_is_keyed_by_the_split_files_content(tiny_squad, embedder):
+    """Two data folders whose SQuAD dev files differ get two corpora, never each other's."""
+    import shutil
+
+    from eval.corpora import benchmark_index, benchmark_index_dir
+
+    other = tiny_squad.parent / "other-data"
+    shutil.copytree(tiny_squad, other)
+    path = other / "squad_v2" / "dev.json"
+    path.write_text(path.read_text().replace("It is in Paris.", "It stands in Paris, France."))
+    first = benchmark_index("squad", "dev", embedder, str(tiny_squad))
+    second = benchmark_index("squad", "dev", embedder, str(other))
+    assert first.directory != second.directory
+    assert first.directory == benchmark_index_dir("squad", "dev", embedder, root=str(tiny_squad))
+    assert any("Paris, France" in p.text for p in second) and not any("Paris, France" in p.text for p in first)

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from graph import graph
-from graph.configuration import QuestionError
+from pipeline.configuration import QuestionError
 
 OFF_TOPIC = "Which recipe uses the most cardamom in Scandinavian baking?"
 

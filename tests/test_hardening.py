@@ -25,7 +25,7 @@ from app.server import create_app
 from app.service import RAGService
 from components.index import PassageIndex
 from components.sources import Skipped, folder_documents, read_file
-from graph.configuration import ConfigurationError, QuestionError, validate_question
+from pipeline.configuration import ConfigurationError, QuestionError, validate_question
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from langgraph.runtime import Runtime
 
-from graph.configuration import ConfigurationError, QuestionError
+from pipeline.configuration import ConfigurationError, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import select_evidence
 from nodes.generate import attribute, split_citations

@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from router.labelling import (
+from training.labelling import (
     LABELS_FILE,
     TIERS,
     derive_label,
@@ -19,7 +19,7 @@ from router.labelling import (
     tier_correct,
 )
 from router.model import DEFAULT_WEIGHTS, RouterError, TierRouter, build_network, metadata_path
-from router.train import (
+from training.train import (
     TrainingConfig,
     class_weights,
     classification_metrics,
@@ -82,7 +82,7 @@ class TestLabelling:
                 assert {"answer", "em", "f1", "input_tokens", "output_tokens", "latency_ms"} <= set(result)
 
     def test_unknown_dataset_is_rejected(self):
-        from router.labelling import main
+        from training.labelling import main
 
         with pytest.raises(SystemExit, match="unknown dataset"):
             main(["--datasets", "squad,imagenet"])
@@ -172,7 +172,7 @@ class TestTierRouter:
             TierRouter.load(DEFAULT_WEIGHTS, dimension=768)
 
     def test_missing_file(self, tmp_path):
-        with pytest.raises(RouterError, match="not found.*router.train"):
+        with pytest.raises(RouterError, match="not found.*training.train"):
             TierRouter.load(tmp_path / "nothing.safetensors")
 
     @pytest.fixture
@@ -219,8 +219,8 @@ class TestTierRouter:
 
 class TestRetraining:
     def test_retraining_from_the_committed_labels_reproduces_the_committed_metrics(self, tmp_path):
-        """`python -m router.train` on the committed labels gives the committed validation figures."""
-        from router.train import main
+        """`python -m training.train` on the committed labels gives the committed validation figures."""
+        from training.train import main
 
         out = tmp_path / "router.safetensors"
         assert main(["--out", str(out), "--no-report"]) == 0
@@ -268,7 +268,7 @@ def _labelled(dataset: str, figures: dict[str, tuple[float, float, int, float]])
 
 class TestSimulation:
     def test_stratified_folds_deal_every_class_evenly(self):
-        from router.simulate import stratified_folds
+        from training.simulate import stratified_folds
 
         y = np.array([0] * 10 + [1] * 5 + [2] * 3)
         folds = stratified_folds(y, 5, seed=1)
@@ -279,7 +279,7 @@ class TestSimulation:
         assert (stratified_folds(y, 5, seed=1) == folds).all()
 
     def test_invalid_fold_count(self):
-        from router.simulate import stratified_folds
+        from training.simulate import stratified_folds
 
         with pytest.raises(ValueError, match="folds"):
             stratified_folds([0, 1, 0], 1, seed=0)
@@ -287,7 +287,7 @@ class TestSimulation:
             stratified_folds([0, 1, 0], 4, seed=0)
 
     def test_outcome_looks_up_the_chosen_tier_by_hand(self):
-        from router.simulate import outcome
+        from training.simulate import outcome
 
         records = [
             _labelled("squad", {"easy": (1, 1.0, 100, 1000), "medium": (0, 0.5, 300, 3000), "hard": (0, 0.0, 500, 5000)}),
@@ -304,7 +304,7 @@ class TestSimulation:
     def test_simulated_policies_on_learnable_labels(self):
         """Questions whose embedding tells their cheapest correct tier: the cross-validated router
         finds it, so it matches the oracle and beats every fixed tier on cost or quality."""
-        from router.simulate import simulate
+        from training.simulate import simulate
 
         rng = np.random.default_rng(0)
         centres = rng.normal(size=(3, 384))
@@ -342,7 +342,7 @@ class TestClassifyTierWithRouter:
         from dataclasses import replace
 
         from graph import graph
-        from graph.configuration import ConfigurationError
+        from pipeline.configuration import ConfigurationError
 
         with pytest.raises(ConfigurationError, match="needs a trained tier router"):
             graph.invoke({"question": "Who?", "overrides": {"policy": "adaptive"}}, context=replace(ctx, router=None))

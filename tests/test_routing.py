@@ -1,6 +1,6 @@
 import pytest
 
-from graph.configuration import BASELINE, DEFAULT_TIERS
+from pipeline.configuration import BASELINE, DEFAULT_TIERS
 from graph.routing import after_classify, after_grade, after_rerank, after_start, refers_back
 
 

@@ -17,8 +17,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from router.fitting import fit, predict
-from router.labelling import TIERS, UNSOLVED_RULES, derive_label
+from training.fitting import fit, predict
+from training.labelling import TIERS, UNSOLVED_RULES, derive_label
 
 FOLDS = 5
 

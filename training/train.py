@@ -1,6 +1,6 @@
 """Train the tier router on the oracle labels, as the thesis specifies.
 
-    python -m router.train                      # router/labels -> router/weights + docs/router report
+    python -m training.train                      # training/labels -> router/weights + docs/router report
 
 Input: the query embedding (384-d, L2-normalised MiniLM, exactly as classify-tier computes it).
 Network: Linear(384, 256) -> ReLU -> Dropout(0.3) -> Linear(256, 64) -> ReLU -> Linear(64, 3).
@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from router.fitting import (TrainingConfig, class_weights, classification_metrics, fit, labels_digest,
+from training.fitting import (TrainingConfig, class_weights, classification_metrics, fit, labels_digest,
                             predict, stratified_split, train)
-from router.labelling import F1_THRESHOLD, LABELS_FILE, TIERS, UNSOLVED_RULES, derive_label, read_labels
+from training.labelling import F1_THRESHOLD, LABELS_FILE, TIERS, UNSOLVED_RULES, derive_label, read_labels
 from router.model import DEFAULT_WEIGHTS, DROPOUT, HIDDEN, build_network, metadata_path
-from router.simulate import FOLDS, simulate
+from training.simulate import FOLDS, simulate
 
 __all__ = ["TrainingConfig", "class_weights", "classification_metrics", "fit", "labels_digest", "predict",
            "stratified_split", "train", "save_router", "main"]
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = read_labels(args.labels)
     if len(records) < 10:
-        raise SystemExit(f"{args.labels}: {len(records)} labelled questions; label more with `python -m router.labelling`")
+        raise SystemExit(f"{args.labels}: {len(records)} labelled questions; label more with `python -m training.labelling`")
     labels = [derive_label(r, config.threshold, config.unsolved) for r in records]
     y = np.array([TIERS.index(label) for label in labels])
 
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{validation['majority_accuracy']:.3f}; weights: {args.out}")
     if not args.no_report:
         from router.model import TierRouter
-        from router.report import route_dev_sets, write_report
+        from training.report import route_dev_sets, write_report
 
         router = TierRouter.load(args.out, embedder=embedder.name, dimension=embedder.dimension)
         decisions = route_dev_sets(router, embedder, args.data_dir, config.seed)

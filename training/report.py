@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from components.storage import atomic_write_text  # noqa: E402
-from router.labelling import TIERS, tier_correct  # noqa: E402
+from training.labelling import TIERS, tier_correct  # noqa: E402
 
 
 def _save(fig, path: Path) -> Path:
@@ -134,8 +134,8 @@ _UNSOLVED_TEXT = {
 
 
 def simulation_lines(rows: dict[str, dict[str, Any]], questions: int) -> list[str]:
-    """The simulated policies as a Markdown table (see :mod:`router.simulate`)."""
-    from router.simulate import FOLDS
+    """The simulated policies as a Markdown table (see :mod:`training.simulate`)."""
+    from training.simulate import FOLDS
 
     lines = ["", "## Routing policies simulated on the labelled questions", "",
              f"What each policy would have scored and spent on the {questions} labelled questions, looked up in "
@@ -163,7 +163,7 @@ def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str
         f"{' → '.join(str(h) for h in meta['architecture']['hidden'])} → {len(meta['labels'])}, ReLU, dropout "
         f"{meta['architecture']['dropout']}; class-weighted cross-entropy, AdamW (lr {cfg['lr']}, weight decay "
         f"{cfg['weight_decay']}), {cfg['epochs']} epochs, batch {cfg['batch_size']}.",
-        f"Labels digest `{data['labels_sha256'][:16]}…`; reproduce with `python -m router.train`.", "",
+        f"Labels digest `{data['labels_sha256'][:16]}…`; reproduce with `python -m training.train`.", "",
         "## Validation", "",
         "| | accuracy |", "| --- | --- |",
         f"| router | **{_pct(val['accuracy'])}** |",

@@ -1,7 +1,7 @@
 """Oracle tier labels: what the pipeline actually gets right at each tier.
 
-    python -m router.labelling                 # the issue's 1,100 training questions, resumable
-    python -m router.labelling --per-dataset 5 --out /tmp/labels.jsonl   # a quick look
+    python -m training.labelling                 # the issue's 1,100 training questions, resumable
+    python -m training.labelling --per-dataset 5 --out /tmp/labels.jsonl   # a quick look
 
 Every training question runs through the compiled graph at Easy, Medium and Hard (cheapest
 first), each with an empty llama.cpp prompt cache. A tier is correct when its answer has Exact
@@ -31,7 +31,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from graph.configuration import DEFAULT_TIERS, PipelineConfig
+from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
 
 TIERS = tuple(DEFAULT_TIERS)
 """Label order: the tiers cheapest first. Index ``i`` is class ``i`` of the router."""

@@ -21,7 +21,7 @@ from components.generator import load_chat_model
 from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
 from components.reranker import Reranker, load_reranker
-from graph.configuration import ConfigurationError, PipelineConfig
+from pipeline.configuration import ConfigurationError, PipelineConfig
 from router.model import DEFAULT_WEIGHTS, TierRouter
 
 

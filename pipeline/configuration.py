@@ -1,7 +1,7 @@
 """Pipeline configuration as data: budget tiers, thresholds and routing policy.
 
 Everything the routing functions decide on lives here, with the thesis' defaults.
-Nothing in this module loads a model; resources are described in ``graph.context``.
+Nothing in this module loads a model; resources are described in ``pipeline.context``.
 """
 
 from __future__ import annotations

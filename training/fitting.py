@@ -1,6 +1,6 @@
 """Fitting the tier router's network: the training configuration, the stratified split, class
-weights, the training loop and the metrics. Shared by :mod:`router.train` (the command) and
-:mod:`router.simulate` (cross-validated routing), so neither imports the other.
+weights, the training loop and the metrics. Shared by :mod:`training.train` (the command) and
+:mod:`training.simulate` (cross-validated routing), so neither imports the other.
 
 Training is deterministic on one machine (one thread, seeded shuffles). Across CPUs the float sums
 of the embedder and of the training loop may differ in their last bits; see the retraining test
@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from router.labelling import F1_THRESHOLD, TIERS, UNSOLVED_RULES
+from training.labelling import F1_THRESHOLD, TIERS, UNSOLVED_RULES
 from router.model import build_network
 
 
