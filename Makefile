@@ -36,7 +36,10 @@ browser:
 		&& apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "chromium is not installed and cannot be installed here: the browser tests will be skipped"
 
+# The linter and the type checker run first: a finding fails the test command like a failed test.
 test: setup-test browser
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 clean-venv:

@@ -58,6 +58,8 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
 def format_answer(result: dict[str, Any], show_trace: bool = False, include_answer: bool = True) -> str:
     """An answer as the service returns it (unless already streamed), its sources, a cost line and
     optionally the trace."""
+    from app.service import cost_line
+
     lines = [result["answer"] or "(no answer)"] if include_answer else []
     trace = result.get("trace", {})
     if result.get("citations"):
@@ -66,13 +68,7 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
         for c in result["citations"]:
             lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
     lines.append("")
-    router = result.get("router")
-    lines.append(
-        f"tier {result.get('tier')}" + (f" (router {router['confidence']:.0%})" if router else "")
-        + f" · corrected {'yes' if result.get('corrected') else 'no'} · "
-        f"{result['tokens'].get('prompt')} prompt + {result['tokens'].get('output')} output tokens · "
-        f"{result['timing_ms']['total'] / 1000:.1f} s"
-    )
+    lines.append(cost_line(result))
     if show_trace:
         lines.append("")
         lines.append(json.dumps(trace, indent=2, ensure_ascii=False))

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
 from app.errors import RequestError, TooBusyError
-from components.generator import load_chat_model
+from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, preset_installed
+from components.passages import SourceDocument
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
@@ -55,7 +55,7 @@ class _CancelOnSignal(BaseCallbackHandler):
         if self.event.is_set():
             raise Cancelled("the question was cancelled")
 
-    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+    def on_llm_new_token(self, *args: Any, **kwargs: Any) -> None:
         self._check()
 
     def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
@@ -95,6 +95,17 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     }
 
 
+def cost_line(result: dict[str, Any]) -> str:
+    """What an answer cost, in one line: the same words in the terminal and in the chat."""
+    tokens, router = result["tokens"], result.get("router")
+    return " · ".join([
+        f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else ""),
+        f"correction {'fired' if result['corrected'] else 'not needed'}",
+        f"{tokens['prompt']} prompt + {tokens['output']} output tokens",
+        f"{result['timing_ms']['total'] / 1000:.1f} s",
+    ])
+
+
 class RAGService:
     def __init__(self, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None,
                  *, max_sessions: int = 1000, models: Sequence[str] | None = None,
@@ -110,12 +121,13 @@ class RAGService:
         self.models = self._check_models(models)
         self.max_upload_bytes = max_upload_bytes
         self.max_in_flight = max_in_flight
-        self.graph = build_graph().compile(checkpointer=InMemorySaver(), name="adaptive-rag-chat")
+        self.checkpointer = InMemorySaver()
+        self.graph = build_graph().compile(checkpointer=self.checkpointer, name="adaptive-rag-chat")
         self.stateless_graph = build_graph().compile(name="adaptive-rag")
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, None] = OrderedDict()
         self._context: RAGContext | None = None
-        self._generators: dict[str, BaseChatModel] = {}
+        self._generators: dict[str, Generator] = {}
         self._load_lock = threading.Lock()
         self._ingest_lock = threading.Lock()
         self._count_lock = threading.Lock()
@@ -139,7 +151,8 @@ class RAGService:
     @classmethod
     def from_context(cls, ctx: RAGContext, model: str, **kwargs: Any) -> "RAGService":
         """A service over an already loaded context whose generator is the preset ``model``."""
-        resources = ctx.resources or ResourceConfig(index_dir=ctx.index.directory, model=model)
+        resources = ctx.resources or (ResourceConfig(index_dir=ctx.index.directory, model=model)
+                                      if ctx.index.directory else ResourceConfig(model=model))
         service = cls(resources, ctx.pipeline, **kwargs)
         service._context = ctx
         service._generators[model] = ctx.generator
@@ -160,7 +173,7 @@ class RAGService:
             raise ConfigurationError(f"model {name!r} is not available on this server; available: {', '.join(self.models)}")
         return name
 
-    def generator(self, model: str | None) -> BaseChatModel:
+    def generator(self, model: str | None) -> Generator:
         ctx = self.warm_up()
         name = self.check_model(model)
         if name not in self._generators:
@@ -198,7 +211,7 @@ class RAGService:
             while len(self._sessions) > self.max_sessions:
                 expired.append(self._sessions.popitem(last=False)[0])
         for old in expired:
-            self.graph.checkpointer.delete_thread(old)
+            self.checkpointer.delete_thread(old)
         return self.graph, {"configurable": {"thread_id": thread}}
 
     # ------------------------------------------------------------------ questions
@@ -284,7 +297,7 @@ class RAGService:
         thread = self.thread_id(session_id, owner)
         with self._count_lock:
             self._sessions.pop(thread, None)
-        self.graph.checkpointer.delete_thread(thread)
+        self.checkpointer.delete_thread(thread)
 
     def history(self, session_id: str, owner: str | None = None) -> list[dict[str, Any]]:
         state = self.graph.get_state({"configurable": {"thread_id": self.thread_id(session_id, owner)}})
@@ -303,7 +316,7 @@ class RAGService:
         roots = [Path(d).resolve() for d in allowed_dirs] if allowed_dirs is not None else None
         uploads = cache_dir() / "uploads"
         uploads.mkdir(parents=True, exist_ok=True)
-        items = []
+        items: list[SourceDocument | Skipped] = []
         for raw in paths:
             path = Path(raw)
             refusal = self._upload_refusal(path, roots)

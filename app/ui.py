@@ -14,7 +14,7 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import RAGService
+from app.service import RAGService, cost_line
 from pipeline.configuration import DEFAULT_TIERS, POLICIES
 
 EXAMPLES = [
@@ -52,14 +52,7 @@ def _owner(request: gr.Request | None) -> str | None:
 
 
 def _footer(result: dict[str, Any]) -> str:
-    tokens, timing = result["tokens"], result["timing_ms"]
-    parts = [
-        f"tier **{result['tier']}**" + (f" (router {result['router']['confidence']:.0%})" if result.get("router") else ""),
-        f"correction {'fired' if result['corrected'] else 'not needed'}",
-        f"{timing['total'] / 1000:.1f} s",
-        f"{tokens['prompt']} prompt + {tokens['output']} output tokens",
-    ]
-    line = " · ".join(parts)
+    line = cost_line(result)
     if result.get("rewritten_question"):
         line += f"\n\nfollow-up read as: *{result['rewritten_question']}*"
     return line
@@ -86,27 +79,36 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     return messages
 
 
+def answer_events(service: RAGService, message: str, *, session: str | None, owner: str | None,
+                  policy: str | None, tier: str | None, model: str | None,
+                  show_trace: bool) -> Iterator[list[gr.ChatMessage]]:
+    """The chat's view of the service's stream: progress, the growing answer, then the answer with
+    its sources. A refused question becomes a ``gr.Error`` with the message every front door gives."""
+    answer = ""
+    try:
+        for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model, owner=owner):
+            if event["type"] == "status" and event.get("requests_ahead"):
+                yield [gr.ChatMessage(role="assistant", content="", metadata={
+                    "title": f"Waiting for {event['requests_ahead']} earlier question(s)…", "status": "pending"})]
+            elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "classify_tier"):
+                yield [gr.ChatMessage(role="assistant", content="", metadata={
+                    "title": "Searching the knowledge base…", "status": "pending"})]
+            elif event["type"] == "token":
+                answer += event["text"]
+                yield [gr.ChatMessage(role="assistant", content=plain(answer))]
+            elif event["type"] == "result":
+                yield result_messages(event, show_trace)
+    except HANDLED as exc:
+        problem = describe(exc)
+        raise gr.Error(problem.message if problem else str(exc)) from exc
+
+
 def build_ui(service: RAGService) -> gr.Blocks:
     def respond(message: str, history: list, policy: str, tier: str, model: str, show_trace: bool,
                 request: gr.Request) -> Iterator[list[gr.ChatMessage]]:
         session = request.session_hash if request is not None else None
-        answer = ""
-        try:
-            for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model,
-                                        owner=_owner(request)):
-                if event["type"] == "status" and event.get("requests_ahead"):
-                    yield [gr.ChatMessage(role="assistant", content="", metadata={
-                        "title": f"Waiting for {event['requests_ahead']} earlier question(s)…", "status": "pending"})]
-                elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "classify_tier"):
-                    yield [gr.ChatMessage(role="assistant", content="", metadata={
-                        "title": "Searching the knowledge base…", "status": "pending"})]
-                elif event["type"] == "token":
-                    answer += event["text"]
-                    yield [gr.ChatMessage(role="assistant", content=plain(answer))]
-                elif event["type"] == "result":
-                    yield result_messages(event, show_trace)
-        except HANDLED as exc:
-            raise gr.Error(describe(exc).message) from exc
+        yield from answer_events(service, message, session=session, owner=_owner(request), policy=policy,
+                                 tier=tier, model=model, show_trace=show_trace)
 
     def add_documents(files: list[str] | None, progress: gr.Progress = gr.Progress()) -> str:
         if not files:

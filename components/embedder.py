@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -56,7 +56,7 @@ class Embedder:
         self.name, self._load_path = resolve_embedder(model)
         self.device = device
         self.batch_size = batch_size
-        self._lc = None
+        self._lc: Any = None  # langchain_huggingface.HuggingFaceEmbeddings once warmed up
 
     def warm_up(self) -> None:
         if self._lc is not None:

@@ -19,14 +19,15 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Sequence, cast
 
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from pydantic import PrivateAttr
+from langchain_huggingface import ChatHuggingFace
+from pydantic import Field, PrivateAttr
 
 from components.model_files import PRESETS, gguf_path
 
@@ -46,12 +47,12 @@ def token_entropy(logits: np.ndarray) -> float:
 class LlamaCppChatModel(BaseChatModel):
     """Chat model over a GGUF file with llama-cpp-python. Greedy by default (temperature 0)."""
 
-    model_path: str
-    n_ctx: int = 4096
-    n_threads: int = 2
-    n_batch: int = 512
-    temperature: float = 0.0
-    max_tokens: int = 128
+    model_path: str = Field(min_length=1)
+    n_ctx: int = Field(default=4096, ge=256)
+    n_threads: int = Field(default=2, ge=1)
+    n_batch: int = Field(default=512, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int = Field(default=128, ge=1)
     seed: int = 0
 
     _llama: Any = PrivateAttr(default=None)
@@ -67,6 +68,7 @@ class LlamaCppChatModel(BaseChatModel):
         return {"model_path": self.model_path, "n_ctx": self.n_ctx, "temperature": self.temperature}
 
     def warm_up(self) -> None:
+        """Load the GGUF file and its chat template (once; later calls do nothing)."""
         if self._llama is not None:
             return
         from llama_cpp import Llama
@@ -122,7 +124,7 @@ class LlamaCppChatModel(BaseChatModel):
         """
         contents = [m.text for m in messages]
         placeholders = [f"\x00{i}\x00" for i in range(len(contents))]
-        chat = [{"role": _ROLES.get(m.type, "user"), "content": ph} for m, ph in zip(messages, placeholders)]
+        chat = [{"role": _ROLES.get(m.type, "user"), "content": ph} for m, ph in zip(messages, placeholders, strict=True)]
         formatted = self._formatter(messages=chat)
         pieces = re.split("(\x00\\d+\x00)", formatted.prompt)
         tokens: list[int] = []
@@ -212,7 +214,7 @@ class LlamaCppChatModel(BaseChatModel):
         for chunk in self._stream(messages, stop=stop, run_manager=run_manager, **kwargs):
             merged = chunk if merged is None else merged + chunk
         assert merged is not None
-        message = merged.message
+        message = cast(AIMessageChunk, merged.message)
         return ChatResult(
             generations=[
                 ChatGeneration(
@@ -226,7 +228,19 @@ class LlamaCppChatModel(BaseChatModel):
         )
 
 
-def load_chat_model(model: str, *, n_threads: int = 2, n_ctx: int = 4096, seed: int = 0) -> BaseChatModel:
+class HuggingFaceChatModel(ChatHuggingFace):
+    """A transformers model through ``langchain-huggingface``: loaded when constructed, so
+    :meth:`warm_up` has nothing left to do."""
+
+    def warm_up(self) -> None:
+        return None
+
+
+Generator = LlamaCppChatModel | HuggingFaceChatModel
+"""The generators this project runs: LangChain chat models that keep the component contract."""
+
+
+def load_chat_model(model: str, *, n_threads: int = 2, n_ctx: int = 4096, seed: int = 0) -> Generator:
     """A chat model for a preset name, a ``.gguf`` path, or a Hugging Face name/folder."""
     if not model or not model.strip():
         raise ValueError(f"model must be a preset ({', '.join(PRESETS)}), a .gguf path or a Hugging Face name")
@@ -242,10 +256,10 @@ def load_chat_model(model: str, *, n_threads: int = 2, n_ctx: int = 4096, seed: 
     return _load_transformers_chat_model(model, n_threads=n_threads)
 
 
-def _load_transformers_chat_model(model: str, *, n_threads: int) -> BaseChatModel:
+def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceChatModel:
     """transformers through ``langchain-huggingface``, for users with a Hugging Face model at hand."""
     import torch
-    from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+    from langchain_huggingface import HuggingFacePipeline
 
     torch.set_num_threads(n_threads)
     llm = HuggingFacePipeline.from_model_id(
@@ -253,7 +267,7 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> BaseChatMode
         task="text-generation",
         pipeline_kwargs={"max_new_tokens": 128, "do_sample": False, "return_full_text": False},
     )
-    return ChatHuggingFace(llm=llm)
+    return HuggingFaceChatModel(llm=llm)
 
 
 def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int) -> dict[str, Any]:

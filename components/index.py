@@ -17,7 +17,7 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import faiss
 import numpy as np
@@ -28,6 +28,13 @@ from components.storage import atomic_path, atomic_write_text, sha256_file
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 _BUILD_HINT = "build it with: adaptive-rag ingest wiki --index {dir}"
+
+
+class SearchHit(NamedTuple):
+    """One search result: a passage and its cosine to the query (higher is closer)."""
+
+    passage: Passage
+    score: float
 
 
 class IndexLoadError(RuntimeError):
@@ -46,7 +53,7 @@ class PassageIndex:
         self.embedder = embedder
         self.dimension = dimension
         self.directory = Path(directory) if directory else None
-        self._faiss = faiss.IndexFlatIP(dimension)
+        self._faiss: faiss.Index = faiss.IndexFlatIP(dimension)
         self._passages: list[Passage] = []
         self._ids: dict[str, int] = {}
         self._generation = 0
@@ -84,7 +91,10 @@ class PassageIndex:
                 self._faiss.add(vectors[keep])
             return len(keep)
 
-    def search(self, vector: np.ndarray, k: int, exclude: Iterable[str] = ()) -> list[tuple[Passage, float]]:
+    def warm_up(self) -> None:
+        """Nothing to load: an index is in memory from :meth:`load` or construction on."""
+
+    def search(self, vector: np.ndarray, k: int, exclude: Iterable[str] = ()) -> list[SearchHit]:
         """The ``k`` best passages for a query vector, best first, skipping ids in ``exclude``."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
@@ -96,9 +106,10 @@ class PassageIndex:
         if query.shape[1] != self.dimension:
             raise ValueError(f"query has dimension {query.shape[1]}, index has {self.dimension}")
         with self._lock:
-            scores, rows = self._faiss.search(query, want)
-            found = [(self._passages[row], float(score)) for score, row in zip(scores[0], rows[0]) if row >= 0]
-        return [(p, s) for p, s in found if p.id not in excluded][:k]
+            scores, rows = self._faiss.search(query, want)  # faiss's own (distances, labels) arrays
+            found = [SearchHit(self._passages[row], float(score))
+                     for score, row in zip(scores[0], rows[0], strict=True) if row >= 0]
+        return [hit for hit in found if hit.passage.id not in excluded][:k]
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: Path | None = None) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 import bm25s
 import numpy as np
@@ -95,7 +95,7 @@ class CrossEncoderReranker:
         self.model = model
         self.device = device
         self.name = f"cross-encoder:{model}"
-        self._encoder = None
+        self._encoder: Any = None  # a sentence_transformers.CrossEncoder once warmed up
 
     def warm_up(self) -> None:
         if self._encoder is None:

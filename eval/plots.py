@@ -48,7 +48,7 @@ def retrieval_figure(summary: dict[str, Any], out: Path) -> Path | None:
 def _two_panels(names: list[str], panels: list[tuple[list[float], str, str, str]], title: str):
     """Side-by-side bar charts over the same systems: (values, y label, panel title, colour) each."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, (values, ylabel, panel_title, colour) in zip(axes, panels):
+    for ax, (values, ylabel, panel_title, colour) in zip(axes, panels, strict=True):
         ax.bar(names, values, color=colour)
         ax.set_ylabel(ylabel)
         ax.set_title(panel_title)
@@ -77,7 +77,7 @@ def _stacked_tiers(ax, labels: list[str], rows: list[dict[str, Any]], annotate: 
         bars = ax.bar(labels, values, bottom=bottom, label=str(tier))
         if annotate:
             ax.bar_label(bars, labels=[f"{v:.0f}%" if v >= 4 else "" for v in values], label_type="center", fontsize=8)
-        bottom = [b + v for b, v in zip(bottom, values)]
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_ylabel("% of questions")
 
 
@@ -116,7 +116,7 @@ def datasets_figure(summaries: list[dict[str, Any]], out: Path) -> Path:
     width = 0.8 / max(len(systems), 1)
     panels = (("latency_mean_ms", 1e-3, "seconds per question (mean)", "Latency"),
               ("input_tokens_mean", 1.0, "prompt tokens per question (mean)", "Input tokens"))
-    for ax, (key, scale, ylabel, title) in zip(axes, panels):
+    for ax, (key, scale, ylabel, title) in zip(axes, panels, strict=True):
         for i, name in enumerate(systems):
             values = [s["systems"][name][key] * scale if name in s["systems"] else 0.0 for s in summaries]
             ax.bar([x + i * width for x in range(len(summaries))], values, width, label=name)

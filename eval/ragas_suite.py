@@ -208,7 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from components.storage import atomic_write_text
-    from eval.benchmark import RunMismatchError, add_run_arguments, answer_all, load_run_context, read_records, sample
+    from eval.contexts import add_run_arguments, load_run_context
+    from eval.run_setup import RunMismatchError
+    from eval.runner import answer_all, read_records, sample
     from eval.datasets import load
     from eval.systems import select
 

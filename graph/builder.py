@@ -28,7 +28,7 @@ from nodes import (
 )
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder = StateGraph(State, context_schema=RAGContext, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start_turn", start_turn)
     builder.add_node("condense_question", condense_question)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pipeline.state import State
+from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(
     r"\b(he|him|his|she|her|hers|it|its|they|them|their|theirs|this|that|these|those|there|then|"
@@ -27,7 +27,7 @@ def after_start(state: State) -> Literal["condense_question", "classify_tier"]:
     return "classify_tier"
 
 
-def _budget(state: State) -> dict:
+def _budget(state: State) -> BudgetData:
     return state["settings"]["budget"]
 
 

@@ -8,7 +8,7 @@ item. If not even one sentence fits, the first passage is hard-truncated to the 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -28,9 +28,19 @@ def _relevance(p: PassageHit) -> float:
     return p.get("rerank_score", p["score"])
 
 
-def _units(passages: Sequence[PassageHit], query: np.ndarray, embedder: Embedder) -> list[tuple]:
-    """(passage relevance, sentence relevance, passage rank, sentence index, sentence) per sentence."""
-    units = []
+class _Unit(NamedTuple):
+    """One sentence a passage offers to the evidence, with what orders it."""
+
+    passage_relevance: float  # the passage's rerank score, else its retrieval score
+    sentence_relevance: float  # the sentence's own cosine to the question
+    rank: int  # the passage's position among the passages
+    position: int  # the sentence's position in its passage
+    sentence: str
+
+
+def _units(passages: Sequence[PassageHit], query: np.ndarray, embedder: Embedder) -> list[_Unit]:
+    """Every sentence of every passage as a :class:`_Unit`."""
+    units: list[_Unit] = []
     for rank, p in enumerate(passages):
         sentences = split_sentences(p["text"]) or [p["text"]]
         if len(sentences) == 1:
@@ -38,7 +48,7 @@ def _units(passages: Sequence[PassageHit], query: np.ndarray, embedder: Embedder
         else:
             vectors = embedder.embed_documents([f"{p['title']}: {s}" for s in sentences])
             cosines = (vectors @ query).tolist()
-        units.extend((_relevance(p), c, rank, i, s) for i, (c, s) in enumerate(zip(cosines, sentences)))
+        units.extend(_Unit(_relevance(p), c, rank, i, s) for i, (c, s) in enumerate(zip(cosines, sentences, strict=True)))
     return units
 
 
@@ -47,10 +57,11 @@ def select_evidence(
 ) -> tuple[list[EvidenceItem], bool]:
     """The evidence items that fit ``budget_chars`` once formatted, and whether truncation was needed."""
     units = _units(passages, query, embedder)
-    units.sort(key=lambda u: (-u[0], -u[1], u[2], u[3]))
+    units.sort(key=lambda u: (-u.passage_relevance, -u.sentence_relevance, u.rank, u.position))
     kept: dict[int, list[tuple[int, str]]] = {}
     used = 0
-    for _, _, rank, idx, sentence in units:
+    for unit in units:
+        rank, idx, sentence = unit.rank, unit.position, unit.sentence
         header = 0 if rank in kept else _MARKER + len(passages[rank]["title"]) + 2
         cost = header + len(sentence) + 1  # +1: the space or newline that joins it
         if used + cost <= budget_chars:
@@ -79,6 +90,8 @@ def select_evidence(
 def compress(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     budget = state["settings"]["budget"]["context_chars"]
+    if budget is None:  # the edges only come here for a budget that compresses
+        raise ValueError("compress needs a budget with context_chars")
     passages = state.get("passages") or []
     query = np.asarray(state["query_embedding"], dtype=np.float32)
     evidence, truncated = select_evidence(passages, query, budget, ctx.embedder)

@@ -8,7 +8,7 @@ contain the answer's words are attributed instead, and the trace says which way 
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -76,7 +76,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     citations: list[Citation] = []
     for n in cited:
         item = evidence[n - 1]
-        hit = by_id.get(item["passage_id"], {})
+        hit: Mapping[str, Any] = by_id.get(item["passage_id"], {})
         citations.append({
             "n": n,
             "passage_id": item["passage_id"],
@@ -85,7 +85,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             "score": hit.get("rerank_score", hit.get("score", 0.0)),
             "metadata": hit.get("metadata", {}),
         })
-    usage = reply.usage_metadata or {}
+    usage: Mapping[str, Any] = reply.usage_metadata or {}
     entropies = reply.response_metadata.get("token_entropies") or []
     return {
         "answer": answer,

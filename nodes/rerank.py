@@ -21,9 +21,8 @@ def rerank(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         [Passage(p["id"], p["title"], p["text"], p["metadata"]) for p in passages],
         [p["score"] for p in passages],
     )
-    ranked = sorted(
-        ({**p, "rerank_score": s} for p, s in zip(passages, scores)),
-        key=lambda p: p["rerank_score"],
-        reverse=True,
-    )
+    if len(scores) != len(passages):
+        raise ValueError(f"reranker {ctx.reranker.name!r} gave {len(scores)} scores for {len(passages)} passages")
+    order = sorted(range(len(passages)), key=lambda i: scores[i], reverse=True)  # stable: ties keep rank order
+    ranked = [{**passages[i], "rerank_score": scores[i]} for i in order]
     return {"passages": ranked, "trace": {"reranker": ctx.reranker.name}}

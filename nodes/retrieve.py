@@ -32,16 +32,16 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         vectors = ctx.embedder.embed_documents([f"{d['title']}: {d['text']}" if d["title"] else d["text"] for d in documents])
         return {"passages": [
             {"id": f"input/{i}", "title": d["title"], "text": d["text"], "metadata": {"source": "input"}, "score": float(s)}
-            for i, (d, s) in enumerate(zip(documents, (vectors @ query).tolist()))
+            for i, (d, s) in enumerate(zip(documents, (vectors @ query).tolist(), strict=True))
         ]}
     if not existing:
         hits = ctx.index.search(query, settings["budget"]["k"])
-        return {"passages": [_hit(p, s) for p, s in hits]}
+        return {"passages": [_hit(h.passage, h.score) for h in hits]}
 
     corrections = state.get("corrections", 0) + 1
     extra = ctx.index.search(query, settings["k_extra"], exclude={p["id"] for p in existing})
     return {
-        "passages": existing + [_hit(p, s) for p, s in extra],
+        "passages": existing + [_hit(h.passage, h.score) for h in extra],
         "corrections": corrections,
         "trace": {"correction": {"fired": True, "rounds": corrections, "added": len(extra)}},
     }

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 
 from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
-from components.generator import load_chat_model
+from components.generator import Generator, load_chat_model
 from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
 from components.reranker import Reranker, load_reranker
@@ -63,7 +62,7 @@ class RAGContext:
     embedder: Embedder
     index: PassageIndex
     reranker: Reranker
-    generator: BaseChatModel
+    generator: Generator
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
     resources: ResourceConfig | None = None
     router: TierRouter | None = None
@@ -98,9 +97,7 @@ class RAGContext:
         reranker = load_reranker(resources.reranker)
         reranker.warm_up()
         generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
-        warm_up = getattr(generator, "warm_up", None)
-        if warm_up:
-            warm_up()
+        generator.warm_up()
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router)
 
     @property

@@ -6,7 +6,7 @@ Every value is plain JSON data (strings, numbers, lists, dicts) so a checkpointe
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, Mapping
 
 from typing_extensions import NotRequired, TypedDict  # pydantic needs these on Python 3.11
 
@@ -15,7 +15,7 @@ NEW_TRACE = "new_trace"
 question sends it, so with a checkpointer one question's trace never leaks into the next."""
 
 
-def merge_trace(current: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+def merge_trace(current: Mapping[str, Any] | None, update: Mapping[str, Any] | None) -> dict[str, Any]:
     """Reducer for ``trace``: keys are overwritten, except ``timings_ms`` whose per-node times add up
     (a node that runs twice, like retrieve with correction, reports its total)."""
     update = dict(update or {})
@@ -86,6 +86,94 @@ class Citation(TypedDict):
     metadata: dict[str, Any]
 
 
+class BudgetData(TypedDict):
+    """A tier's budget as plain data (:meth:`pipeline.configuration.Budget.as_dict`)."""
+
+    name: str
+    k: int  # passages retrieved; 0: closed book
+    context_chars: int | None  # evidence budget in characters; None: uncompressed
+    max_new_tokens: int
+    rerank: bool
+    correct: bool  # may a low-confidence retrieval trigger the corrective step
+
+
+class Settings(TypedDict):
+    """The effective settings of one question, fixed by classify_tier from the configuration and the
+    question's overrides; every later node and edge reads them from here."""
+
+    policy: str  # adaptive, fixed or baseline
+    tier: str  # the budget's name: easy, medium, hard or baseline
+    budget: BudgetData
+    tau: float  # cosine below which retrieval counts as low-confidence
+    k_extra: int  # passages a corrective retrieval adds
+    max_corrections: int
+
+
+class RouterTrace(TypedDict):
+    tier: str  # the router's choice
+    confidence: float  # its probability
+    probabilities: dict[str, float]  # per tier, summing to 1
+    inference_ms: float
+
+
+class RewriteTrace(TypedDict):
+    original: str  # the follow-up as asked
+    standalone: str  # what was retrieved and answered for
+    method: str  # "rewritten" by the model, or "joined" to the previous question when it failed
+    history_turns: int
+
+
+class CorrectionTrace(TypedDict):
+    fired: bool
+    rounds: int
+    added: int  # passages the corrective retrieval added
+
+
+class CompressionTrace(TypedDict):
+    budget_chars: int
+    context_chars: int  # the evidence as formatted for the prompt
+    input_chars: int  # the passages before compression, formatted the same way
+    kept_passages: int
+    truncated: bool  # not even one sentence fitted: the first passage was cut
+
+
+class TracePassage(TypedDict):
+    id: str
+    title: str
+    text: str
+    score: float  # retrieval cosine
+    rerank_score: float | None
+
+
+class Trace(TypedDict, total=False):
+    """What one answer cost and why: the contract the chat, the API, the CLI and the evaluation read.
+    Keys appear as the nodes that write them run (a closed-book answer has no ``passages``)."""
+
+    question: str  # as validated by start_turn
+    policy: str
+    tier: str
+    budget: BudgetData
+    router: RouterTrace  # adaptive policy only
+    rewrite: RewriteTrace  # follow-ups in a conversation only
+    top_score: float  # best retrieval cosine, after any correction
+    top_score_initial: float  # best retrieval cosine of the first retrieval
+    low_confidence: bool  # top_score < tau
+    correction: CorrectionTrace  # only when the corrective retrieval ran
+    corrected: bool
+    reranker: str  # the reranker's name, when the tier reranks
+    compression: CompressionTrace  # when the tier compresses
+    k: int
+    passages: list[TracePassage]  # everything retrieved, in rank order
+    context: str  # the evidence exactly as the prompt holds it
+    raw_output: str  # the model's text before citation markers were taken out
+    citation_source: str  # "model" ([n] markers), "attributed" (answer words matched) or "none"
+    abstained: bool
+    prompt_tokens: int | None
+    output_tokens: int | None
+    mean_token_entropy: float | None  # nats, over the answer's tokens
+    timings_ms: dict[str, float]  # per node, summed when a node runs twice
+
+
 class Turn(TypedDict):
     """One finished question of a conversation (kept across questions by a checkpointer)."""
 
@@ -97,13 +185,13 @@ class Turn(TypedDict):
 class OutputState(TypedDict):
     answer: str
     citations: list[Citation]
-    trace: Annotated[dict[str, Any], merge_trace]
+    trace: Annotated[Trace, merge_trace]
 
 
 class State(InputState, total=False):
     standalone_question: str  # the question rewritten without references to earlier turns
     turns: Annotated[list[Turn], operator.add]
-    settings: dict[str, Any]  # effective policy, tier, budget, tau, k_extra, max_corrections
+    settings: Settings
     query_embedding: list[float]
     passages: list[PassageHit]
     corrections: int
@@ -111,4 +199,4 @@ class State(InputState, total=False):
     evidence: list[EvidenceItem]
     answer: str
     citations: list[Citation]
-    trace: Annotated[dict[str, Any], merge_trace]
+    trace: Annotated[Trace, merge_trace]

@@ -139,4 +139,4 @@ class TierRouter:
 
     def decide(self, embedding: Sequence[float] | np.ndarray) -> RouterDecision:
         p = self.probabilities(embedding)
-        return RouterDecision(self.labels[int(np.argmax(p))], {label: float(v) for label, v in zip(self.labels, p)})
+        return RouterDecision(self.labels[int(np.argmax(p))], {label: float(v) for label, v in zip(self.labels, p, strict=True)})

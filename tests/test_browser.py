@@ -16,7 +16,8 @@ import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (Debian package 'chromium'; `make test` installs it as root)")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium not installed (Debian package 'chromium'; `make test` installs it as root)")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 

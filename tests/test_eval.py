@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from eval.benchmark import aggregate, by_routed_tier, main as benchmark_main, markdown_report, read_records, run_one, sample
+from eval.aggregate import aggregate, by_routed_tier
+from eval.benchmark import main as benchmark_main
+from eval.report import markdown_report
+from eval.runner import read_records, run_one, sample
 from eval.datasets import DatasetError, Example, load
 from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k, recall_at_k, reciprocal_rank
 from eval.scoring import prediction_text
@@ -144,7 +147,8 @@ class TestRunAndAggregate:
     def test_only_questions_every_system_answered(self):
         rows = [{"system": "baseline", "id": "a", "em": 1, "f1": 1, "latency_ms": 1, "input_tokens": 10,
                  "output_tokens": 1, "passages_in_prompt": 1, "corrected": False, "tier": "baseline", "answerable": True}]
-        assert aggregate(rows + [{**rows[0], "id": "b"}, {**rows[0], "system": "adaptive"}], ["baseline", "adaptive"])["questions"] == 1
+        extra = [{**rows[0], "id": "b"}, {**rows[0], "system": "adaptive"}]
+        assert aggregate(rows + extra, ["baseline", "adaptive"])["questions"] == 1
 
     def test_answer_coverage(self, index):
         from eval.corpora import answer_coverage
@@ -167,7 +171,7 @@ class TestRunAndAggregate:
         assert table["hard"]["n"] == 1 and table["hard"]["f1_adaptive"] == 100.0 and table["hard"]["f1_baseline"] == 0.0
 
     def test_resumed_run_keeps_the_earlier_peak_rss(self, tmp_path):
-        from eval.benchmark import _previous_peak_rss
+        from eval.run_setup import previous_peak_rss as _previous_peak_rss
 
         assert _previous_peak_rss(tmp_path) == 0.0
         (tmp_path / "summary.json").write_text('{"meta": {"peak_rss_mb": 2637.5}}')
@@ -176,14 +180,14 @@ class TestRunAndAggregate:
         assert _previous_peak_rss(tmp_path) == 0.0
 
     def test_run_setup_names_the_router_only_when_it_routes(self, ctx):
-        from eval.benchmark import run_setup
+        from eval.run_setup import run_setup
 
         sha = ctx.router.metadata["weights_sha256"]
         assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.generator.model_path, "router_weights_sha256": sha}
         assert run_setup(ctx, select("baseline,adaptive", "easy"))["router_weights_sha256"] is None
 
     def test_resume_refuses_answers_from_another_router_or_model(self, tmp_path):
-        from eval.benchmark import RunMismatchError, check_run_setup
+        from eval.run_setup import RunMismatchError, check_run_setup
 
         setup = {"model": "qwen", "router_weights_sha256": "aaa"}
         check_run_setup(tmp_path, setup)  # a new folder records its setup
@@ -198,7 +202,7 @@ class TestRunAndAggregate:
             check_run_setup(tmp_path, setup)
 
     def test_resume_of_a_folder_from_before_run_json_checks_its_summary(self, tmp_path):
-        from eval.benchmark import RunMismatchError, check_run_setup
+        from eval.run_setup import RunMismatchError, check_run_setup
 
         summary = json.dumps({"meta": {"model": "qwen", "router": {"weights_sha256": "aaa"}}})
         routed, fixed = tmp_path / "routed", tmp_path / "fixed"
@@ -266,7 +270,7 @@ def test_cross_dataset_figure(tmp_path):
 
 def test_contexts_share_models_and_a_shared_corpus(monkeypatch, index_dir):
     """NQ and TriviaQA both run on the Wikipedia index: one copy of it, one copy of the models."""
-    from eval.benchmark import load_contexts
+    from eval.contexts import load_contexts
     from eval.corpora import benchmark_index_dir
 
     monkeypatch.setenv("ADAPTIVE_RAG_INDEX", str(index_dir))

@@ -27,7 +27,8 @@ class TestStructure:
         assert {"start_turn", "condense_question", "classify_tier", "retrieve", "grade_confidence", "rerank",
                 "compress", "generate"} <= set(g.nodes)
         conditional = {(e.source, e.target) for e in g.edges if e.conditional}
-        assert {("start_turn", "condense_question"), ("start_turn", "classify_tier"), ("grade_confidence", "retrieve"), ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
+        assert {("start_turn", "condense_question"), ("start_turn", "classify_tier"), ("grade_confidence", "retrieve"),
+                ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
                 ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate")} <= conditional
 
     def test_input_and_output_schemas(self):
@@ -74,7 +75,8 @@ class TestOutput:
         trace = out["trace"]
         for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms"):
             assert key in trace, key
-        assert set(trace["timings_ms"]) == {"start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"}
+        assert set(trace["timings_ms"]) == {"start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank",
+                                            "compress", "generate"}
         assert all(p["rerank_score"] is not None for p in trace["passages"])
         assert len(trace["context"]) <= 1200
         for c in out["citations"]:

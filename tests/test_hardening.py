@@ -154,7 +154,8 @@ class TestControlTokens:
 
     def test_prompt_tokens_match_the_template(self, tiny_generator):
         """Without control strings in the contents, the prompt is the template's, token for token."""
-        messages = [SystemMessage("Answer briefly."), HumanMessage("Evidence:\n[1] Paris: Paris is in France.\n\nQuestion: Where is Paris?")]
+        messages = [SystemMessage("Answer briefly."),
+                    HumanMessage("Evidence:\n[1] Paris: Paris is in France.\n\nQuestion: Where is Paris?")]
         tokens, _ = tiny_generator._prompt_tokens(messages)
         formatted = tiny_generator._formatter(messages=[{"role": "system", "content": messages[0].text},
                                                         {"role": "user", "content": messages[1].text}])

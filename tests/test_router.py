@@ -238,7 +238,7 @@ class TestRetraining:
         # already fails the exact assertions above.
         assert len(retrained["history"]) == len(committed["history"])
         scale = committed["history"][0]["train_loss"]
-        for new, old in zip(retrained["history"], committed["history"]):
+        for new, old in zip(retrained["history"], committed["history"], strict=True):
             assert new["train_loss"] == pytest.approx(old["train_loss"], abs=2e-3 * scale), new["epoch"]
         # The simulation trains five more networks (cross-validation); on a second machine their
         # last-bit differences moved 3 of 1,100 questions to another tier. Allow 1% of the questions

@@ -73,7 +73,7 @@ def class_weights(labels: Sequence[int], n_classes: int) -> np.ndarray:
 def classification_metrics(y_true: Sequence[int], y_pred: Sequence[int], n_classes: int) -> dict[str, Any]:
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
     confusion = np.zeros((n_classes, n_classes), dtype=int)
-    for t, p in zip(y_true, y_pred):
+    for t, p in zip(y_true, y_pred, strict=True):
         confusion[t, p] += 1
     precision, recall = [], []
     for c in range(n_classes):
@@ -91,7 +91,7 @@ def classification_metrics(y_true: Sequence[int], y_pred: Sequence[int], n_class
 def labels_digest(records: Sequence[dict], labels: Sequence[str]) -> str:
     """sha256 over (dataset, id, question, label): changes when the data or the derived labels do."""
     digest = hashlib.sha256()
-    for record, label in zip(records, labels):
+    for record, label in zip(records, labels, strict=True):
         digest.update(json.dumps([record["dataset"], record["id"], record["question"], label]).encode())
     return digest.hexdigest()
 

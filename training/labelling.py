@@ -86,14 +86,14 @@ def interleave(groups: Iterable[list]) -> list:
 
 
 def read_labels(path: Path) -> list[dict[str, Any]]:
-    from eval.benchmark import read_records
+    from eval.runner import read_records
 
     return read_records(Path(path))
 
 
 def label_question(ctx, example) -> dict[str, Any]:
     """Run one question at every tier; the per-tier figures and the derived label."""
-    from eval.benchmark import run_one
+    from eval.runner import run_one
     from eval.systems import System
 
     tiers = {}
@@ -114,7 +114,7 @@ def label_question(ctx, example) -> dict[str, Any]:
 
 
 def training_questions(sets: Iterable[TrainingSet], seed: int, root: str | None = None) -> list:
-    from eval.benchmark import sample
+    from eval.runner import sample
     from eval.datasets import load
 
     return interleave(sample(load(s.dataset, s.split, root), s.size, seed) for s in sets)
@@ -139,7 +139,7 @@ def _parse_sets(text: str | None, per_dataset: int | None) -> list[TrainingSet]:
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
-    from eval.benchmark import load_contexts
+    from eval.contexts import load_contexts
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=LABELS_FILE, help=f"labels JSONL (default: {LABELS_FILE})")

@@ -35,7 +35,7 @@ def tier_shares_figure(groups: dict[str, dict[str, int]], title: str, path: Path
     for tier in TIERS:
         shares = [100 * groups[n].get(tier, 0) / max(sum(groups[n].values()), 1) for n in names]
         ax.bar(names, shares, bottom=bottom, label=tier)
-        bottom = [b + s for b, s in zip(bottom, shares)]
+        bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
     for i, n in enumerate(names):
         ax.text(i, 101, f"n={sum(groups[n].values())}", ha="center", fontsize=8)
     ax.set_ylim(0, 108)
@@ -101,7 +101,7 @@ DEV_SETS = (("squad", "dev", 500), ("hotpotqa", "dev", 200), ("nq", "dev", 500))
 
 def route_dev_sets(router, embedder, data_dir: str | None = None, seed: int = 13) -> dict[str, dict[str, int]]:
     """Tier counts of the router's decisions on seeded dev samples; a dataset without data is skipped."""
-    from eval.benchmark import sample
+    from eval.runner import sample
     from eval.datasets import DatasetError, load
 
     decisions: dict[str, dict[str, int]] = {}
@@ -176,7 +176,7 @@ def markdown(meta: dict[str, Any], records: Sequence[dict], labels: Sequence[str
         lines.append(f"| {tier} | {_pct(val['precision'][i])} | {_pct(val['recall'][i])} | {sum(val['confusion'][i])} |")
     lines += ["", "Confusion matrix (rows: oracle tier, columns: predicted):", "",
               "| | " + " | ".join(meta["labels"]) + " |", "| --- |" + " --- |" * len(meta["labels"])]
-    for tier, row in zip(meta["labels"], val["confusion"]):
+    for tier, row in zip(meta["labels"], val["confusion"], strict=True):
         lines.append(f"| {tier} | " + " | ".join(str(v) for v in row) + " |")
     lines += ["", "## Labels", "", "| dataset | " + " | ".join(TIERS) + " | questions | no tier correct |",
               "| --- |" + " --- |" * (len(TIERS) + 2)]

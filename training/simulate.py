@@ -56,7 +56,7 @@ def outcome(records: Sequence[dict[str, Any]], tiers: Sequence[str]) -> dict[str
     """Mean EM and F1 (in points), input tokens and latency (s) when question i is answered at tiers[i]."""
     if len(records) != len(tiers) or not records:
         raise ValueError(f"need one tier per record, got {len(tiers)} tiers for {len(records)} records")
-    chosen = [record["tiers"][tier] for record, tier in zip(records, tiers)]
+    chosen = [record["tiers"][tier] for record, tier in zip(records, tiers, strict=True)]
     return {
         "n": len(chosen),
         "em": 100 * float(np.mean([r["em"] for r in chosen])),

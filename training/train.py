@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             "labels_sha256": labels_digest(records, labels),
             "questions": len(records),
             "label_counts": {t: labels.count(t) for t in TIERS},
-            "per_dataset": {d: {t: sum(1 for r, l in zip(records, labels) if r["dataset"] == d and l == t) for t in TIERS}
+            "per_dataset": {d: {t: sum(1 for r, label in zip(records, labels, strict=True)
+                                       if r["dataset"] == d and label == t) for t in TIERS}
                             for d in datasets},
             "train": int(len(train_idx)),
             "validation": int(len(val_idx)),

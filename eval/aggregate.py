@@ -1,0 +1,91 @@
+"""Aggregating answer records: per-system figures over the questions every system answered, ratios
+to the baseline, and the adaptive system's questions split by the tier it routed them to."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from eval.runner import RETRIEVAL_METRICS
+from pipeline.configuration import cheapest_first
+
+ANSWER_METRICS = ("em", "f1")
+
+
+def _mean(values: Iterable[float | None]) -> float:
+    clean = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return sum(clean) / len(clean) if clean else math.nan
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    low, high = math.floor(pos), math.ceil(pos)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, Any]:
+    """Per-system figures over the questions every system has answered, and ratios to baseline."""
+    by_system: dict[str, dict[str, dict]] = defaultdict(dict)
+    for r in records:
+        by_system[r["system"]][r["id"]] = r
+    common = set.intersection(*(set(by_system[s]) for s in systems)) if systems else set()
+    summary: dict[str, Any] = {"questions": len(common), "systems": {}}
+    for name in systems:
+        rows = [by_system[name][i] for i in sorted(common)]
+        latencies = [r["latency_ms"] for r in rows]
+        figures = {
+            "n": len(rows),
+            **{m: 100 * _mean(r[m] for r in rows) for m in ANSWER_METRICS},
+            **{m: 100 * _mean(r.get(m) for r in rows) for m in RETRIEVAL_METRICS},
+            "latency_mean_ms": _mean(latencies),
+            "latency_p50_ms": _percentile(latencies, 0.5),
+            "latency_p95_ms": _percentile(latencies, 0.95),
+            "input_tokens_mean": _mean(r["input_tokens"] for r in rows),
+            "output_tokens_mean": _mean(r["output_tokens"] for r in rows),
+            "passages_in_prompt_mean": _mean(r["passages_in_prompt"] for r in rows),
+            "correction_rate": 100 * _mean(float(r["corrected"]) for r in rows),
+            "tiers": dict(Counter(r["tier"] for r in rows)),
+        }
+        answerable = [r for r in rows if r["answerable"]]
+        if len(answerable) < len(rows):  # SQuAD 2.0: report both halves
+            unanswerable = [r for r in rows if not r["answerable"]]
+            figures.update({
+                "f1_answerable": 100 * _mean(r["f1"] for r in answerable),
+                "em_unanswerable": 100 * _mean(r["em"] for r in unanswerable),
+            })
+        if any("supporting_sentence_recall" in r for r in rows):
+            figures["supporting_sentence_recall"] = 100 * _mean(r.get("supporting_sentence_recall") for r in rows)
+        summary["systems"][name] = figures
+    base = summary["systems"].get("baseline")
+    if base:
+        for figures in summary["systems"].values():
+            figures["speedup_vs_baseline"] = base["latency_mean_ms"] / figures["latency_mean_ms"]
+            figures["input_token_reduction_vs_baseline"] = 100 * (1 - figures["input_tokens_mean"] / base["input_tokens_mean"])
+            figures["f1_delta_vs_baseline"] = figures["f1"] - base["f1"]
+            figures["em_delta_vs_baseline"] = figures["em"] - base["em"]
+    return summary
+
+
+def by_routed_tier(records: list[dict[str, Any]], system: str = "adaptive",
+                   reference: str = "baseline") -> dict[str, dict[str, float]]:
+    """Where routing helps: ``system``'s questions grouped by the tier it ran them at, each group's
+    F1, latency and input tokens beside ``reference``'s on the same questions."""
+    mine = {r["id"]: r for r in records if r["system"] == system}
+    theirs = {r["id"]: r for r in records if r["system"] == reference}
+    groups: dict[str, list[str]] = defaultdict(list)
+    for qid in sorted(set(mine) & set(theirs)):
+        groups[mine[qid]["tier"]].append(qid)
+    table = {}
+    for tier in cheapest_first(groups):
+        ids = groups[tier]
+        row: dict[str, float] = {"n": len(ids)}
+        for side, rows in ((system, mine), (reference, theirs)):
+            row[f"f1_{side}"] = 100 * _mean(rows[i]["f1"] for i in ids)
+            row[f"latency_ms_{side}"] = _mean(rows[i]["latency_ms"] for i in ids)
+            row[f"input_tokens_{side}"] = _mean(rows[i]["input_tokens"] for i in ids)
+        table[tier] = row
+    return table

@@ -1,0 +1,56 @@
+"""What every run over a dataset sample shares (the benchmark, the RAGAS suite, oracle labelling):
+its command-line options and its loaded context over the split's benchmark index."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterable
+
+from components.index import PassageIndex
+from eval.datasets import DATASETS
+from pipeline.context import RAGContext, ResourceConfig
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help: str) -> None:
+    """The options every run over a dataset sample shares (benchmark, RAGAS suite)."""
+    parser.add_argument("--dataset", required=True, choices=DATASETS)
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--limit", type=int, default=limit, help=limit_help)
+    parser.add_argument("--systems", default="baseline,adaptive")
+    parser.add_argument("--adaptive-tier", default=None, choices=("easy", "medium", "hard"),
+                        help="run the adaptive systems at this fixed tier instead of the trained router")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
+
+
+def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None,
+                  model: str | None = None) -> dict[tuple[str, str], RAGContext]:
+    """One loaded context per (dataset, split), each over its benchmark index (built and cached on
+    first use). The models load once; the contexts differ only in their index."""
+    from components.embedder import Embedder
+    from eval.corpora import benchmark_index, benchmark_index_dir
+
+    embedder = Embedder()
+    embedder.warm_up()
+    by_dir: dict[Path, PassageIndex] = {}  # splits that share a corpus (NQ, TriviaQA: Wikipedia) share one copy
+    indexes = {}
+    for split in dict.fromkeys(splits):
+        directory = benchmark_index_dir(*split, embedder, root=data_dir)
+        if directory not in by_dir:
+            by_dir[directory] = benchmark_index(*split, embedder, data_dir)
+        indexes[split] = by_dir[directory]
+    if not indexes:
+        raise ValueError("no dataset split to load")
+    first = next(iter(indexes.values()))
+    resources = ResourceConfig(index_dir=first.directory, embedder=embedder.name, **({"model": model} if model else {}))
+    base = RAGContext.load(resources, embedder=embedder, index=first)
+    return {split: replace(base, index=index) for split, index in indexes.items()}
+
+
+def load_run_context(args: argparse.Namespace) -> RAGContext:
+    """The loaded models over the run's dataset split (``--dataset``, ``--split``, ``--data-dir``, ``--model``)."""
+    split = (args.dataset, args.split)
+    return load_contexts([split], args.data_dir, args.model)[split]

@@ -1,0 +1,79 @@
+"""The benchmark's Markdown report, laid out like the thesis' tables."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from eval.systems import System
+
+_ROWS = [
+    ("Exact Match", "em", "{:.1f}"), ("F1", "f1", "{:.1f}"),
+    ("F1 (answerable)", "f1_answerable", "{:.1f}"), ("EM (unanswerable: abstained)", "em_unanswerable", "{:.1f}"),
+    ("Recall@5", "recall@5", "{:.1f}"), ("Recall@10", "recall@10", "{:.1f}"),
+    ("Precision@5", "precision@5", "{:.1f}"), ("MRR", "mrr", "{:.1f}"),
+    ("Supporting-sentence recall", "supporting_sentence_recall", "{:.1f}"),
+    ("Latency mean (s)", "latency_mean_ms", "{:.2f}", 1e-3), ("Latency p50 (s)", "latency_p50_ms", "{:.2f}", 1e-3),
+    ("Latency p95 (s)", "latency_p95_ms", "{:.2f}", 1e-3),
+    ("Input tokens", "input_tokens_mean", "{:.0f}"), ("Output tokens", "output_tokens_mean", "{:.1f}"),
+    ("Passages in prompt", "passages_in_prompt_mean", "{:.1f}"), ("Correction fired (%)", "correction_rate", "{:.1f}"),
+]
+
+
+def _cell(figures: dict, key: str, fmt: str, scale: float = 1.0) -> str:
+    value = figures.get(key)
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else fmt.format(value * scale)
+
+
+def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict[str, System]) -> str:
+    s = summary["systems"]
+    lines = [f"# {meta['dataset']} {meta['split']}: {summary['questions']} questions, {meta['model']}", ""]
+    lines.append(f"Command: `{meta['command']}`  ")
+    answering = f"answering {meta['answering_s'] / 60:.1f} min (all systems, every invocation); " if "answering_s" in meta else ""
+    lines.append(f"Seed {meta['seed']}; {answering}wall time of the last invocation {meta['wall_s'] / 60:.1f} min; "
+                 f"peak RSS {meta['peak_rss_mb']:.0f} MB (over every invocation); index: {meta['index_passages']:,} passages.")
+    if meta.get("router"):
+        lines.append(f"Tier router: weights sha256 `{str(meta['router']['weights_sha256'])[:16]}…`, trained on "
+                     f"{meta['router']['labelled_questions']} labelled questions.")
+    if "answer_coverage" in meta:
+        lines.append(f"Questions with a gold answer string anywhere in the corpus: {meta['answer_coverage']:.1f}% "
+                     "(an upper bound on what retrieval can find).")
+    lines.append("")
+    if "baseline" in s and "adaptive" in s:
+        b, a = s["baseline"], s["adaptive"]
+        lines += ["| metric | baseline (k = 5) | adaptive | Δ |", "| --- | --- | --- | --- |"]
+        for label, key, fmt, *scale in _ROWS:
+            if key in b or key in a:
+                k = scale[0] if scale else 1.0
+                bv, av = b.get(key), a.get(key)
+                delta = "–" if bv is None or av is None or math.isnan(bv) or math.isnan(av) else f"{(av - bv) * k:+.2f}"
+                lines.append(f"| {label} | {_cell(b, key, fmt, k)} | {_cell(a, key, fmt, k)} | {delta} |")
+        lines.append(f"| **Speed-up factor** | 1.00× | {a['speedup_vs_baseline']:.2f}× | |")
+        lines.append(f"| **Input-token reduction** | – | {a['input_token_reduction_vs_baseline']:.1f}% | |")
+        lines.append("")
+        lines.append(f"Adaptive: {systems['adaptive'].description}.")
+        lines.append("")
+    names = list(s)
+    lines += ["## All systems", "", "| metric | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for label, key, fmt, *scale in _ROWS:
+        if any(key in s[n] for n in names):
+            k = scale[0] if scale else 1.0
+            lines.append(f"| {label} | " + " | ".join(_cell(s[n], key, fmt, k) for n in names) + " |")
+    if "baseline" in s:
+        lines.append("| Speed-up vs baseline | " + " | ".join(f"{s[n]['speedup_vs_baseline']:.2f}×" for n in names) + " |")
+        reductions = " | ".join(f"{s[n]['input_token_reduction_vs_baseline']:.1f}%" for n in names)
+        lines.append(f"| Input-token reduction | {reductions} |")
+    lines.append("| Tiers | " + " | ".join(", ".join(f"{t}: {c}" for t, c in s[n]["tiers"].items()) for n in names) + " |")
+    routed = summary.get("adaptive_by_tier")
+    if routed:
+        lines += ["", "## Adaptive by routed tier", "",
+                  "Each tier's questions, adaptive beside baseline on the same questions.", "",
+                  "| tier | questions | F1 adaptive / baseline | latency (s) adaptive / baseline "
+                  "| input tokens adaptive / baseline |",
+                  "| --- | --- | --- | --- | --- |"]
+        for tier, r in routed.items():
+            lines.append(f"| {tier} | {r['n']} | {r['f1_adaptive']:.1f} / {r['f1_baseline']:.1f} | "
+                         f"{r['latency_ms_adaptive'] / 1000:.2f} / {r['latency_ms_baseline'] / 1000:.2f} | "
+                         f"{r['input_tokens_adaptive']:.0f} / {r['input_tokens_baseline']:.0f} |")
+    lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,82 @@
+"""Answering a benchmark sample: the seeded sample, one (question, system) answer, and the
+resumable loop that answers every pair not yet recorded, question-major.
+
+Every query starts with an empty llama.cpp prompt cache: otherwise a system would reuse the prompt
+prefix (system prompt, shared passages) that the previous system left for the same question, and
+look faster than it is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from eval.datasets import Example
+from eval.run_setup import check_run_setup, run_setup
+from eval.scoring import score
+from eval.systems import System
+from graph import RAGContext, graph
+
+RECORDS = "records.jsonl"
+RETRIEVAL_METRICS = ("recall@5", "recall@10", "precision@5", "mrr")
+
+
+def sample(examples: Iterable[Example], limit: int | None, seed: int) -> list[Example]:
+    """A seeded sample: the same command always picks the same questions, and a larger limit picks
+    the same ones first (so a run can be extended with more questions)."""
+    examples = list(examples)
+    random.Random(seed).shuffle(examples)
+    return examples[:limit] if limit else examples
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    records = []
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue  # a line cut short by a killed run; that pair simply runs again
+    return records
+
+
+def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]:
+    inputs: dict[str, Any] = {"question": example.question}
+    if system.oracle:
+        gold = example.meta.get("gold_context") or (
+            [(example.meta["title"], example.meta["context"])] if "context" in example.meta else [])
+        inputs["documents"] = [{"title": t, "text": x} for t, x in gold]
+    reset_cache = getattr(ctx.generator, "reset_cache", None)
+    if reset_cache is not None:
+        reset_cache()
+    start = time.perf_counter()
+    output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
+    record = score(example, output, (time.perf_counter() - start) * 1000)
+    if system.oracle:  # handed, not retrieved: retrieval metrics do not apply
+        for key in RETRIEVAL_METRICS:
+            record[key] = math.nan
+    return {"system": system.name, **record}
+
+
+def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:
+    """Run every (question, system) pair not yet in ``path``, question-major, appending records.
+    A folder whose records another generator or router wrote is refused (``RunMismatchError``)."""
+    from tqdm import tqdm
+
+    check_run_setup(path.parent, run_setup(ctx, systems))
+    done = {(r["system"], r["id"]) for r in read_records(path)}
+    todo = [(e, s) for e in examples for s in systems if (s.name, e.id) not in done]
+    with path.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="answer", file=sys.stderr, mininterval=1.0) as bar:
+        for example, system in todo:
+            record = run_one(ctx, system, example)
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.flush()
+            bar.set_postfix(system=system.name)
+            bar.update(1)

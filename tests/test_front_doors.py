@@ -1,0 +1,41 @@
+"""One service behind every front door: the same bad input gives the same message from the
+command line, the HTTP API and the chat (which all read app.errors.describe)."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import main
+from app.server import create_app
+from app.service import RAGService
+from app.ui import answer_events
+
+BAD = [
+    ({"question": ""}, ["ask", ""]),
+    ({"question": "\u200b\u2060"}, ["ask", "\u200b\u2060"]),
+    ({"question": "x" * 2001}, ["ask", "x" * 2001]),
+    ({"question": "Who?", "policy": "yolo"}, ["ask", "Who?", "--policy", "yolo"]),
+    ({"question": "Who?", "tier": "extreme"}, ["ask", "Who?", "--tier", "extreme"]),
+]
+
+
+@pytest.fixture(scope="module")
+def service(ctx):
+    return RAGService.from_context(ctx, "smollm2-135m")
+
+
+@pytest.mark.parametrize("payload,argv", BAD)
+def test_same_message_everywhere(service, payload, argv, capsys, index_dir):
+    api = TestClient(create_app(service, with_ui=False)).post("/ask", json=payload)
+    assert api.status_code == 400
+    message = api.json()["detail"]
+
+    assert main([*argv, "--index", str(index_dir)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {message}"
+
+    with pytest.raises(gr.Error) as chat:
+        list(answer_events(service, payload["question"], session=None, owner=None, policy=payload.get("policy"),
+                           tier=payload.get("tier"), model=None, show_trace=False))
+    assert chat.value.message == message
