@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.embedder import EmbedderError
+from components.generator import PromptTooLongError
 from components.index import IndexLoadError
 from components.model_files import ModelFileError
 from components.sources import SourceError
@@ -34,7 +35,7 @@ class Problem:
     message: str
 
 
-_BAD_INPUT = (QuestionError, ConfigurationError, RequestError)
+_BAD_INPUT = (QuestionError, ConfigurationError, RequestError, PromptTooLongError)
 _UNAVAILABLE = (IndexLoadError, ModelFileError, RouterError, SourceError, EmbedderError, FileNotFoundError)
 
 
@@ -43,8 +44,8 @@ def describe(exc: BaseException) -> Problem | None:
     input, not a missing resource), which the caller reports as an internal error."""
     if isinstance(exc, _BAD_INPUT):
         return Problem(400, EXIT_USAGE, str(exc))
-    if isinstance(exc, TooBusyError):
-        return Problem(503, EXIT_RESOURCE, str(exc))
+    if isinstance(exc, TooBusyError):  # too many requests at once: the client should come back shortly
+        return Problem(429, EXIT_RESOURCE, str(exc))
     if isinstance(exc, _UNAVAILABLE):
         return Problem(503, EXIT_RESOURCE, str(exc))
     return None

@@ -115,7 +115,8 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     async def handled(_: Request, exc: Exception) -> JSONResponse:
         problem = describe(exc)
         assert problem is not None
-        return JSONResponse({"detail": problem.message}, status_code=problem.status)
+        headers = {"retry-after": "5"} if problem.status == 429 else None
+        return JSONResponse({"detail": problem.message}, status_code=problem.status, headers=headers)
 
     for error_type in HANDLED:
         app.add_exception_handler(error_type, handled)
@@ -207,4 +208,4 @@ def run(service: RAGService, *, host: str, port: int, users: Mapping[str, str] |
         print(f"warning: serving on {host} without --auth: anyone who can reach it can use it", file=sys.stderr)
     print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
     uvicorn.run(create_app(service, users=users, body_timeout_s=body_timeout_s), host=host, port=port, log_level="warning",
-                limit_concurrency=256, timeout_keep_alive=5)
+                limit_concurrency=512, timeout_keep_alive=5)

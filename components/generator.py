@@ -35,6 +35,10 @@ _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
 
 
+class PromptTooLongError(ValueError):
+    """The prompt (question, evidence and instructions) does not fit the model's context window."""
+
+
 def token_entropy(logits: np.ndarray) -> float:
     """Shannon entropy (nats) of the softmax of one step's logits."""
     z = logits.astype(np.float64) - np.max(logits)
@@ -161,8 +165,9 @@ class LlamaCppChatModel(BaseChatModel):
             prompt, template_stop = self._prompt_tokens(messages)
             budget = self.n_ctx - len(prompt)
             if budget < 1:
-                raise ValueError(
-                    f"prompt of {len(prompt)} tokens does not fit the model's context of {self.n_ctx} tokens"
+                raise PromptTooLongError(
+                    f"the question and its evidence are {len(prompt):,} tokens, more than the model's context of "
+                    f"{self.n_ctx:,} tokens holds; ask a shorter question"
                 )
             stream = self._llama.create_completion(
                 prompt=prompt,

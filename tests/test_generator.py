@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from components.generator import LlamaCppChatModel, load_chat_model, token_entropy
+from components.generator import LlamaCppChatModel, PromptTooLongError, load_chat_model, token_entropy
 
 
 def test_token_entropy_matches_definition():
@@ -41,7 +41,7 @@ class TestLlamaCppChatModel:
         assert tiny_generator._llama.n_tokens == 0
 
     def test_prompt_longer_than_context(self, tiny_generator):
-        with pytest.raises(ValueError, match="does not fit"):
+        with pytest.raises(PromptTooLongError, match="more than the model's context"):
             tiny_generator.invoke([HumanMessage("word " * 3000)], max_tokens=4)
 
 

@@ -382,3 +382,14 @@ class TestRendering:
             assert "<form" not in message.content and "<img" not in message.content
             assert "![" not in message.content
         assert plain("a <b> & [c](d)") == "a &lt;b&gt; &amp; \\[c\\]\\(d\\)"
+
+
+class TestQueueLimit:
+    def test_full_queue_is_429_with_retry_after(self, ctx):
+        service = RAGService.from_context(ctx, "smollm2-135m", max_in_flight=1)
+        client = TestClient(create_app(service, with_ui=False))
+        service._in_flight = 1  # one question already waiting for the generator
+        response = client.post("/ask", json={"question": "Who was Isaac Newton?", "tier": "easy"})
+        service._in_flight = 0
+        assert response.status_code == 429 and response.headers["retry-after"] == "5"
+        assert "answering 1 questions already" in response.json()["detail"]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import time
+from collections import Counter
 from urllib.parse import quote
 
 import pytest
@@ -73,6 +75,8 @@ def hostile_requests():
     for value in ["Basic", "Basic !!!", "Basic " + "A" * 5000, "Bearer x", "Basic Og==", "Basic 3q2+7w=="]:
         requests.append(("GET", "/health", {"headers": {"authorization": value}}))
     requests.append(("POST", "/ask", {"content": b'{"question": "' + b"x" * (2 << 20) + b'"}'}))
+    for s in ["🦄" * 2000, "\u4e00\u4e8c" * 1000]:  # within the character limit, beyond the model's context
+        requests.append(("POST", "/ask", {"content": json.dumps({"question": s, "tier": "hard"}).encode()}))
     return requests
 
 
@@ -86,12 +90,15 @@ def test_suite_is_a_few_hundred():
 def test_hostile_requests(ctx):
     service = RAGService.from_context(ctx, "smollm2-135m")
     client = TestClient(create_app(service, with_ui=False), raise_server_exceptions=False)
-    failures = []
+    failures, statuses, slowest = [], Counter(), 0.0
     for method, path, kwargs in REQUESTS:
         extra = kwargs.pop("headers", {})
         headers = {"content-type": "application/json", **extra} if "content" in kwargs else extra
+        start = time.perf_counter()
         response = client.request(method, path, headers=headers, **kwargs)
+        slowest = max(slowest, time.perf_counter() - start)
         status = response.status_code
+        statuses[status] += 1
         if status >= 500:
             failures.append((method, path, status, response.text[:200]))
         elif status >= 400:
@@ -103,6 +110,8 @@ def test_hostile_requests(ctx):
                 failures.append((method, path, status, "no message: " + response.text[:200]))
         elif path == "/ask/stream" and "event: error" in response.text and '"detail"' not in response.text:
             failures.append((method, path, status, "stream error without a message"))
+    print(f"\nhostile requests: {len(REQUESTS)} sent; statuses {dict(sorted(statuses.items()))}; "
+          f"slowest {slowest:.1f} s")
     assert not failures, f"{len(failures)} of {len(REQUESTS)}: {failures[:10]}"
     health = client.get("/health").json()
     assert health["status"] == "ok" and health["in_flight"] == 0
