@@ -179,3 +179,37 @@ def test_one_login_serves_the_chat_and_its_api(browser, index_dir, tmp_path_fact
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_document_markup_is_shown_as_text(browser):
+    """Item 7 of the hardening issue: a document holding a Markdown image or a form, cited in an
+    answer, must not make the browser fetch the image or show the form. A control row shows the
+    same markup unescaped does render both in this Gradio version."""
+    import gradio as gr
+
+    from app.ui import result_messages
+
+    hostile = "Notes ![pixel](http://127.0.0.1:9/pixel.png) <form><button>Pay now</button></form> end"
+    result = {"answer": hostile, "tier": "easy", "router": None, "corrected": False, "rewritten_question": None,
+              "tokens": {"prompt": 1, "output": 1}, "timing_ms": {"total": 1.0}, "trace": {},
+              "citations": [{"n": 1, "title": "notes", "text": hostile, "score": 0.5, "source": "notes.md"}]}
+    with gr.Blocks() as demo:
+        gr.Chatbot(value=[{"role": "user", "content": "q"}, *result_messages(result, show_trace=False)],
+                   elem_id="escaped")
+        gr.Chatbot(value=[{"role": "user", "content": "q"}, {"role": "assistant", "content": hostile}], elem_id="raw")
+    port = free_port()
+    demo.launch(server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("#raw", timeout=60_000)
+        page.wait_for_timeout(1000)
+        rendered = page.locator("#raw img[src*='pixel.png']").count() + page.locator("#raw form").count()
+        assert rendered + page.locator("#raw button:has-text('Pay now')").count() > 0  # the control renders markup
+        assert page.locator("#escaped img[src*='pixel.png']").count() == 0
+        assert page.locator("#escaped form").count() == 0
+        assert page.locator("#escaped button:has-text('Pay now')").count() == 0
+        assert "<form><button>Pay now</button></form>" in page.locator("#escaped").inner_text()
+        page.close()
+    finally:
+        demo.close()
