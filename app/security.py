@@ -12,6 +12,7 @@ import asyncio
 import base64
 import binascii
 import json
+import logging
 import secrets
 import threading
 import time
@@ -26,6 +27,8 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_log = logging.getLogger("adaptive_rag.security")
 
 USER_KEY = "adaptive_rag.user"
 """Where the authenticated user name is kept in the ASGI scope (and so in ``request.scope``)."""
@@ -233,3 +236,38 @@ class RequestLimitsMiddleware:
             await send(message)
 
         await self.app(scope, limited_receive, tracking_send)
+
+
+class GuardedRoutesMiddleware:
+    """The chat's own API (Gradio's routes under ``prefix``) raises on some malformed requests (an
+    unknown ``fn_index`` is a ``KeyError`` inside Gradio). Such a request gets a 400 and one log line
+    instead of a 500 and a traceback; an exception after the response has started is only logged."""
+
+    def __init__(self, app: ASGIApp, prefix: str = "/gradio_api/"):
+        self.app = app
+        self.prefix = prefix
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope.get("path", "").startswith(self.prefix):
+            return await self.app(scope, receive, send)
+        started = False
+        held: list[Message] = []  # a 5xx response, kept back until we know whether an exception follows
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if held or (not started and message["type"] == "http.response.start" and message["status"] >= 500):
+                held.append(message)  # Gradio's own error handler answers 500 and then re-raises
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, guarded_send)
+        except Exception as exc:  # Gradio's, not ours: our routes map their errors in app.errors
+            _log.warning("refused a request the chat's API could not handle: %s %s: %s: %s", scope.get("method"),
+                         scope.get("path"), type(exc).__name__, str(exc)[:200])
+            if not started:
+                await _send_json(send, 400, {"detail": f"invalid request for the chat's API ({type(exc).__name__})"})
+            return
+        for message in held:  # a 5xx Gradio meant to send, with no exception behind it
+            await send(message)

@@ -31,7 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from starlette.concurrency import run_in_threadpool
 
 from app.errors import HANDLED, describe
-from app.security import USER_KEY, BasicAuthMiddleware, LoginThrottle, RequestLimitsMiddleware
+from app.security import (
+    USER_KEY,
+    BasicAuthMiddleware,
+    GuardedRoutesMiddleware,
+    LoginThrottle,
+    RequestLimitsMiddleware,
+)
 from app.service import Cancelled, RAGService
 
 log = logging.getLogger("adaptive_rag.server")
@@ -165,6 +171,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
 
         app = gr.mount_gradio_app(app, build_ui(service), path="/", show_error=True,
                                   max_file_size=service.max_upload_bytes)
+        app.add_middleware(GuardedRoutesMiddleware)
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=max_request_bytes, body_timeout_s=body_timeout_s,
                        path_limits={UPLOAD_PATH: service.max_upload_bytes + (1 << 20)})
     if users:

@@ -136,6 +136,20 @@ class TestUploadsOnlyFromTheUploadComponent:
         assert report.passages_added == 1
 
 
+class TestChatApi:
+    """The chat's own API (Gradio's routes) answers malformed requests with 4xx too."""
+
+    @pytest.mark.parametrize("payload", [
+        {"data": [None] * 6, "fn_index": 999, "session_hash": "abc"},
+        {"data": [], "fn_index": -5, "session_hash": "abc"},
+    ])
+    def test_unknown_event_is_4xx(self, server, payload):
+        url, _ = server
+        response = httpx.post(f"{url}/gradio_api/queue/join", json=payload, timeout=30)
+        assert 400 <= response.status_code < 500, response.text
+        assert httpx.get(f"{url}/health").json()["status"] == "ok"
+
+
 class TestControlTokens:
     """Item 2: ``<|im_end|>`` in a question or a document is text, never the end-of-turn token."""
 
