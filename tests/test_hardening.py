@@ -407,3 +407,19 @@ class TestQueueLimit:
         service._in_flight = 0
         assert response.status_code == 429 and response.headers["retry-after"] == "5"
         assert "answering 1 questions already" in response.json()["detail"]
+
+
+def test_auth_from_the_environment(monkeypatch, index_dir):
+    """`$ADAPTIVE_RAG_AUTH` (comma-separated user:password entries) is the serve command's --auth."""
+    import app.server
+    from app.cli import main
+
+    seen = {}
+    monkeypatch.setattr(app.server, "run", lambda service, **kwargs: seen.update(kwargs))
+    monkeypatch.setenv("ADAPTIVE_RAG_AUTH", "alice:wonder-land,bob:builder-99")
+    assert main(["serve", "--index", str(index_dir), "--model", "smollm2-135m", "--policy", "fixed"]) == 0
+    assert seen["users"] == {"alice": "wonder-land", "bob": "builder-99"}
+    assert main(["serve", "--index", str(index_dir), "--model", "smollm2-135m", "--auth", "carol:x"]) == 0
+    assert seen["users"] == {"carol": "x"}  # the option wins over the environment
+    monkeypatch.setenv("ADAPTIVE_RAG_AUTH", "nocolon")
+    assert main(["serve", "--index", str(index_dir), "--model", "smollm2-135m"]) == 2
