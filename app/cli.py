@@ -166,6 +166,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from app.conversations import open_store
     from app.security import parse_users
     from app.server import run
     from app.service import RAGService
@@ -174,7 +175,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     pipeline = _pipeline(args)
     models = [m.strip() for m in (args.models or "").split(",") if m.strip()]
     service = RAGService(_resources(args), pipeline, models=models,
-                         max_upload_bytes=int(args.max_upload_mb * 1024 * 1024))
+                         max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
+                         checkpointer=open_store(args.conversations))
     run(service, host=args.host, port=args.port, users=users, body_timeout_s=args.body_timeout)
     return 0
 
@@ -223,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--models", default="",
                        help="other installed presets clients may choose, comma-separated (default: only --model)")
     serve.add_argument("--max-upload-mb", type=float, default=50, help="largest file the chat accepts (default 50)")
+    serve.add_argument("--conversations", default="sqlite",
+                       help="where conversations are kept: sqlite (default: a file in the cache folder), "
+                            "a .sqlite path, or memory (forgotten on restart)")
     serve.add_argument("--body-timeout", type=float, default=30,
                        help="seconds a client has to send a request body (default 30)")
     _pipeline_options(serve)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from app.errors import RequestError, TooBusyError
@@ -109,7 +110,8 @@ def cost_line(result: dict[str, Any]) -> str:
 class RAGService:
     def __init__(self, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None,
                  *, max_sessions: int = 1000, models: Sequence[str] | None = None,
-                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, max_in_flight: int = 64):
+                 max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES, max_in_flight: int = 64,
+                 checkpointer: BaseCheckpointSaver | None = None):
         if max_sessions < 1:
             raise ConfigurationError(f"max_sessions must be >= 1, got {max_sessions}")
         if max_upload_bytes < 1:
@@ -121,7 +123,7 @@ class RAGService:
         self.models = self._check_models(models)
         self.max_upload_bytes = max_upload_bytes
         self.max_in_flight = max_in_flight
-        self.checkpointer = InMemorySaver()
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = build_graph().compile(checkpointer=self.checkpointer, name="adaptive-rag-chat")
         self.stateless_graph = build_graph().compile(name="adaptive-rag")
         self.max_sessions = max_sessions

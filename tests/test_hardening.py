@@ -9,8 +9,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -27,48 +25,7 @@ from components.index import PassageIndex
 from components.sources import Skipped, folder_documents, read_file
 from pipeline.configuration import ConfigurationError, QuestionError, validate_question
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(index_dir: Path, work: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """The real server process (SmolLM2, a copy of the test index, a private cache and Gradio folder)."""
-    shutil.copytree(index_dir, work / "index")
-    port = free_port()
-    log = (work / "server.log").open("w")
-    env = {**os.environ, "ADAPTIVE_RAG_CACHE": str(work / "cache"), "GRADIO_TEMP_DIR": str(work / "gradio")}
-    env.pop("ADAPTIVE_RAG_AUTH", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--index", str(work / "index"),
-         "--model", "smollm2-135m", "--tier", "easy", *extra],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited: {(work / 'server.log').read_text()}")
-        try:
-            httpx.get(f"{url}/health", timeout=2)
-            return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    proc.kill()
-    pytest.fail("server did not start in 180 s")
-
-
-def wait_healthy(url: str, auth=None) -> dict:
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        body = httpx.get(f"{url}/health", auth=auth, timeout=5).json()
-        if body.get("status") == "ok":
-            return body
-        time.sleep(0.5)
-    pytest.fail("server not healthy")
+from servers import start_server, wait_healthy
 
 
 @pytest.fixture(scope="module")
