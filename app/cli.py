@@ -92,26 +92,26 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
 
 
 def _service(args: argparse.Namespace):
+    """The service for ``ask`` and ``chat``, its models and index loaded."""
     from app.service import RAGService
 
     pipeline = _pipeline(args)  # configuration errors before anything loads
-    return RAGService(_resources(args), pipeline)
+    service = RAGService(_resources(args), pipeline)
+    print("loading models and index ...", file=sys.stderr, flush=True)
+    service.warm_up()
+    return service
 
 
 # ---------------------------------------------------------------------------- commands
 def cmd_ask(args: argparse.Namespace) -> int:
     validate_question(args.question, args.max_question_chars)  # fail before loading models
     service = _service(args)
-    print("loading models and index ...", file=sys.stderr, flush=True)
-    service.warm_up()
     _ask_once(service, args.question, args.trace, stream=not args.no_stream)
     return 0
 
 
 def cmd_chat(args: argparse.Namespace) -> int:
     service = _service(args)
-    print("loading models and index ...", file=sys.stderr, flush=True)
-    service.warm_up()
     print("Ask a question (empty line or Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:

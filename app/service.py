@@ -222,10 +222,8 @@ class RAGService:
         question = validate_question(question, self.pipeline.max_question_chars)
         overrides = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
-        if session_id is not None:
-            validate_session_id(session_id)
         ctx = self._context_for(model)
-        graph, config = self._graph_for(session_id, owner)
+        graph, config = self._graph_for(session_id, owner)  # a malformed session id fails here, before queueing
         if cancel is not None:
             config = {**config, "callbacks": [_CancelOnSignal(cancel)]}
         return graph, {"question": question, "overrides": overrides}, ctx, config or None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,9 +38,9 @@ def plain(text: str) -> str:
 
 def upload_folder() -> Path:
     """Where Gradio keeps the files its upload component received: the only files the chat ingests."""
-    import os
+    from gradio.utils import get_upload_folder
 
-    return Path(os.environ.get("GRADIO_TEMP_DIR") or Path(tempfile.gettempdir()) / "gradio").resolve()
+    return Path(get_upload_folder()).resolve()
 
 
 def _owner(request: gr.Request | None) -> str | None:

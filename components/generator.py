@@ -126,21 +126,17 @@ class LlamaCppChatModel(BaseChatModel):
         template's text with control tokens parsed (``<|im_start|>`` and the like), each message's
         content as plain text.
         """
-        contents = [m.text for m in messages]
-        placeholders = [f"\x00{i}\x00" for i in range(len(contents))]
-        chat = [{"role": _ROLES.get(m.type, "user"), "content": ph} for m, ph in zip(messages, placeholders, strict=True)]
+        chat = [{"role": _ROLES.get(m.type, "user"), "content": f"\x00{i}\x00"} for i, m in enumerate(messages)]
         formatted = self._formatter(messages=chat)
-        pieces = re.split("(\x00\\d+\x00)", formatted.prompt)
         tokens: list[int] = []
         add_bos = not formatted.added_special
-        for piece in pieces:
-            if not piece:
-                continue
-            match = _PLACEHOLDER.fullmatch(piece)
-            if match:
-                tokens += self._text_tokens(contents[int(match.group(1))], add_bos=add_bos and not tokens)
-            else:
-                tokens += self._llama.tokenize(piece.encode("utf-8"), add_bos=add_bos and not tokens, special=True)
+        # split() gives the template's text at even positions and a message's number at odd ones
+        for position, piece in enumerate(_PLACEHOLDER.split(formatted.prompt)):
+            first = add_bos and not tokens
+            if position % 2:
+                tokens += self._text_tokens(messages[int(piece)].text, add_bos=first)
+            elif piece:
+                tokens += self._llama.tokenize(piece.encode("utf-8"), add_bos=first, special=True)
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
         return tokens, stop
 

@@ -93,11 +93,6 @@ def ingest(
         if not chunked:
             report.skipped.append(Skipped(item.doc_id, "empty (no sentences)"))
             continue
-        if len(pending) >= batch_size:
-            flush()
-        if since_save >= checkpoint_every:
-            index.save()
-            since_save = 0
         if on_progress:
             on_progress(report.documents, report.passages_added)
     flush()

@@ -3,58 +3,26 @@ with streamed text, tier and sources; a follow-up; an upload, then a question ab
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
+from servers import free_port, start_server, wait_healthy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium not installed (Debian package 'chromium'; `make test` installs it as root)")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(index_dir, tmp_path_factory):
     """The real server process on a copy of the test index, with SmolLM2 for speed."""
     work = tmp_path_factory.mktemp("server")
-    index_copy = work / "index"
-    shutil.copytree(index_dir, index_copy)
-    port = free_port()
-    log = (work / "server.log").open("w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--index", str(index_copy),
-         "--model", "smollm2-135m", "--tier", "easy"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ADAPTIVE_RAG_CACHE": str(work / "cache")},
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).json().get("status") == "ok":
-                break
-        except (httpx.HTTPError, ValueError):
-            pass
-        if proc.poll() is not None:
-            pytest.fail(f"server exited: {(work / 'server.log').read_text()}")
-        time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("server did not become healthy in 180 s")
+    proc, url = start_server(index_dir, work)
+    wait_healthy(url)
     yield url, work
     proc.terminate()
     proc.wait(timeout=30)
@@ -149,24 +117,9 @@ def test_one_login_serves_the_chat_and_its_api(browser, index_dir, tmp_path_fact
     """With --auth the browser's one HTTP Basic login carries the page, its assets, its event
     stream and the answer; without it the page is refused."""
     work = tmp_path_factory.mktemp("auth-browser")
-    shutil.copytree(index_dir, work / "index")
-    port = free_port()
-    env = {**os.environ, "ADAPTIVE_RAG_CACHE": str(work / "cache")}
-    env.pop("ADAPTIVE_RAG_AUTH", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--index", str(work / "index"),
-         "--model", "smollm2-135m", "--tier", "easy", "--auth", "alice:wonder-land"],
-        cwd=ROOT, stdout=(work / "server.log").open("w"), stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_server(index_dir, work, "--auth", "alice:wonder-land")
     try:
-        deadline = time.time() + 180
-        while time.time() < deadline:
-            try:
-                if httpx.get(f"{url}/health", auth=("alice", "wonder-land"), timeout=2).json().get("status") == "ok":
-                    break
-            except (httpx.HTTPError, ValueError):
-                pass
-            time.sleep(0.5)
+        wait_healthy(url, auth=("alice", "wonder-land"))
         assert httpx.get(url, timeout=10).status_code == 401  # a browser without the login gets the challenge
         context = browser.new_context(http_credentials={"username": "alice", "password": "wonder-land"},
                                       viewport={"width": 1400, "height": 1000})
