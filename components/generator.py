@@ -3,11 +3,25 @@
 * GGUF presets and ``.gguf`` paths run on llama.cpp through :class:`LlamaCppChatModel`, which
   formats prompts with the chat template stored in the GGUF, streams tokens (so LangGraph's
   ``stream_mode="messages"`` sees them), reports exact prompt/output token counts in
-  ``usage_metadata`` and the predictive entropy of every generated token in
-  ``response_metadata["token_entropies"]`` (computed in a logits processor, at no measurable cost).
+  ``usage_metadata``, the prompt tokens it actually evaluated, and for every generated token its
+  probability, its margin over the runner-up and the predictive entropy in ``response_metadata``
+  (computed in a logits processor, at no measurable cost).
 * Any other name or folder loads with transformers through ``langchain-huggingface``.
 
 llama.cpp contexts are not thread-safe: one lock serialises generation per model instance.
+
+Prefix reuse. Prompt evaluation is nearly all of the latency on a CPU, so the model never
+evaluates a token twice when it can avoid it. llama.cpp keeps the key/value cache of the last
+prompt and reuses the longest prefix the next prompt shares with it. On top of that:
+
+* the instruction prefix of every prompt that has a system message (everything before the last
+  message's content) is evaluated once per process and kept as a snapshot (*pinned*);
+* the state after each answer is kept as a snapshot too, a few of them, most recent first;
+
+and before each prompt the snapshot sharing the longest prefix with it is restored when it beats
+the live cache. So a condense prompt between two answers, or another session's question between
+an answer and its extension, costs the prefix nothing. Snapshots hold only the key/value cells in
+use (about 28 KB a token for the 1.5B model), never logits.
 
 Prompts are tokenized so that only the chat template's own markers can become control tokens:
 message contents (the user's question, document text) are tokenized as plain text, so a
@@ -18,8 +32,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Iterator, Sequence, cast
+from typing import Any, Iterator, NamedTuple, Sequence, cast
 
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -41,11 +56,35 @@ class PromptTooLongError(ValueError):
 
 def token_entropy(logits: np.ndarray) -> float:
     """Shannon entropy (nats) of the softmax of one step's logits."""
+    return token_stats(logits)[2]
+
+
+def token_stats(logits: np.ndarray) -> tuple[float, float, float]:
+    """The softmax of one step's logits summarised: the top probability, its margin over the
+    runner-up, and the Shannon entropy in nats."""
     z = logits.astype(np.float64) - np.max(logits)
     p = np.exp(z)
     total = p.sum()
     p /= total
-    return float(np.log(total) - np.dot(p, z))
+    top2 = np.partition(p, -2)[-2:] if p.size > 1 else np.array([0.0, p[0]])
+    return float(top2[1]), float(top2[1] - top2[0]), float(np.log(total) - np.dot(p, z))
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens two token sequences share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class KVSnapshot(NamedTuple):
+    """The key/value cache of an evaluated token sequence, as llama.cpp serialises it."""
+
+    tokens: tuple[int, ...]
+    data: bytes
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -58,10 +97,17 @@ class LlamaCppChatModel(BaseChatModel):
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=128, ge=1)
     seed: int = 0
+    prefix_reuse: bool = True
+    """Keep and restore key/value snapshots (see the module's notes); off: every prompt is
+    evaluated from its first token."""
+    recent_snapshots: int = Field(default=4, ge=0)
+    """How many post-answer snapshots to keep, besides the pinned instruction prefixes."""
 
     _llama: Any = PrivateAttr(default=None)
     _formatter: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _pinned: Any = PrivateAttr(default_factory=dict)
+    _recent: Any = PrivateAttr(default_factory=OrderedDict)
 
     @property
     def _llm_type(self) -> str:
@@ -78,9 +124,18 @@ class LlamaCppChatModel(BaseChatModel):
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
+        class CountingLlama(Llama):
+            """Counts the tokens it evaluates, so the trace reports what prefix reuse saved."""
+
+            tokens_evaluated = 0
+
+            def eval(self, tokens: Sequence[int]) -> None:
+                self.tokens_evaluated += len(tokens)
+                super().eval(tokens)
+
         if not Path(self.model_path).is_file():
             raise FileNotFoundError(f"GGUF model file not found: {self.model_path}")
-        llama = Llama(
+        llama = CountingLlama(
             model_path=self.model_path,
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
@@ -104,12 +159,73 @@ class LlamaCppChatModel(BaseChatModel):
         )
         self._llama = llama
 
-    def reset_cache(self) -> None:
-        """Forget the evaluated prompt. llama.cpp reuses the key/value cache of the longest prefix a
-        prompt shares with the previous one; benchmarks reset it so every system pays full price."""
+    def reset_cache(self, *, pinned: bool = False) -> None:
+        """Forget the live cache and the post-answer snapshots, so the next prompt starts from the
+        warm instruction prefixes only (benchmarks do this before every query, so no system finds
+        another's leftovers); ``pinned=True`` forgets those too (a cold start)."""
         with self._lock:
             if self._llama is not None:
                 self._llama.reset()
+            self._recent.clear()
+            if pinned:
+                self._pinned.clear()
+
+    def _snapshot(self) -> KVSnapshot:
+        import ctypes
+
+        import llama_cpp
+
+        ctx = self._llama._ctx.ctx
+        size = llama_cpp.llama_state_get_size(ctx)
+        buffer = (ctypes.c_uint8 * int(size))()
+        written = int(llama_cpp.llama_state_get_data(ctx, buffer, size))
+        tokens = tuple(int(t) for t in self._llama.input_ids[: self._llama.n_tokens])
+        return KVSnapshot(tokens, bytes(memoryview(buffer)[:written]))
+
+    def _restore(self, snapshot: KVSnapshot) -> None:
+        import ctypes
+
+        import llama_cpp
+
+        llama = self._llama
+        buffer = (ctypes.c_uint8 * len(snapshot.data)).from_buffer_copy(snapshot.data)
+        if llama_cpp.llama_state_set_data(llama._ctx.ctx, buffer, len(snapshot.data)) != len(snapshot.data):
+            raise RuntimeError("llama.cpp refused a key/value snapshot it wrote itself")
+        llama.input_ids[: len(snapshot.tokens)] = snapshot.tokens
+        llama.n_tokens = len(snapshot.tokens)
+        llama._requires_eval = True  # sample only after a fresh decode: the snapshot has no logits
+
+    def _prepare_cache(self, prompt: list[int], pin: int) -> None:
+        """Make the live cache share as long a prefix with ``prompt`` as any snapshot allows,
+        pinning the prompt's first ``pin`` tokens (its instructions) the first time they are seen."""
+        llama = self._llama
+        live = common_prefix(llama.input_ids[: llama.n_tokens].tolist(), prompt)
+        key = tuple(prompt[:pin])
+        if pin and key not in self._pinned:
+            if live < pin:
+                llama.reset()
+                llama.eval(prompt[:pin])
+            else:
+                llama.n_tokens = pin
+                llama._ctx.kv_cache_seq_rm(-1, pin, -1)
+            self._pinned[key] = self._snapshot()
+            live = pin
+        best, best_len = None, live
+        for snapshot in [*self._pinned.values(), *self._recent.values()]:
+            shared = common_prefix(snapshot.tokens, prompt)
+            if shared > best_len:
+                best, best_len = snapshot, shared
+        if best is not None:
+            self._restore(best)
+
+    def _remember(self) -> None:
+        if not self.recent_snapshots:
+            return
+        snapshot = self._snapshot()
+        self._recent.pop(snapshot.tokens, None)
+        self._recent[snapshot.tokens] = snapshot
+        while len(self._recent) > self.recent_snapshots:
+            self._recent.popitem(last=False)
 
     def count_tokens(self, text: str) -> int:
         self.warm_up()
@@ -119,8 +235,10 @@ class LlamaCppChatModel(BaseChatModel):
         """Tokens of text that came from a user or a document: control-token strings stay text."""
         return self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=add_bos, special=False)
 
-    def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> tuple[list[int], list[str]]:
-        """The chat-formatted prompt's tokens and the template's stop strings.
+    def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> tuple[list[int], list[str], int]:
+        """The chat-formatted prompt's tokens, the template's stop strings, and the length of the
+        instruction prefix: the tokens before the last message's content when there is a system
+        message (0 otherwise).
 
         The template is rendered around placeholders, then each piece is tokenized on its own: the
         template's text with control tokens parsed (``<|im_start|>`` and the like), each message's
@@ -129,16 +247,20 @@ class LlamaCppChatModel(BaseChatModel):
         chat = [{"role": _ROLES.get(m.type, "user"), "content": f"\x00{i}\x00"} for i, m in enumerate(messages)]
         formatted = self._formatter(messages=chat)
         tokens: list[int] = []
+        prefix = 0
         add_bos = not formatted.added_special
         # split() gives the template's text at even positions and a message's number at odd ones
         for position, piece in enumerate(_PLACEHOLDER.split(formatted.prompt)):
             first = add_bos and not tokens
             if position % 2:
-                tokens += self._text_tokens(messages[int(piece)].text, add_bos=first)
+                index = int(piece)
+                if index == len(messages) - 1 and index > 0 and messages[0].type == "system":
+                    prefix = len(tokens)
+                tokens += self._text_tokens(messages[index].text, add_bos=first)
             elif piece:
                 tokens += self._llama.tokenize(piece.encode("utf-8"), add_bos=first, special=True)
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
-        return tokens, stop
+        return tokens, stop, prefix
 
     def _stream(
         self,
@@ -151,20 +273,33 @@ class LlamaCppChatModel(BaseChatModel):
 
         self.warm_up()
         max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
+        probs: list[float] = []
+        margins: list[float] = []
         entropies: list[float] = []
+        evaluated: list[int] = []
 
-        def record_entropy(_input_ids: Any, scores: np.ndarray) -> np.ndarray:
-            entropies.append(token_entropy(scores))
+        def record_stats(_input_ids: Any, scores: np.ndarray) -> np.ndarray:
+            if not evaluated:  # called once the prompt is evaluated, before the first token
+                evaluated.append(self._llama.tokens_evaluated)
+            p, margin, entropy = token_stats(scores)
+            probs.append(p)
+            margins.append(margin)
+            entropies.append(entropy)
             return scores
 
         with self._lock:
-            prompt, template_stop = self._prompt_tokens(messages)
+            prompt, template_stop, prefix = self._prompt_tokens(messages)
             budget = self.n_ctx - len(prompt)
             if budget < 1:
                 raise PromptTooLongError(
                     f"the question and its evidence are {len(prompt):,} tokens, more than the model's context of "
                     f"{self.n_ctx:,} tokens holds; ask a shorter question"
                 )
+            self._llama.tokens_evaluated = 0
+            if self.prefix_reuse:
+                self._prepare_cache(prompt, prefix)
+            else:
+                self._llama.reset()
             stream = self._llama.create_completion(
                 prompt=prompt,
                 max_tokens=min(max_tokens, budget),
@@ -172,7 +307,7 @@ class LlamaCppChatModel(BaseChatModel):
                 stop=list(stop or []) + template_stop,
                 stream=True,
                 seed=self.seed,
-                logits_processor=LogitsProcessorList([record_entropy]),
+                logits_processor=LogitsProcessorList([record_stats]),
             )
             text_parts: list[str] = []
             finish_reason = None
@@ -187,6 +322,11 @@ class LlamaCppChatModel(BaseChatModel):
                         run_manager.on_llm_new_token(piece, chunk=chunk)
                     yield chunk
             output_tokens = self.count_tokens("".join(text_parts)) if text_parts else 0
+            # the generated tokens the model evaluated (all but the last one sampled), as text pieces
+            generated = self._llama.input_ids[len(prompt): self._llama.n_tokens].tolist()
+            pieces = [self._llama.detokenize([t]).decode("utf-8", errors="replace") for t in generated]
+            if self.prefix_reuse:
+                self._remember()
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content="",
@@ -197,6 +337,10 @@ class LlamaCppChatModel(BaseChatModel):
                 },
                 response_metadata={
                     "finish_reason": finish_reason,
+                    "prompt_tokens_evaluated": evaluated[0] if evaluated else self._llama.tokens_evaluated,
+                    "token_probs": probs,
+                    "token_pieces": pieces,
+                    "token_margins": margins,
                     "token_entropies": entropies,
                     "model_name": Path(self.model_path).name,
                 },
@@ -234,6 +378,13 @@ class HuggingFaceChatModel(ChatHuggingFace):
     :meth:`warm_up` has nothing left to do."""
 
     def warm_up(self) -> None:
+        return None
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def reset_cache(self, *, pinned: bool = False) -> None:
+        """transformers keeps no prompt cache between calls: nothing to forget."""
         return None
 
 

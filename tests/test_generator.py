@@ -40,9 +40,68 @@ class TestLlamaCppChatModel:
         tiny_generator.reset_cache()
         assert tiny_generator._llama.n_tokens == 0
 
+    def test_reports_token_probabilities(self, tiny_generator):
+        metadata = tiny_generator.invoke(self.MESSAGES, max_tokens=8).response_metadata
+        probs, margins = metadata["token_probs"], metadata["token_margins"]
+        assert len(probs) == len(margins) == len(metadata["token_entropies"])
+        assert all(0.0 <= m <= p <= 1.0 for p, m in zip(probs, margins, strict=True))
+        assert len(metadata["token_pieces"]) in (len(probs), len(probs) - 1)
+
     def test_prompt_longer_than_context(self, tiny_generator):
         with pytest.raises(PromptTooLongError, match="more than the model's context"):
             tiny_generator.invoke([HumanMessage("word " * 3000)], max_tokens=4)
+
+
+class TestPrefixReuse:
+    """Only tokens not already in the key/value cache are evaluated; snapshots bring a prefix back."""
+
+    SYSTEM = SystemMessage("You answer questions about geography in one short phrase, citing nothing.")
+
+    def ask(self, model, text):
+        return model.invoke([self.SYSTEM, HumanMessage(text)], max_tokens=4)
+
+    @staticmethod
+    def evaluated(reply):
+        return reply.response_metadata["prompt_tokens_evaluated"]
+
+    def test_cold_prompt_is_evaluated_whole(self, tiny_generator):
+        tiny_generator.reset_cache(pinned=True)
+        reply = self.ask(tiny_generator, "What is the capital of France?")
+        assert self.evaluated(reply) == reply.usage_metadata["input_tokens"]
+
+    def test_instruction_prefix_survives_other_prompts_and_resets(self, tiny_generator):
+        tiny_generator.reset_cache(pinned=True)
+        first = self.ask(tiny_generator, "What is the capital of France?")
+        tiny_generator.invoke([HumanMessage("Say hello.")], max_tokens=2)  # evicts the live cache
+        tiny_generator.reset_cache()  # forgets all but the pinned instruction prefix
+        second = self.ask(tiny_generator, "What is the capital of Peru?")
+        assert self.evaluated(second) < second.usage_metadata["input_tokens"] - 10
+        assert self.evaluated(first) == first.usage_metadata["input_tokens"]
+
+    def test_extended_prompt_evaluates_only_what_was_added(self, tiny_generator):
+        tiny_generator.reset_cache()
+        short = self.ask(tiny_generator, "Evidence: Lima is the capital of Peru.")
+        tiny_generator.invoke([HumanMessage("Say hello.")], max_tokens=2)  # another session's prompt in between
+        longer = self.ask(tiny_generator, "Evidence: Lima is the capital of Peru. Quito is the capital of Ecuador.")
+        added = longer.usage_metadata["input_tokens"] - short.usage_metadata["input_tokens"]
+        assert 0 < self.evaluated(longer) <= added + 12  # the template's few tokens after the content change too
+
+    def test_reuse_does_not_change_the_answer(self, tiny_generator):
+        question = "What is the capital of Japan?"
+        tiny_generator.reset_cache(pinned=True)
+        cold = self.ask(tiny_generator, question)
+        tiny_generator.reset_cache()
+        warm = self.ask(tiny_generator, question)
+        assert self.evaluated(warm) < self.evaluated(cold)
+        # the same greedy tokens; probabilities agree up to the float rounding of a different batch shape
+        assert warm.text == cold.text
+        assert warm.response_metadata["token_probs"] == pytest.approx(cold.response_metadata["token_probs"], abs=0.02)
+
+    def test_reuse_off_evaluates_every_prompt_whole(self, tiny_generator):
+        model = LlamaCppChatModel(model_path=tiny_generator.model_path, n_ctx=512, prefix_reuse=False)
+        for _ in range(2):
+            reply = self.ask(model, "What is the capital of France?")
+            assert self.evaluated(reply) == reply.usage_metadata["input_tokens"]
 
 
 class TestLoadChatModel:

@@ -124,7 +124,7 @@ def test_answered_hostile_questions_are_plain_text_to_the_model(ctx, question):
     """The questions that reach the generator never put a control token into its prompt."""
     from prompts import answer_messages
 
-    tokens, _ = ctx.generator._prompt_tokens(answer_messages(question, [{"n": 1, "title": question, "text": question}]))
+    tokens, _, _ = ctx.generator._prompt_tokens(answer_messages(question, [{"n": 1, "title": question, "text": question}]))
     special = {t for t in ctx.generator._llama.tokenize(b"<|im_start|><|im_end|><|endoftext|>", add_bos=False, special=True)}
-    baseline, _ = ctx.generator._prompt_tokens(answer_messages("Who?", [{"n": 1, "title": "T", "text": "x"}]))
+    baseline, _, _ = ctx.generator._prompt_tokens(answer_messages("Who?", [{"n": 1, "title": "T", "text": "x"}]))
     assert sum(t in special for t in tokens) == sum(t in special for t in baseline)
