@@ -28,7 +28,13 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     _resource_options(parser)
     parser.add_argument("--model", help=f"generator: a preset ({', '.join(PRESETS)}), a .gguf path or a HF name "
                         f"(default: {DEFAULT_PRESET})")
-    parser.add_argument("--policy", help=f"routing policy: {', '.join(POLICIES)} (default: adaptive, the trained router)")
+    parser.add_argument("--policy", help=f"routing policy: {', '.join(POLICIES)} "
+                        "(default: cascade, more evidence only when the answer is unsure)")
+    parser.add_argument("--accept-threshold", type=float,
+                        help="cascade: accept an answer whose confidence reaches this, else extend the evidence "
+                             f"(default: {PipelineConfig().accept_threshold:.3g}, fitted on the train splits)")
+    parser.add_argument("--max-escalations", type=int, help="cascade: extensions allowed per question "
+                        f"(default: {PipelineConfig().max_escalations})")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
     parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
@@ -48,7 +54,8 @@ def _resources(args: argparse.Namespace, **extra: Any):
 
 
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
-    kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier}.items() if v is not None}
+    kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
+                                "max_escalations": args.max_escalations}.items() if v is not None}
     if args.tier and not args.policy:
         kwargs["policy"] = "fixed"
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
@@ -84,6 +91,8 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
     for event in service.stream(question, session_id=session_id):
         if event["type"] == "token":
             print(event["text"], end="", flush=True)
+        elif event["type"] == "escalate":  # the streamed answer was unsure: say so, then stream the new one
+            print(f"\n(not sure: reading more evidence, tier {event['to']})", flush=True)
         elif event["type"] == "result":
             result = event
     print("\n")

@@ -55,7 +55,8 @@ class AskRequest(BaseModel):
     session_id: Optional[StrictStr] = Field(None, max_length=128,
                                             description="conversation id (letters, digits, '.', '_', '-'); "
                                                         "follow-ups use its history")
-    policy: Optional[StrictStr] = Field(None, description="adaptive (default: the trained router), fixed or baseline")
+    policy: Optional[StrictStr] = Field(None, description="cascade (default: more evidence only when the answer is "
+                                        "unsure), adaptive (the trained router picks the first tier), fixed or baseline")
     tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")
     model: Optional[StrictStr] = Field(None, description="generator preset, one of /health's `models`")
 

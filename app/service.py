@@ -89,7 +89,10 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
             for c in result.get("citations", [])
         ],
         "timing_ms": {"total": round(wall_ms, 1), **timings},
-        "tokens": {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens")},
+        "tokens": {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens"),
+                   "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")},
+        "final_tier": trace.get("final_tier", trace.get("tier")),
+        "escalations": trace.get("escalations", 0),
         "corrected": bool(trace.get("corrected")),
         "rewritten_question": (trace.get("rewrite") or {}).get("standalone"),
         "trace": trace,
@@ -99,10 +102,17 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
 def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
+    tier = f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else "")
+    escalations = result.get("escalations") or 0
+    if escalations:
+        tier += f" → {result['final_tier']} ({escalations} escalation{'s' if escalations > 1 else ''})"
+    prompt = f"{tokens['input'] if tokens.get('input') is not None else tokens['prompt']} prompt"
+    if tokens.get("evaluated") is not None:
+        prompt += f" ({tokens['evaluated']} evaluated)"
     return " · ".join([
-        f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else ""),
+        tier,
         f"correction {'fired' if result['corrected'] else 'not needed'}",
-        f"{tokens['prompt']} prompt + {tokens['output']} output tokens",
+        f"{prompt} + {tokens['output']} output tokens",
         f"{result['timing_ms']['total'] / 1000:.1f} s",
     ])
 
@@ -264,7 +274,9 @@ class RAGService:
                tier: str | None = None, model: str | None = None, owner: str | None = None,
                cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (requests ahead, then each node as it finishes), ``token`` (answer
-        text as generated), and a final ``result`` (as :meth:`ask` returns). Input errors are
+        text as generated), ``escalate`` (the cascade found the answer so far unsure and extends
+        the evidence: the tokens that follow are a new answer, replacing the one streamed so far),
+        and a final ``result`` (as :meth:`ask` returns). Input errors are
         raised by the first ``next()``, before anything is queued. Closing the iterator, or
         setting ``cancel``, stops the run."""
         cancel = cancel or threading.Event()
@@ -280,8 +292,12 @@ class RAGService:
                     if meta.get("langgraph_node") == "generate" and chunk.text:
                         yield {"type": "token", "text": chunk.text}
                 elif mode == "updates":
-                    for node in payload:
+                    for node, update in payload.items():
                         yield {"type": "status", "node": node}
+                        if node == "grade_answer" and update and "settings" in update:
+                            step = update["steps"][-1]
+                            yield {"type": "escalate", "from": step["tier"], "to": update["settings"]["tier"],
+                                   "answer": step["answer"]}
                 else:
                     final = payload
             outcome = "answered"

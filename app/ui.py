@@ -92,6 +92,10 @@ def answer_events(service: RAGService, message: str, *, session: str | None, own
             elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "classify_tier"):
                 yield [gr.ChatMessage(role="assistant", content="", metadata={
                     "title": "Searching the knowledge base…", "status": "pending"})]
+            elif event["type"] == "escalate":  # the answer so far was unsure: a new one follows
+                answer = ""
+                yield [gr.ChatMessage(role="assistant", content="", metadata={
+                    "title": f"Not sure yet: reading more evidence ({event['to']})…", "status": "pending"})]
             elif event["type"] == "token":
                 answer += event["text"]
                 yield [gr.ChatMessage(role="assistant", content=plain(answer))]
@@ -147,8 +151,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
         with gr.Sidebar(open=True):
             gr.Markdown("### Settings")
             policy = gr.Dropdown(list(POLICIES), value=service.pipeline.policy, label="Policy",
-                                 info="adaptive: the trained router picks the tier; fixed: the tier below; "
-                                      "baseline: top-5 passages, no rerank or compression")
+                                 info="cascade: the cheapest tier first, more evidence only when the answer is "
+                                      "unsure; adaptive: the trained router picks the first tier; fixed: the tier "
+                                      "below; baseline: top-5 passages, no rerank or compression")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")
             model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model",
                                 info="other models load on first use" if len(service.models) > 1 else None,

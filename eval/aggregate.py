@@ -45,10 +45,15 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             "latency_p50_ms": _percentile(latencies, 0.5),
             "latency_p95_ms": _percentile(latencies, 0.95),
             "input_tokens_mean": _mean(r["input_tokens"] for r in rows),
+            "prompt_tokens_evaluated_mean": _mean(r.get("prompt_tokens_evaluated") for r in rows),
+            "overhead_p50_ms": _percentile([sum(ms for node, ms in r["timings_ms"].items() if node != "generate")
+                                            for r in rows], 0.5),
             "output_tokens_mean": _mean(r["output_tokens"] for r in rows),
             "passages_in_prompt_mean": _mean(r["passages_in_prompt"] for r in rows),
             "correction_rate": 100 * _mean(float(r["corrected"]) for r in rows),
             "tiers": dict(Counter(r["tier"] for r in rows)),
+            "final_tiers": dict(Counter(r.get("final_tier") or r["tier"] for r in rows)),
+            "escalations": dict(Counter(str(r.get("escalations", 0)) for r in rows)),
         }
         answerable = [r for r in rows if r["answerable"]]
         if len(answerable) < len(rows):  # SQuAD 2.0: report both halves
@@ -65,20 +70,27 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
         for figures in summary["systems"].values():
             figures["speedup_vs_baseline"] = base["latency_mean_ms"] / figures["latency_mean_ms"]
             figures["input_token_reduction_vs_baseline"] = 100 * (1 - figures["input_tokens_mean"] / base["input_tokens_mean"])
+            figures["evaluated_token_reduction_vs_baseline"] = 100 * (
+                1 - figures["prompt_tokens_evaluated_mean"] / base["prompt_tokens_evaluated_mean"])
             figures["f1_delta_vs_baseline"] = figures["f1"] - base["f1"]
             figures["em_delta_vs_baseline"] = figures["em"] - base["em"]
+    cold = summary["systems"].get("baseline-cold")
+    if cold:
+        for figures in summary["systems"].values():
+            figures["speedup_vs_baseline_cold"] = cold["latency_mean_ms"] / figures["latency_mean_ms"]
     return summary
 
 
 def by_routed_tier(records: list[dict[str, Any]], system: str = "adaptive",
-                   reference: str = "baseline") -> dict[str, dict[str, float]]:
-    """Where routing helps: ``system``'s questions grouped by the tier it ran them at, each group's
-    F1, latency and input tokens beside ``reference``'s on the same questions."""
+                   reference: str = "baseline", key: str = "tier") -> dict[str, dict[str, float]]:
+    """Where routing helps: ``system``'s questions grouped by the tier it ran them at (``key``:
+    ``tier``, the first, or ``final_tier``, where the cascade stopped), each group's F1, latency,
+    input and evaluated tokens beside ``reference``'s on the same questions."""
     mine = {r["id"]: r for r in records if r["system"] == system}
     theirs = {r["id"]: r for r in records if r["system"] == reference}
     groups: dict[str, list[str]] = defaultdict(list)
     for qid in sorted(set(mine) & set(theirs)):
-        groups[mine[qid]["tier"]].append(qid)
+        groups[mine[qid].get(key) or mine[qid]["tier"]].append(qid)
     table = {}
     for tier in cheapest_first(groups):
         ids = groups[tier]
@@ -87,5 +99,6 @@ def by_routed_tier(records: list[dict[str, Any]], system: str = "adaptive",
             row[f"f1_{side}"] = 100 * _mean(rows[i]["f1"] for i in ids)
             row[f"latency_ms_{side}"] = _mean(rows[i]["latency_ms"] for i in ids)
             row[f"input_tokens_{side}"] = _mean(rows[i]["input_tokens"] for i in ids)
+            row[f"evaluated_{side}"] = _mean(rows[i].get("prompt_tokens_evaluated") for i in ids)
         table[tier] = row
     return table

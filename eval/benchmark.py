@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = aggregate(records, [s.name for s in systems])
     if {"baseline", "adaptive"} <= {s.name for s in systems}:
         summary["adaptive_by_tier"] = by_routed_tier(records)
+    if {"baseline", "cascade"} <= {s.name for s in systems}:
+        summary["cascade_by_final_tier"] = by_routed_tier(records, "cascade", key="final_tier")
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),

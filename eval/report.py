@@ -15,7 +15,9 @@ _ROWS = [
     ("Supporting-sentence recall", "supporting_sentence_recall", "{:.1f}"),
     ("Latency mean (s)", "latency_mean_ms", "{:.2f}", 1e-3), ("Latency p50 (s)", "latency_p50_ms", "{:.2f}", 1e-3),
     ("Latency p95 (s)", "latency_p95_ms", "{:.2f}", 1e-3),
-    ("Input tokens", "input_tokens_mean", "{:.0f}"), ("Output tokens", "output_tokens_mean", "{:.1f}"),
+    ("Input tokens", "input_tokens_mean", "{:.0f}"),
+    ("Prompt tokens evaluated", "prompt_tokens_evaluated_mean", "{:.0f}"), ("Output tokens", "output_tokens_mean", "{:.1f}"),
+    ("Non-generation work p50 (ms)", "overhead_p50_ms", "{:.1f}"),
     ("Passages in prompt", "passages_in_prompt_mean", "{:.1f}"), ("Correction fired (%)", "correction_rate", "{:.1f}"),
 ]
 
@@ -39,9 +41,10 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
         lines.append(f"Questions with a gold answer string anywhere in the corpus: {meta['answer_coverage']:.1f}% "
                      "(an upper bound on what retrieval can find).")
     lines.append("")
-    if "baseline" in s and "adaptive" in s:
-        b, a = s["baseline"], s["adaptive"]
-        lines += ["| metric | baseline (k = 5) | adaptive | Δ |", "| --- | --- | --- | --- |"]
+    headline = next((n for n in ("cascade", "adaptive") if n in s), None)
+    if "baseline" in s and headline:
+        b, a = s["baseline"], s[headline]
+        lines += [f"| metric | baseline (k = 5) | {headline} | Δ |", "| --- | --- | --- | --- |"]
         for label, key, fmt, *scale in _ROWS:
             if key in b or key in a:
                 k = scale[0] if scale else 1.0
@@ -50,8 +53,10 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                 lines.append(f"| {label} | {_cell(b, key, fmt, k)} | {_cell(a, key, fmt, k)} | {delta} |")
         lines.append(f"| **Speed-up factor** | 1.00× | {a['speedup_vs_baseline']:.2f}× | |")
         lines.append(f"| **Input-token reduction** | – | {a['input_token_reduction_vs_baseline']:.1f}% | |")
+        lines.append(f"| **Evaluated-token reduction** | – | {a['evaluated_token_reduction_vs_baseline']:.1f}% | |")
         lines.append("")
-        lines.append(f"Adaptive: {systems['adaptive'].description}.")
+        lines.append(f"{headline.capitalize()}: {systems[headline].description}. Both systems start every question "
+                     "from the same warm instruction prefix.")
         lines.append("")
     names = list(s)
     lines += ["## All systems", "", "| metric | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
@@ -63,7 +68,27 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
         lines.append("| Speed-up vs baseline | " + " | ".join(f"{s[n]['speedup_vs_baseline']:.2f}×" for n in names) + " |")
         reductions = " | ".join(f"{s[n]['input_token_reduction_vs_baseline']:.1f}%" for n in names)
         lines.append(f"| Input-token reduction | {reductions} |")
+        evaluated = " | ".join(f"{s[n]['evaluated_token_reduction_vs_baseline']:.1f}%" for n in names)
+        lines.append(f"| Evaluated-token reduction | {evaluated} |")
+    if "baseline-cold" in s:
+        lines.append("| Speed-up vs previous release (baseline-cold) | "
+                     + " | ".join(f"{s[n]['speedup_vs_baseline_cold']:.2f}×" for n in names) + " |")
     lines.append("| Tiers | " + " | ".join(", ".join(f"{t}: {c}" for t, c in s[n]["tiers"].items()) for n in names) + " |")
+    lines.append("| Final tiers | " + " | ".join(", ".join(f"{t}: {c}" for t, c in s[n]["final_tiers"].items())
+                                                for n in names) + " |")
+    lines.append("| Escalations | " + " | ".join(", ".join(f"{t}: {c}" for t, c in sorted(s[n]["escalations"].items()))
+                                                for n in names) + " |")
+    by_final = summary.get("cascade_by_final_tier")
+    if by_final:
+        lines += ["", "## Cascade by the tier it stopped at", "",
+                  "Each group's questions, cascade beside baseline on the same questions.", "",
+                  "| final tier | questions | F1 cascade / baseline | latency (s) cascade / baseline "
+                  "| prompt tokens evaluated cascade / baseline |",
+                  "| --- | --- | --- | --- | --- |"]
+        for tier, r in by_final.items():
+            lines.append(f"| {tier} | {r['n']} | {r['f1_cascade']:.1f} / {r['f1_baseline']:.1f} | "
+                         f"{r['latency_ms_cascade'] / 1000:.2f} / {r['latency_ms_baseline'] / 1000:.2f} | "
+                         f"{r['evaluated_cascade']:.0f} / {r['evaluated_baseline']:.0f} |")
     routed = summary.get("adaptive_by_tier")
     if routed:
         lines += ["", "## Adaptive by routed tier", "",

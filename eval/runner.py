@@ -1,9 +1,10 @@
 """Answering a benchmark sample: the seeded sample, one (question, system) answer, and the
 resumable loop that answers every pair not yet recorded, question-major.
 
-Every query starts with an empty llama.cpp prompt cache: otherwise a system would reuse the prompt
-prefix (system prompt, shared passages) that the previous system left for the same question, and
-look faster than it is.
+Every query starts from the same warm state: the generator's pinned instruction prefixes and
+nothing else (no system finds the question or passages another system left in the cache, which
+would make it look faster than it is). A ``cold`` system starts with nothing at all: the previous
+release's behaviour, which evaluated every prompt from its first token.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]
         inputs["documents"] = [{"title": t, "text": x} for t, x in gold]
     reset_cache = getattr(ctx.generator, "reset_cache", None)
     if reset_cache is not None:
-        reset_cache()
+        reset_cache(pinned=system.cold)
     start = time.perf_counter()
     output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
     record = score(example, output, (time.perf_counter() - start) * 1000)

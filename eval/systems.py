@@ -1,10 +1,16 @@
 """The systems compared side by side: all are configurations of the same compiled graph.
 
-* ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, compression or correction).
-* ``adaptive``: the full pipeline (routing, rerank, compression, correction) with the trained tier
-  router choosing each question's tier; ``--adaptive-tier`` replaces the router by one fixed tier.
-* The ablation ladder, routed the same way: ``routing`` (the chosen tier's k and token budget
-  only), ``routing+compression``, then ``adaptive`` (full).
+* ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, compression or correction), with
+  the question-first prompt and the warm instruction prefix every system gets.
+* ``baseline-cold``: the previous release's baseline: evidence-first prompt, every token of every
+  prompt evaluated (no prefix reuse).
+* ``cascade``: the cheapest tier first; low confidence extends the evidence in place.
+* ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
+  cascade escalating from there; ``--adaptive-tier`` replaces the router by one fixed tier.
+* ``adaptive-thesis``: the thesis' router pipeline as the previous release ran it (character
+  budgets, evidence-first prompt, no cascade), for comparison.
+* The thesis' ablation ladder, routed the same way on the thesis' tiers: ``routing`` (the chosen
+  tier's k and token budget only), ``routing+compression``, then ``adaptive-thesis`` (full).
 * Reference rows: ``no-retrieval`` (closed book) and ``oracle`` (the gold context, uncompressed).
 """
 
@@ -12,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pipeline.configuration import BASELINE, DEFAULT_TIERS, Budget, ConfigurationError, PipelineConfig
+from pipeline.configuration import BASELINE, DEFAULT_TIERS, THESIS_TIERS, Budget, ConfigurationError, PipelineConfig
 
 CLOSED_BOOK = Budget("closed-book", k=0, context_chars=None, max_new_tokens=64, rerank=False, correct=False)
 
@@ -23,10 +29,12 @@ class System:
     description: str
     pipeline: PipelineConfig
     oracle: bool = False  # the gold context is handed to the generator as the question's documents
+    cold: bool = False  # start every query with an empty prompt cache, not the warm instruction prefix
 
 
 def _ladder(**changes) -> dict[str, Budget]:
-    return {name: replace(budget, **changes) for name, budget in DEFAULT_TIERS.items()}
+    """The thesis' tiers (which the router was trained on) with ``changes``, for the ablation rows."""
+    return {name: replace(budget, **changes) for name, budget in THESIS_TIERS.items()}
 
 
 def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
@@ -41,11 +49,19 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
         s.name: s
         for s in (
             System("baseline", "fixed k = 5, no rerank, compression or correction", PipelineConfig(policy="baseline")),
-            System("adaptive", f"routing, rerank, compression, correction ({how})", PipelineConfig(**routed)),
-            System("routing", f"the tier's k and token budget only ({how})",
-                   PipelineConfig(**routed, tiers=_ladder(rerank=False, correct=False, context_chars=None))),
-            System("routing+compression", f"routing and compression ({how})",
-                   PipelineConfig(**routed, tiers=_ladder(rerank=False, correct=False))),
+            System("baseline-cold", "the previous release's baseline: evidence-first prompt, no prefix reuse",
+                   PipelineConfig(policy="baseline", prompt_layout="evidence_first"), cold=True),
+            System("cascade", "cheapest tier first, evidence extended in place on low confidence",
+                   PipelineConfig(policy="cascade")),
+            System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),
+            System("adaptive-thesis", f"the thesis' tiers and prompt, no cascade ({how})",
+                   PipelineConfig(**routed, tiers=THESIS_TIERS, prompt_layout="evidence_first", max_escalations=0)),
+            System("routing", f"the thesis tier's k and token budget only ({how})",
+                   PipelineConfig(**routed, tiers=_ladder(rerank=False, correct=False, context_chars=None),
+                                  prompt_layout="evidence_first", max_escalations=0)),
+            System("routing+compression", f"the thesis' routing and compression ({how})",
+                   PipelineConfig(**routed, tiers=_ladder(rerank=False, correct=False), prompt_layout="evidence_first",
+                                  max_escalations=0)),
             System("no-retrieval", "closed book: the generator alone",
                    PipelineConfig(policy="fixed", tier=CLOSED_BOOK.name, tiers={CLOSED_BOOK.name: CLOSED_BOOK})),
             System("oracle", "the gold context handed to the generator, uncompressed",

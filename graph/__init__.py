@@ -12,8 +12,10 @@ here, so this package can build and export the graph without an import circle.
 from graph.builder import build_graph, graph
 from pipeline.configuration import (
     BASELINE,
+    CONFIDENCE_SIGNALS,
     DEFAULT_TIERS,
     POLICIES,
+    THESIS_TIERS,
     Budget,
     ConfigurationError,
     PipelineConfig,
@@ -23,5 +25,6 @@ from pipeline.context import RAGContext, ResourceConfig, default_context
 
 __all__ = [
     "graph", "build_graph", "RAGContext", "ResourceConfig", "default_context",
-    "PipelineConfig", "Budget", "DEFAULT_TIERS", "BASELINE", "POLICIES", "ConfigurationError", "QuestionError",
+    "PipelineConfig", "Budget", "DEFAULT_TIERS", "THESIS_TIERS", "BASELINE", "POLICIES", "CONFIDENCE_SIGNALS",
+    "ConfigurationError", "QuestionError",
 ]

@@ -6,7 +6,9 @@
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
     grade_confidence --(budget reranks)--> rerank
     grade_confidence / rerank --(budget compresses)--> compress -> generate
-    grade_confidence / rerank --(otherwise: baseline)--> generate -> END
+    grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
+    grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
+    grade_answer --(otherwise)--> END
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
-from graph.routing import after_classify, after_grade, after_rerank, after_start
+from graph.routing import after_classify, after_grade, after_grade_answer, after_rerank, after_start
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     classify_tier,
     compress,
     condense_question,
     generate,
+    grade_answer,
     grade_confidence,
     rerank,
     retrieve,
@@ -38,6 +41,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("rerank", rerank)
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
+    builder.add_node("grade_answer", grade_answer)
 
     builder.add_edge(START, "start_turn")
     builder.add_conditional_edges("start_turn", after_start, ["condense_question", "classify_tier"])
@@ -47,7 +51,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
     builder.add_conditional_edges("rerank", after_rerank, ["compress", "generate"])
     builder.add_edge("compress", "generate")
-    builder.add_edge("generate", END)
+    builder.add_edge("generate", "grade_answer")
+    builder.add_conditional_edges("grade_answer", after_grade_answer, {"compress": "compress", "__end__": END})
     return builder
 
 

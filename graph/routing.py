@@ -54,4 +54,11 @@ def after_grade(state: State) -> Literal["retrieve", "rerank", "compress", "gene
 
 
 def after_rerank(state: State) -> Literal["compress", "generate"]:
-    return "compress" if _budget(state)["context_chars"] is not None else "generate"
+    budget = _budget(state)
+    return "compress" if budget["context_chars"] is not None or budget.get("context_tokens") is not None else "generate"
+
+
+def after_grade_answer(state: State) -> Literal["compress", "__end__"]:
+    """An answer the grade sent up the ladder goes back to compress for more evidence; else done."""
+    steps = state.get("steps") or []
+    return "compress" if steps and steps[-1].get("decision") == "extend" else "__end__"

@@ -4,6 +4,7 @@ from nodes.classify_tier import classify_tier
 from nodes.compress import compress
 from nodes.condense_question import condense_question
 from nodes.generate import generate
+from nodes.grade_answer import grade_answer
 from nodes.grade_confidence import grade_confidence
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
@@ -18,4 +19,5 @@ __all__ = [
     "rerank",
     "compress",
     "generate",
+    "grade_answer",
 ]

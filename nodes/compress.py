@@ -1,14 +1,21 @@
-"""compress: keep the question-relevant sentences within the tier's character budget.
+"""compress: keep the question-relevant sentences within the tier's budget.
 
 Sentences are taken in order of relevance (their passage's rerank score, else its retrieval
 score; within a multi-sentence passage, the sentence's own cosine to the question) while they fit
 the budget, then put back in evidence order. Each kept passage becomes one numbered evidence
 item. If not even one sentence fits, the first passage is hard-truncated to the budget.
+
+A budget in tokens (``context_tokens``) is counted in the generator's own tokens, and it *extends*
+the evidence already in the state: when the cascade escalates, the earlier items stay first and
+unchanged, and the next most relevant sentences of passages not yet used are appended as new
+items until the larger budget is full. The prompt then shares everything up to the old evidence
+with the one already evaluated, and the model evaluates only what was added. A budget in
+characters (``context_chars``, the thesis' tiers) selects afresh.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -86,21 +93,73 @@ def select_evidence(
     return evidence, False
 
 
+def extend_evidence(
+    passages: Sequence[PassageHit],
+    query: np.ndarray,
+    existing: Sequence[EvidenceItem],
+    budget_tokens: int,
+    embedder: Embedder,
+    count_tokens: Callable[[str], int],
+) -> tuple[list[EvidenceItem], bool]:
+    """``existing`` followed by new items, from passages not yet in it, that bring the formatted
+    evidence up to ``budget_tokens`` tokens; and whether truncation was needed (nothing fitted an
+    empty evidence, so the best sentence was cut)."""
+    used_ids = {e["passage_id"] for e in existing}
+    fresh = [p for p in passages if p["id"] not in used_ids]
+    units = _units(fresh, query, embedder)
+    units.sort(key=lambda u: (-u.passage_relevance, -u.sentence_relevance, u.rank, u.position))
+    used = count_tokens(format_evidence(existing)) if existing else 0
+    kept: dict[int, list[tuple[int, str]]] = {}
+    for unit in units:
+        if used >= budget_tokens:
+            break
+        p = fresh[unit.rank]
+        # a new item costs its marker and title; a sentence joining a kept item, only itself
+        text = unit.sentence if unit.rank in kept else f"[{len(existing) + len(kept) + 1}] {p['title']}: {unit.sentence}"
+        cost = count_tokens(text) + 1  # +1: the space or newline that joins it
+        if used + cost <= budget_tokens:
+            kept.setdefault(unit.rank, []).append((unit.position, unit.sentence))
+            used += cost
+
+    evidence = list(existing)
+    if not kept and not existing and units:
+        best = units[0]
+        p = fresh[best.rank]
+        words = best.sentence.split()
+        while len(words) > 1 and count_tokens(f"[1] {p['title']}: {' '.join(words)}{_ELLIPSIS}") > budget_tokens:
+            words = words[: max(1, len(words) * 3 // 4)]
+        evidence.append({"n": 1, "passage_id": p["id"], "title": p["title"], "text": " ".join(words) + _ELLIPSIS})
+        return evidence, True
+    for rank in sorted(kept):
+        p = fresh[rank]
+        text = " ".join(s for _, s in sorted(kept[rank]))
+        evidence.append({"n": len(evidence) + 1, "passage_id": p["id"], "title": p["title"], "text": text})
+    return evidence, False
+
+
 @timed("compress")
 def compress(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
-    budget = state["settings"]["budget"]["context_chars"]
-    if budget is None:  # the edges only come here for a budget that compresses
-        raise ValueError("compress needs a budget with context_chars")
+    budget = state["settings"]["budget"]
     passages = state.get("passages") or []
     query = np.asarray(state["query_embedding"], dtype=np.float32)
-    evidence, truncated = select_evidence(passages, query, budget, ctx.embedder)
+    tokens = budget.get("context_tokens")
+    if tokens is not None:
+        existing = state.get("evidence") or []
+        evidence, truncated = extend_evidence(passages, query, existing, tokens, ctx.embedder, ctx.generator.count_tokens)
+    elif budget["context_chars"] is not None:
+        evidence, truncated = select_evidence(passages, query, budget["context_chars"], ctx.embedder)
+    else:  # the edges only come here for a budget that compresses
+        raise ValueError("compress needs a budget with context_tokens or context_chars")
     context = format_evidence(evidence)
+    extra: dict[str, int] = {"context_tokens": ctx.generator.count_tokens(context)} if tokens is not None else {}
     return {
         "evidence": evidence,
         "trace": {
             "compression": {
-                "budget_chars": budget,
+                "budget_chars": budget["context_chars"],
+                "budget_tokens": tokens,
+                **extra,
                 "context_chars": len(context),
                 "input_chars": len(format_evidence(
                     [{"n": i + 1, "title": p["title"], "text": p["text"]} for i, p in enumerate(passages)]

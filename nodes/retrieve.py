@@ -35,7 +35,7 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             for i, (d, s) in enumerate(zip(documents, (vectors @ query).tolist(), strict=True))
         ]}
     if not existing:
-        hits = ctx.index.search(query, settings["budget"]["k"])
+        hits = ctx.index.search(query, settings.get("retrieve_k", settings["budget"]["k"]))
         return {"passages": [_hit(h.passage, h.score) for h in hits]}
 
     corrections = state.get("corrections", 0) + 1

@@ -1,7 +1,7 @@
 """start-turn: validate the question and reset what belongs to one question.
 
 With a checkpointer a thread keeps its channels between questions; this node clears the
-per-question ones (passages, evidence, corrections, trace) so nothing leaks into the next answer.
+per-question ones (passages, evidence, corrections, cascade steps, trace) so nothing leaks into the next answer.
 The conversation itself (``turns``) is kept.
 """
 
@@ -28,5 +28,7 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "evidence": [],
         "corrections": 0,
         "low_confidence": False,
+        "steps": [],
+        "escalations": 0,
         "trace": {NEW_TRACE: True, "question": question},
     }

@@ -6,17 +6,31 @@ Nothing in this module loads a model; resources are described in ``pipeline.cont
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-POLICIES = ("adaptive", "fixed", "baseline")
+LAYOUTS = ("question_first", "question_both", "evidence_first")
+"""Answer prompt layouts (``prompts.LAYOUTS`` holds their templates)."""
+
+POLICIES = ("cascade", "adaptive", "fixed", "baseline")
 """Valid values of ``PipelineConfig.policy``.
 
-``adaptive`` (default): the trained tier router picks each question's tier from its embedding.
-``fixed``: every question gets ``PipelineConfig.tier``.
+``cascade`` (default): answer at the cheapest tier, score the answer's confidence, and when it is
+low extend the evidence in place to the next tier's budget and answer again (at most
+``max_escalations`` times).
+``adaptive``: the trained tier router picks the starting tier from the question's embedding; the
+cascade escalates from there.
+``fixed``: every question gets ``PipelineConfig.tier``, no escalation.
 ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, no compression, no correction).
 """
+
+CONFIDENCE_SIGNALS = ("min_prob", "first_prob", "first_margin", "mean_logprob", "neg_mean_entropy")
+"""How an answer's confidence is read from its tokens (higher is more confident for each):
+the lowest probability of an answer token, the first token's probability, the first token's margin
+over the runner-up, the mean log-probability, and the negated mean entropy. Citation markers and
+the end of the answer are left out; an abstention counts as no confidence."""
 
 
 class ConfigurationError(ValueError):
@@ -28,7 +42,9 @@ class Budget:
     """How much retrieval and generation one question may spend.
 
     ``k`` of 0 means no retrieval (closed-book generation).
-    ``context_chars`` of ``None`` means the evidence is passed uncompressed.
+    ``context_tokens`` is the evidence budget in the generator's tokens, ``context_chars`` the
+    thesis' budget in characters (used when ``context_tokens`` is ``None``); both ``None`` means the
+    evidence is passed uncompressed.
     ``correct`` says whether a low-confidence retrieval may trigger the corrective step.
     """
 
@@ -38,6 +54,7 @@ class Budget:
     max_new_tokens: int
     rerank: bool
     correct: bool
+    context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.k < 0:
@@ -46,6 +63,10 @@ class Budget:
             raise ConfigurationError(
                 f"budget {self.name!r}: context_chars must be >= 1 or None, got {self.context_chars}"
             )
+        if self.context_tokens is not None and self.context_tokens < 1:
+            raise ConfigurationError(
+                f"budget {self.name!r}: context_tokens must be >= 1 or None, got {self.context_tokens}"
+            )
         if self.max_new_tokens < 1:
             raise ConfigurationError(
                 f"budget {self.name!r}: max_new_tokens must be >= 1, got {self.max_new_tokens}"
@@ -53,12 +74,13 @@ class Budget:
 
     @property
     def compress(self) -> bool:
-        return self.context_chars is not None
+        return self.context_chars is not None or self.context_tokens is not None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "k": self.k,
+            "context_tokens": self.context_tokens,
             "context_chars": self.context_chars,
             "max_new_tokens": self.max_new_tokens,
             "rerank": self.rerank,
@@ -66,12 +88,25 @@ class Budget:
         }
 
 
-DEFAULT_TIERS: Mapping[str, Budget] = {
+THESIS_TIERS: Mapping[str, Budget] = {
     "easy": Budget("easy", k=2, context_chars=600, max_new_tokens=64, rerank=False, correct=True),
     "medium": Budget("medium", k=5, context_chars=1200, max_new_tokens=96, rerank=True, correct=True),
     "hard": Budget("hard", k=10, context_chars=2000, max_new_tokens=128, rerank=True, correct=False),
 }
-"""The thesis' three tiers, cheapest first. Correction is off on Hard by design."""
+"""The thesis' three tiers, cheapest first, budgeted in characters. Correction is off on Hard by
+design. Medium's 1,200 characters rarely bind on five sentence passages."""
+
+DEFAULT_TIERS: Mapping[str, Budget] = {
+    "easy": Budget("easy", k=10, context_chars=None, context_tokens=64, max_new_tokens=64, rerank=True, correct=True),
+    "medium": Budget("medium", k=10, context_chars=None, context_tokens=128, max_new_tokens=64, rerank=True,
+                     correct=True),
+    "hard": Budget("hard", k=10, context_chars=None, context_tokens=256, max_new_tokens=64, rerank=True,
+                   correct=False),
+}
+"""Three tiers budgeted in the generator's tokens, each about twice the cost of the one before,
+cheapest first. All draw on the same ten reranked passages, so the cascade can extend one tier's
+evidence to the next in place. The budgets are fit on the train splits (``python -m
+training.cascade``; docs/cascade/README.md shows the fit)."""
 
 def cheapest_first(tiers) -> list[str]:
     """Tier names in the default tiers' order (cheapest first), any others after them by name."""
@@ -87,7 +122,7 @@ BASELINE = Budget("baseline", k=5, context_chars=None, max_new_tokens=128, reran
 class PipelineConfig:
     """Routing policy and thresholds. Immutable; derive variants with :meth:`with_overrides`."""
 
-    policy: str = "adaptive"
+    policy: str = "cascade"
     tier: str = "medium"  # the tier of the ``fixed`` policy
     tiers: Mapping[str, Budget] = field(default_factory=lambda: dict(DEFAULT_TIERS))
     baseline: Budget = BASELINE
@@ -95,6 +130,10 @@ class PipelineConfig:
     k_extra: int = 5
     max_corrections: int = 1
     max_question_chars: int = 2000
+    prompt_layout: str = "question_first"
+    confidence_signal: str = "min_prob"
+    accept_threshold: float = 0.5  # accept an answer whose confidence reaches this, else extend
+    max_escalations: int = 2
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -115,6 +154,29 @@ class PipelineConfig:
             raise ConfigurationError(
                 f"max_question_chars must be >= 1, got {self.max_question_chars}"
             )
+        if self.prompt_layout not in LAYOUTS:
+            raise ConfigurationError(
+                f"unknown prompt_layout {self.prompt_layout!r}; valid layouts: {', '.join(LAYOUTS)}"
+            )
+        if self.confidence_signal not in CONFIDENCE_SIGNALS:
+            raise ConfigurationError(f"unknown confidence_signal {self.confidence_signal!r}; "
+                                     f"valid signals: {', '.join(CONFIDENCE_SIGNALS)}")
+        if not math.isfinite(self.accept_threshold):
+            raise ConfigurationError(f"accept_threshold must be a finite number, got {self.accept_threshold}")
+        if self.max_escalations < 0:
+            raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
+
+    def ladder(self, start: str) -> list[Budget]:
+        """The tiers the cascade may escalate to from ``start``: the costlier ones, cheapest first,
+        at most ``max_escalations``. Empty for the ``fixed`` and ``baseline`` policies."""
+        if self.policy not in ("cascade", "adaptive"):
+            return []
+        order = cheapest_first(self.tiers)
+        return [self.tiers[t] for t in order[order.index(start) + 1:]][: self.max_escalations]
+
+    def start_tier(self) -> str:
+        """The cascade's starting tier: the cheapest one."""
+        return cheapest_first(self.tiers)[0]
 
     def budget(self, tier: str | None = None) -> Budget:
         """The budget this policy assigns; ``tier`` (the router's choice under ``adaptive``) overrides
@@ -131,7 +193,7 @@ class PipelineConfig:
         without a policy means that tier: the policy becomes ``fixed``."""
         if not overrides:
             return self
-        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections"}
+        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "max_escalations"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

@@ -39,6 +39,8 @@ class Overrides(TypedDict, total=False):
     tau: float
     k_extra: int
     max_corrections: int
+    accept_threshold: float
+    max_escalations: int
 
 
 class InputDocument(TypedDict):
@@ -91,7 +93,8 @@ class BudgetData(TypedDict):
 
     name: str
     k: int  # passages retrieved; 0: closed book
-    context_chars: int | None  # evidence budget in characters; None: uncompressed
+    context_tokens: int | None  # evidence budget in the generator's tokens; None: in characters, if any
+    context_chars: int | None  # evidence budget in characters; None (and no tokens): uncompressed
     max_new_tokens: int
     rerank: bool
     correct: bool  # may a low-confidence retrieval trigger the corrective step
@@ -101,9 +104,14 @@ class Settings(TypedDict):
     """The effective settings of one question, fixed by classify_tier from the configuration and the
     question's overrides; every later node and edge reads them from here."""
 
-    policy: str  # adaptive, fixed or baseline
-    tier: str  # the budget's name: easy, medium, hard or baseline
-    budget: BudgetData
+    policy: str  # cascade, adaptive, fixed or baseline
+    tier: str  # the current budget's name: easy, medium, hard or baseline
+    budget: BudgetData  # the current budget (an escalation moves it up the ladder)
+    ladder: list[BudgetData]  # the budgets the cascade may still escalate to, cheapest first
+    retrieve_k: int  # passages retrieved: the largest k of the budget and its ladder
+    layout: str  # the answer prompt's layout
+    confidence_signal: str
+    accept_threshold: float
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int
@@ -130,11 +138,39 @@ class CorrectionTrace(TypedDict):
 
 
 class CompressionTrace(TypedDict):
-    budget_chars: int
+    budget_chars: int | None
+    budget_tokens: int | None
+    context_tokens: NotRequired[int]  # the evidence in the generator's tokens (token budgets only)
     context_chars: int  # the evidence as formatted for the prompt
     input_chars: int  # the passages before compression, formatted the same way
     kept_passages: int
     truncated: bool  # not even one sentence fitted: the first passage was cut
+
+
+class Confidence(TypedDict):
+    """Every confidence signal of one answer (``pipeline.configuration.CONFIDENCE_SIGNALS``); higher
+    is more confident. ``None`` when the generator reports no token probabilities."""
+
+    min_prob: float | None
+    first_prob: float | None
+    first_margin: float | None
+    mean_logprob: float | None
+    neg_mean_entropy: float | None
+
+
+class Step(TypedDict):
+    """One answer of the cascade: the tier's budget it was given, what it cost, what it said."""
+
+    tier: str
+    evidence_items: int
+    prompt_tokens: int | None  # the whole prompt
+    prompt_tokens_evaluated: int | None  # what the model actually evaluated (the rest was cached)
+    output_tokens: int | None
+    answer: str
+    abstained: bool
+    confidence: Confidence
+    generate_ms: float
+    decision: NotRequired[str]  # accept, extend; set by grade_answer
 
 
 class TracePassage(TypedDict):
@@ -168,9 +204,15 @@ class Trace(TypedDict, total=False):
     raw_output: str  # the model's text before citation markers were taken out
     citation_source: str  # "model" ([n] markers), "attributed" (answer words matched) or "none"
     abstained: bool
-    prompt_tokens: int | None
-    output_tokens: int | None
-    mean_token_entropy: float | None  # nats, over the answer's tokens
+    prompt_tokens: int | None  # the final answer's prompt
+    input_tokens: int | None  # all prompts of this question together (each step's whole prompt)
+    prompt_tokens_evaluated: int | None  # what the model evaluated over all steps (the rest was cached)
+    output_tokens: int | None  # over all steps
+    mean_token_entropy: float | None  # nats, over the final answer's tokens
+    confidence: Confidence  # of the final answer
+    steps: list[Step]  # every answer the cascade gave, in order
+    escalations: int
+    final_tier: str
     timings_ms: dict[str, float]  # per node, summed when a node runs twice
 
 
@@ -197,6 +239,8 @@ class State(InputState, total=False):
     corrections: int
     low_confidence: bool
     evidence: list[EvidenceItem]
+    steps: list[Step]  # the cascade's answers to this question so far
+    escalations: int
     answer: str
     citations: list[Citation]
     trace: Annotated[Trace, merge_trace]

@@ -22,10 +22,24 @@ def format_evidence(evidence: Iterable[Mapping]) -> str:
     return "\n".join(f"[{e['n']}] {e['title']}: {e['text']}" if e["title"] else f"[{e['n']}] {e['text']}" for e in evidence)
 
 
-def answer_messages(question: str, evidence: Iterable[Mapping]) -> list[BaseMessage]:
+LAYOUTS = {
+    "question_first": "answer_user_question_first",
+    "question_both": "answer_user_question_both",
+    "evidence_first": "answer_user",
+}
+"""Where the question sits in the answer prompt. ``question_first`` (instructions, question, then the
+evidence in rank order) lets evidence be appended to an evaluated prompt: extending the evidence
+costs only the added tokens. ``question_both`` repeats the question after the evidence (a few
+tokens more per answer); ``evidence_first`` is the earlier layout, which shares only the
+instructions between two prompts."""
+
+
+def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "question_first") -> list[BaseMessage]:
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown prompt layout {layout!r}; valid layouts: {', '.join(LAYOUTS)}")
     return [
         SystemMessage(template("answer_system")),
-        HumanMessage(template("answer_user").format(evidence=format_evidence(evidence), question=question)),
+        HumanMessage(template(LAYOUTS[layout]).format(evidence=format_evidence(evidence), question=question)),
     ]
 
 

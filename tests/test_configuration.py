@@ -3,6 +3,7 @@ import pytest
 from pipeline.configuration import (
     BASELINE,
     DEFAULT_TIERS,
+    THESIS_TIERS,
     Budget,
     ConfigurationError,
     PipelineConfig,
@@ -13,14 +14,22 @@ from pipeline.configuration import (
 
 class TestBudget:
     def test_thesis_tiers(self):
-        assert [(b.k, b.context_chars, b.max_new_tokens, b.rerank) for b in DEFAULT_TIERS.values()] == [
+        assert [(b.k, b.context_chars, b.max_new_tokens, b.rerank) for b in THESIS_TIERS.values()] == [
             (2, 600, 64, False), (5, 1200, 96, True), (10, 2000, 128, True)]
-        assert [b.correct for b in DEFAULT_TIERS.values()] == [True, True, False]
+        assert [b.correct for b in THESIS_TIERS.values()] == [True, True, False]
+        assert all(b.context_tokens is None for b in THESIS_TIERS.values())
+
+    def test_default_tiers_are_token_budgets_that_grow(self):
+        budgets = [b.context_tokens for b in DEFAULT_TIERS.values()]
+        assert all(isinstance(b, int) for b in budgets) and budgets == sorted(set(budgets))
+        # one ranked candidate list serves every step of the cascade
+        assert len({b.k for b in DEFAULT_TIERS.values()}) == 1
+        assert all(b.compress for b in DEFAULT_TIERS.values())
 
     def test_baseline_is_fixed_k5_without_extras(self):
         assert (BASELINE.k, BASELINE.rerank, BASELINE.compress, BASELINE.correct) == (5, False, False, False)
 
-    @pytest.mark.parametrize("kwargs", [{"k": -1}, {"context_chars": 0}, {"max_new_tokens": 0}])
+    @pytest.mark.parametrize("kwargs", [{"k": -1}, {"context_chars": 0}, {"context_tokens": 0}, {"max_new_tokens": 0}])
     def test_invalid(self, kwargs):
         base = dict(name="x", k=1, context_chars=10, max_new_tokens=1, rerank=False, correct=False)
         with pytest.raises(ConfigurationError):
@@ -30,15 +39,43 @@ class TestBudget:
 class TestPipelineConfig:
     def test_defaults(self):
         config = PipelineConfig()
-        assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("adaptive", 0.52, 5, 1)
+        assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("cascade", 0.52, 5, 1)
         assert config.budget().name == "medium"  # the fixed policy's tier; adaptive passes the router's
         assert config.budget("hard").name == "hard"
+        assert config.start_tier() == "easy"
+
+    def test_ladder_climbs_cheapest_first_within_max_escalations(self):
+        assert [b.name for b in PipelineConfig().ladder("easy")] == ["medium", "hard"][: PipelineConfig().max_escalations]
+        assert [b.name for b in PipelineConfig(max_escalations=1).ladder("easy")] == ["medium"]
+        assert [b.name for b in PipelineConfig(policy="adaptive").ladder("medium")] == ["hard"]
+        assert PipelineConfig(policy="adaptive").ladder("hard") == []
+        assert PipelineConfig(max_escalations=0).ladder("easy") == []
+
+    @pytest.mark.parametrize("policy", ["fixed", "baseline"])
+    def test_fixed_and_baseline_never_escalate(self, policy):
+        assert PipelineConfig(policy=policy).ladder("easy") == []
+
+    @pytest.mark.parametrize("kwargs, fragment", [
+        ({"prompt_layout": "sideways"}, "question_first"),
+        ({"confidence_signal": "vibes"}, "min_prob"),
+        ({"accept_threshold": float("nan")}, "finite"),
+        ({"max_escalations": -1}, ">= 0"),
+    ])
+    def test_cascade_settings_are_validated(self, kwargs, fragment):
+        with pytest.raises(ConfigurationError, match=fragment):
+            PipelineConfig(**kwargs)
+
+    def test_layout_names_match_the_prompt_templates(self):
+        from pipeline.configuration import LAYOUTS
+        from prompts import LAYOUTS as TEMPLATES
+
+        assert set(LAYOUTS) == set(TEMPLATES)
 
     def test_baseline_policy_ignores_tier(self):
         assert PipelineConfig(policy="baseline").budget("hard") is BASELINE
 
     def test_unknown_policy_lists_valid(self):
-        with pytest.raises(ConfigurationError, match="valid policies: adaptive, fixed, baseline"):
+        with pytest.raises(ConfigurationError, match="valid policies: cascade, adaptive, fixed, baseline"):
             PipelineConfig(policy="magic")
 
     def test_unknown_tier_lists_valid(self):

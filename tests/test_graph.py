@@ -1,6 +1,7 @@
 """The compiled graph end to end on real components, and its routing decisions."""
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -25,7 +26,7 @@ class TestStructure:
     def test_six_nodes_and_conditional_edges(self):
         g = graph.get_graph()
         assert {"start_turn", "condense_question", "classify_tier", "retrieve", "grade_confidence", "rerank",
-                "compress", "generate"} <= set(g.nodes)
+                "compress", "generate", "grade_answer"} <= set(g.nodes)
         conditional = {(e.source, e.target) for e in g.edges if e.conditional}
         assert {("start_turn", "condense_question"), ("start_turn", "classify_tier"), ("grade_confidence", "retrieve"),
                 ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
@@ -39,15 +40,16 @@ class TestStructure:
 class TestRouting:
     def test_easy_skips_rerank(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="easy")
-        assert "rerank" not in steps and steps[-2:] == ["compress", "generate"]
+        assert "rerank" not in steps and steps[-3:] == ["compress", "generate", "grade_answer"]
 
     def test_medium_reranks_and_compresses(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="medium")
-        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate"]
+        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate",
+                         "grade_answer"]
 
     def test_baseline_retrieves_five_and_generates(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
-        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "generate"]
+        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "generate", "grade_answer"]
         out = ask(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
         assert len(out["trace"]["passages"]) == 5 and "compression" not in out["trace"]
 
@@ -76,7 +78,7 @@ class TestOutput:
         for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms"):
             assert key in trace, key
         assert set(trace["timings_ms"]) == {"start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank",
-                                            "compress", "generate"}
+                                            "compress", "generate", "grade_answer"}
         assert all(p["rerank_score"] is not None for p in trace["passages"])
         assert len(trace["context"]) <= 1200
         for c in out["citations"]:
@@ -147,7 +149,7 @@ class TestInputsAndBudgets:
         steps = []
         for update in graph.stream({"question": "What is the capital of France?"}, context=closed, stream_mode="updates"):
             steps.extend(update)
-        assert steps == ["start_turn", "classify_tier", "generate"]
+        assert steps == ["start_turn", "classify_tier", "generate", "grade_answer"]
 
     def test_per_question_inputs_do_not_carry_over(self, ctx):
         from langgraph.checkpoint.memory import InMemorySaver
@@ -160,3 +162,54 @@ class TestInputsAndBudgets:
                      "documents": [{"title": "N", "text": "Newton was a physicist."}]}, config, context=ctx)
         second = chat.invoke({"question": "What is Jupiter?"}, config, context=ctx)
         assert second["trace"]["tier"] == "medium" and second["trace"]["passages"][0]["id"] != "input/0"
+
+
+class TestCascade:
+    """The cascade on the default token tiers: answer cheaply, extend the evidence in place, accept."""
+
+    QUESTION = "Who discovered radium?"
+
+    def run(self, ctx, threshold):
+        from pipeline.configuration import PipelineConfig
+
+        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=threshold))
+        ctx.generator.reset_cache()
+        return graph.invoke({"question": self.QUESTION}, context=cascade)
+
+    def test_confident_first_answer_stops_at_the_cheapest_tier(self, ctx):
+        trace = self.run(ctx, threshold=-1e9)["trace"]
+        assert trace["tier"] == trace["final_tier"] == "easy" and trace["escalations"] == 0
+        assert [s["decision"] for s in trace["steps"]] == ["accept"]
+
+    def test_low_confidence_climbs_every_tier_extending_in_place(self, ctx):
+        out = self.run(ctx, threshold=1e9)  # nothing is confident enough: every tier is tried
+        trace = out["trace"]
+        steps = trace["steps"]
+        assert [s["tier"] for s in steps] == ["easy", "medium", "hard"]
+        assert [s["decision"] for s in steps] == ["extend", "extend", "accept"]
+        assert trace["escalations"] == 2 and trace["final_tier"] == "hard"
+        assert [s["evidence_items"] for s in steps] == sorted(s["evidence_items"] for s in steps)
+        assert trace["compression"]["context_tokens"] <= 256
+        for before, after in itertools.pairwise(steps):
+            added = after["prompt_tokens"] - before["prompt_tokens"]
+            # the earlier prompt is reused up to its evidence: only the added evidence and the few
+            # template tokens after it (end of turn, assistant header: at most 12) are evaluated
+            assert 0 < after["prompt_tokens_evaluated"] <= added + 12
+        assert trace["prompt_tokens_evaluated"] == sum(s["prompt_tokens_evaluated"] for s in steps)
+        assert trace["input_tokens"] == sum(s["prompt_tokens"] for s in steps)
+        assert trace["output_tokens"] == sum(s["output_tokens"] for s in steps)
+        assert out["answer"] == steps[-1]["answer"]
+
+    def test_evidence_of_a_step_starts_with_the_previous_steps_evidence(self, ctx):
+        from pipeline.configuration import PipelineConfig
+
+        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9))
+        contexts = [update["generate"]["trace"]["context"]
+                    for update in graph.stream({"question": self.QUESTION}, context=cascade, stream_mode="updates")
+                    if "generate" in update]
+        assert len(contexts) == 3
+        assert contexts[1].startswith(contexts[0]) and contexts[2].startswith(contexts[1])
+
+    def test_thesis_pipeline_does_not_escalate(self, ctx):
+        trace = ask(ctx, self.QUESTION, tier="easy")["trace"]  # the fixture's fixed thesis tiers
+        assert trace["escalations"] == 0 and len(trace["steps"]) == 1

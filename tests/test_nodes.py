@@ -6,8 +6,9 @@ from langgraph.runtime import Runtime
 
 from pipeline.configuration import ConfigurationError, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
-from nodes.compress import select_evidence
-from nodes.generate import attribute, split_citations
+from nodes.compress import extend_evidence, select_evidence
+from nodes.generate import attribute, confidence, split_citations
+from nodes.grade_answer import grade_answer
 
 
 @pytest.fixture
@@ -139,6 +140,89 @@ class TestCompress:
         query = embedder.embed_query("Who discovered radium?")
         evidence, _ = select_evidence(passages, query, 60, embedder)
         assert evidence[0]["text"] == "Radium was discovered by Marie Curie."
+
+
+def words(text):
+    """A stand-in tokenizer for budget arithmetic: one token per word."""
+    return len(text.split())
+
+
+class TestExtendEvidence:
+    PASSAGES = [{"id": f"p{i}", "title": f"T{i}", "text": f"sentence number {i} with five words", "metadata": {},
+                 "score": 0.9 - i / 10} for i in range(6)]
+    QUERY = np.zeros(384, dtype=np.float32)
+
+    def test_fills_the_budget_with_the_best_passages(self, embedder):
+        evidence, truncated = extend_evidence(self.PASSAGES, self.QUERY, [], 18, embedder, words)
+        # each item costs 8 words ("[n] Tn: " + six words) and one separator: two fit in 18
+        assert [e["passage_id"] for e in evidence] == ["p0", "p1"] and not truncated
+        assert [e["n"] for e in evidence] == [1, 2]
+
+    def test_extension_keeps_earlier_items_first_and_unchanged(self, embedder):
+        first, _ = extend_evidence(self.PASSAGES, self.QUERY, [], 18, embedder, words)
+        second, _ = extend_evidence(self.PASSAGES, self.QUERY, first, 36, embedder, words)
+        assert second[: len(first)] == first
+        assert [e["passage_id"] for e in second] == ["p0", "p1", "p2", "p3"]
+        assert [e["n"] for e in second] == [1, 2, 3, 4]
+        assert words("\n".join(f"[{e['n']}] {e['title']}: {e['text']}" for e in second)) <= 36
+
+    def test_nothing_left_adds_nothing(self, embedder):
+        everything, _ = extend_evidence(self.PASSAGES, self.QUERY, [], 1000, embedder, words)
+        again, _ = extend_evidence(self.PASSAGES, self.QUERY, everything, 2000, embedder, words)
+        assert again == everything and len(everything) == len(self.PASSAGES)
+
+    def test_truncates_the_best_sentence_when_nothing_fits(self, embedder):
+        long = [{"id": "x", "title": "T", "text": "word " * 100, "metadata": {}, "score": 0.9}]
+        evidence, truncated = extend_evidence(long, self.QUERY, [], 20, embedder, words)
+        assert truncated and evidence[0]["text"].endswith("…")
+        assert words(f"[1] T: {evidence[0]['text']}") <= 20
+
+
+class TestConfidence:
+    def test_citation_tokens_do_not_count(self):
+        metadata = {"token_probs": [0.9, 0.8, 0.1, 0.2, 0.95], "token_margins": [0.85, 0.7, 0.0, 0.1, 0.9],
+                    "token_entropies": [0.1, 0.2, 2.0, 1.5, 0.1], "token_pieces": ["Par", "is", " [", "1", "]"]}
+        c = confidence(metadata, abstained=False)
+        assert c["min_prob"] == pytest.approx(0.8) and c["first_prob"] == pytest.approx(0.9)
+        assert c["first_margin"] == pytest.approx(0.85)
+        assert c["mean_logprob"] == pytest.approx((np.log(0.9) + np.log(0.8)) / 2)
+        assert c["neg_mean_entropy"] == pytest.approx(-0.15)
+
+    def test_abstention_has_no_confidence(self):
+        c = confidence({"token_probs": [0.99], "token_pieces": ["I"]}, abstained=True)
+        assert c["min_prob"] == 0.0 and c["mean_logprob"] < np.log(1e-12) and np.isfinite(c["mean_logprob"])
+
+    def test_no_probabilities_no_signal(self):
+        assert set(confidence({}, abstained=False).values()) == {None}
+
+
+class TestGradeAnswer:
+    LADDER = [{"name": "medium", "k": 10, "context_tokens": 128, "context_chars": None, "max_new_tokens": 64,
+               "rerank": True, "correct": True}]
+
+    def state(self, score=0.5, abstained=False, ladder=LADDER, left=True, threshold=0.6):
+        passages = [{"id": "a"}, {"id": "b"}] if left else [{"id": "a"}]
+        return {"settings": {"confidence_signal": "min_prob", "accept_threshold": threshold, "ladder": ladder,
+                             "tier": "easy", "budget": {"name": "easy"}},
+                "steps": [{"tier": "easy", "abstained": abstained, "confidence": {"min_prob": score}}],
+                "passages": passages, "evidence": [{"passage_id": "a"}], "escalations": 0}
+
+    def test_confident_answer_is_accepted(self):
+        out = grade_answer(self.state(score=0.7), None)
+        assert out["steps"][-1]["decision"] == "accept" and "settings" not in out
+
+    def test_low_confidence_moves_up_the_ladder(self):
+        out = grade_answer(self.state(score=0.3), None)
+        assert out["steps"][-1]["decision"] == "extend" and out["escalations"] == 1
+        assert out["settings"]["tier"] == "medium" and out["settings"]["budget"]["context_tokens"] == 128
+        assert out["settings"]["ladder"] == []
+
+    def test_abstention_extends_even_when_confident(self):
+        assert grade_answer(self.state(score=0.9, abstained=True), None)["steps"][-1]["decision"] == "extend"
+
+    @pytest.mark.parametrize("kwargs", [{"ladder": []}, {"left": False}, {"score": None}])
+    def test_accepts_when_it_cannot_or_need_not_extend(self, kwargs):
+        assert grade_answer(self.state(**{"score": 0.1, **kwargs}), None)["steps"][-1]["decision"] == "accept"
 
 
 class TestGenerate:

@@ -1,7 +1,7 @@
 import pytest
 
-from pipeline.configuration import BASELINE, DEFAULT_TIERS
-from graph.routing import after_classify, after_grade, after_rerank, after_start, refers_back
+from pipeline.configuration import BASELINE, DEFAULT_TIERS, THESIS_TIERS
+from graph.routing import after_classify, after_grade, after_grade_answer, after_rerank, after_start, refers_back
 
 
 def state(budget, low=False, corrections=0, max_corrections=1):
@@ -20,22 +20,32 @@ class TestAfterGrade:
         assert after_grade(state(BASELINE, low=True)) == "generate"
 
     def test_correction_can_be_disabled(self):
-        assert after_grade(state(DEFAULT_TIERS["easy"], low=True, max_corrections=0)) == "compress"
+        assert after_grade(state(THESIS_TIERS["easy"], low=True, max_corrections=0)) == "compress"
 
-    def test_easy_skips_rerank(self):
-        assert after_grade(state(DEFAULT_TIERS["easy"])) == "compress"
+    def test_thesis_easy_skips_rerank(self):
+        assert after_grade(state(THESIS_TIERS["easy"])) == "compress"
 
     def test_medium_and_hard_rerank(self):
-        assert after_grade(state(DEFAULT_TIERS["medium"])) == "rerank"
-        assert after_grade(state(DEFAULT_TIERS["hard"])) == "rerank"
+        assert after_grade(state(THESIS_TIERS["medium"])) == "rerank"
+        assert after_grade(state(THESIS_TIERS["hard"])) == "rerank"
+        assert all(after_grade(state(b)) == "rerank" for b in DEFAULT_TIERS.values())
 
     def test_baseline_goes_straight_to_generate(self):
         assert after_grade(state(BASELINE)) == "generate"
 
 
 def test_after_rerank():
-    assert after_rerank(state(DEFAULT_TIERS["medium"])) == "compress"
+    assert after_rerank(state(DEFAULT_TIERS["medium"])) == "compress"  # a token budget
+    assert after_rerank(state(THESIS_TIERS["medium"])) == "compress"  # a character budget
     assert after_rerank(state(BASELINE)) == "generate"
+
+
+class TestAfterGradeAnswer:
+    def test_extend_goes_back_to_compress(self):
+        assert after_grade_answer({"steps": [{"decision": "extend"}]}) == "compress"
+
+    def test_accept_ends(self):
+        assert after_grade_answer({"steps": [{"decision": "extend"}, {"decision": "accept"}]}) == "__end__"
 
 
 class TestAfterStart:

@@ -3,8 +3,9 @@
     python -m training.labelling                 # the issue's 1,100 training questions, resumable
     python -m training.labelling --per-dataset 5 --out /tmp/labels.jsonl   # a quick look
 
-Every training question runs through the compiled graph at Easy, Medium and Hard (cheapest
-first), each with an empty llama.cpp prompt cache. A tier is correct when its answer has Exact
+Every training question runs through the compiled graph at the thesis' Easy, Medium and Hard
+(cheapest first, budgets in characters, evidence before the question), each with an empty
+llama.cpp prompt cache. A tier is correct when its answer has Exact
 Match, or token F1 >= 0.6, against the gold; the label is the cheapest correct tier. When no tier
 is correct, multi-hop questions (HotpotQA) get Hard and single-hop ones Medium (the "fallback"
 rule; the "cheapest" rule gives them Easy instead, since no tier's spending buys an answer).
@@ -31,10 +32,13 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+from pipeline.configuration import THESIS_TIERS, PipelineConfig
 
-TIERS = tuple(DEFAULT_TIERS)
+TIERS = tuple(THESIS_TIERS)
 """Label order: the tiers cheapest first. Index ``i`` is class ``i`` of the router."""
+
+THESIS_SETUP = {"tiers": THESIS_TIERS, "prompt_layout": "evidence_first"}
+"""The thesis' tiers (character budgets) and prompt, which the labels and the router were made with."""
 
 F1_THRESHOLD = 0.6
 MULTI_HOP = frozenset({"hotpotqa"})
@@ -98,7 +102,7 @@ def label_question(ctx, example) -> dict[str, Any]:
 
     tiers = {}
     for tier in TIERS:
-        system = System(tier, f"fixed {tier} tier", PipelineConfig(policy="fixed", tier=tier))
+        system = System(tier, f"fixed {tier} tier", PipelineConfig(policy="fixed", tier=tier, **THESIS_SETUP))
         record = run_one(ctx, system, example)
         tiers[tier] = {key: record.get(key) for key in _KEPT}
         tiers[tier]["top_score"] = max((p["score"] for p in record["passages"]), default=None)

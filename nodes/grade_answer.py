@@ -1,0 +1,41 @@
+"""grade-answer: accept the answer, or extend its evidence to the next tier and answer again.
+
+The cascade's decision after a cheap look. An answer whose confidence (the configured signal,
+see ``pipeline.configuration.CONFIDENCE_SIGNALS``) reaches ``accept_threshold`` is accepted; so
+is any answer when no tier is left on the ladder, or when the next tier has nothing to add. An
+abstention always asks for more evidence while there is a tier left. Otherwise the settings move
+up one tier and the edge sends the question back to compress, which appends evidence in place.
+The decision is written into the step, so the trace shows each one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from pipeline.context import RAGContext
+from pipeline.state import State, Step
+from nodes.base import timed
+
+
+@timed("grade_answer")
+def grade_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    settings = state["settings"]
+    steps = list(state.get("steps") or [])
+    if not steps:
+        raise ValueError("grade_answer runs after generate: the state holds no answer")
+    step: Step = {**steps[-1]}
+    score: float | None = step["confidence"].get(settings["confidence_signal"])  # type: ignore[assignment]
+    ladder = list(settings.get("ladder") or [])
+    passages_left = len({p["id"] for p in state.get("passages") or []} - {e["passage_id"] for e in state.get("evidence") or []})
+    confident = score is None or score >= settings["accept_threshold"]  # None: the model reports no probabilities
+    extend = bool(ladder) and passages_left > 0 and (step["abstained"] or not confident)
+    step["decision"] = "extend" if extend else "accept"
+    steps[-1] = step
+    update: dict[str, Any] = {"steps": steps, "trace": {"steps": steps}}
+    if extend:
+        nxt = ladder[0]
+        update["settings"] = {**settings, "tier": nxt["name"], "budget": nxt, "ladder": ladder[1:]}
+        update["escalations"] = state.get("escalations", 0) + 1
+    return update

@@ -1,0 +1,338 @@
+"""Fitting the cascade on the train splits: tier budgets, the confidence signal and its threshold.
+
+    python -m training.cascade run                 # answer the training questions (resumable)
+    python -m training.cascade fit                 # fit and write docs/cascade/README.md
+
+``run`` answers each training question (SQuAD 2.0 train articles and HotpotQA train, interleaved)
+through the compiled graph:
+
+* at every evidence budget of a grid (in the generator's tokens), by one cascade that never
+  accepts: each step extends the previous one's evidence in place, so one pass records the answer,
+  its confidence signals and its cost at every budget;
+* by the k = 5 baseline in each prompt layout, for the layout comparison and the reference F1.
+
+Every query starts from the same warm state (the pinned instruction prefix only). One JSON line
+per question is appended as soon as it is done.
+
+``fit`` then simulates, with no model run, every cascade the grid allows: each ladder of two or
+three budgets, each confidence signal, each threshold (the signal's quantiles on the training
+answers). A step's cost is the prompt tokens it evaluates (the tokens its prompt adds to the
+previous one, plus the few after the evidence that change) and its time follows a linear model of
+evaluated and generated tokens fitted to the measured steps. The chosen cascade is the cheapest
+whose training F1 is within ``--max-f1-loss`` of the baseline's; it is the tiers and threshold
+``pipeline.configuration`` ships. Nothing here looks at a dev question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, LAYOUTS, Budget, PipelineConfig
+from training.labelling import TrainingSet
+
+GRID = (48, 96, 160, 256)
+"""Evidence budgets (generator tokens) every training question is answered at."""
+SETS = (TrainingSet("squad", "train", 60), TrainingSet("hotpotqa", "train", 40))
+RUNS_FILE = Path(__file__).resolve().parent / "labels" / "cascade_runs.jsonl"
+REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "cascade"
+CORRECT_F1 = 0.5
+"""An answer counts as right (for the signals' AUROC) when its token F1 reaches this."""
+
+
+def grid_tiers(grid: Sequence[int] = GRID) -> dict[str, Budget]:
+    """One tier per grid budget, named so that they sort cheapest first, like the default tiers otherwise."""
+    template = DEFAULT_TIERS["easy"]
+    return {f"g{b:04d}": replace(template, name=f"g{b:04d}", context_tokens=b) for b in grid}
+
+
+def grid_pipeline(grid: Sequence[int] = GRID) -> PipelineConfig:
+    """A cascade over the grid that never accepts early (every answer is extended to the last budget)."""
+    tiers = grid_tiers(grid)
+    return PipelineConfig(policy="cascade", tiers=tiers, tier=next(iter(tiers)), accept_threshold=1e9,
+                          max_escalations=len(grid) - 1)
+
+
+def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
+    kept = {key: record.get(key) for key in ("answer", "em", "f1", "input_tokens", "prompt_tokens_evaluated",
+                                             "output_tokens", "latency_ms")}
+    return {**kept, "generate_ms": record["timings_ms"].get("generate")}
+
+
+def answer_question(ctx, example, grid: Sequence[int] = GRID) -> dict[str, Any]:
+    """Every grid budget (one never-accepting cascade) and the baseline in each layout, for one question."""
+    from eval.metrics import exact_match, f1_score
+    from eval.runner import run_one
+    from eval.scoring import prediction_text
+    from eval.systems import System
+
+    out: dict[str, Any] = {"id": example.id, "dataset": example.dataset, "question": example.question,
+                           "answerable": example.answerable, "gold_answers": list(example.answers)}
+    record = run_one(ctx, System("grid", "never-accepting cascade over the grid", grid_pipeline(grid)), example)
+    steps = []
+    for budget, step in zip(grid, record["steps"], strict=False):
+        prediction = prediction_text(step["answer"])
+        steps.append({**step, "budget": budget, "em": exact_match(prediction, example.answers),
+                      "f1": f1_score(prediction, example.answers)})
+    while steps and len(steps) < len(grid):  # nothing was left to add: higher budgets give the same answer
+        steps.append({**steps[-1], "budget": grid[len(steps)], "padded": True, "prompt_tokens_evaluated": 0,
+                      "output_tokens": 0, "generate_ms": 0.0})
+    out["grid"] = steps
+    out["baseline"] = {}
+    for layout in LAYOUTS:
+        system = System(f"baseline-{layout}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=layout))
+        out["baseline"][layout] = _kept(run_one(ctx, system, example))
+    return out
+
+
+def read_runs(path: Path) -> list[dict[str, Any]]:
+    from eval.runner import read_records
+
+    return read_records(path)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from eval.contexts import load_contexts
+    from training.labelling import training_questions
+
+    sets = [replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in SETS]
+    questions = training_questions(sets, args.seed, args.data_dir)
+    done = {(r["dataset"], r["id"]) for r in read_runs(args.out)}
+    todo = [e for e in questions if (e.dataset, e.id) not in done]
+    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
+    if not todo:
+        return 0
+    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model)
+    contexts = {dataset: ctx for (dataset, _), ctx in loaded.items()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr) as bar:
+        for example in todo:
+            fh.write(json.dumps(answer_question(contexts[example.dataset], example), ensure_ascii=False) + "\n")
+            fh.flush()
+            bar.update(1)
+    return 0
+
+
+# ---- fitting, from the recorded runs only ----
+
+def auroc(scores: Iterable[float], positive: Iterable[bool]) -> float:
+    """Probability that a random positive scores above a random negative (ties count half)."""
+    pairs = [(s, p) for s, p in zip(scores, positive, strict=True) if s is not None]
+    pos = [s for s, p in pairs if p]
+    neg = [s for s, p in pairs if not p]
+    if not pos or not neg:
+        return math.nan
+    neg_sorted = np.sort(np.asarray(neg, dtype=float))
+    total = 0.0
+    for s in pos:
+        below = np.searchsorted(neg_sorted, s, side="left")
+        equal = np.searchsorted(neg_sorted, s, side="right") - below
+        total += below + 0.5 * equal
+    return total / (len(pos) * len(neg))
+
+
+def time_model(runs: Sequence[Mapping[str, Any]]) -> tuple[float, float, float]:
+    """Milliseconds per evaluated prompt token, per generated token, and per answer, fitted by
+    non-negative least squares to every measured answer: the grid's steps and the baselines."""
+    rows = [(s["prompt_tokens_evaluated"], s["output_tokens"], 1.0, s["generate_ms"])
+            for r in runs for s in r["grid"] if not s.get("padded")]
+    rows += [(b["prompt_tokens_evaluated"], b["output_tokens"], 1.0, b.get("generate_ms") or b["latency_ms"])
+             for r in runs for b in r["baseline"].values()]
+    from scipy.optimize import nnls
+
+    a = np.asarray([row[:3] for row in rows], dtype=float)
+    y = np.asarray([row[3] for row in rows], dtype=float)
+    coef, _ = nnls(a, y)  # no rate can be negative (an unconstrained fit trades them off on noisy timings)
+    return float(coef[0]), float(coef[1]), float(coef[2])
+
+
+def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int], signal: str, threshold: float,
+             model: tuple[float, float, float]) -> dict[str, float]:
+    """One cascade replayed on the recorded answers: mean F1, evaluated tokens, whole-prompt tokens
+    and modelled generation time per question, and the share of questions escalated."""
+    per_token, per_output, per_answer = model
+    f1 = evaluated = whole = ms = escalated = 0.0
+    for r in runs:
+        by_budget = {s["budget"]: s for s in r["grid"]}
+        if any(b not in by_budget for b in ladder):
+            continue
+        first = r["grid"][0]
+        pinned = first["prompt_tokens"] - first["prompt_tokens_evaluated"]
+        gaps = [s["prompt_tokens_evaluated"] - (s["prompt_tokens"] - p["prompt_tokens"])
+                for p, s in itertools.pairwise(r["grid"]) if not s.get("padded")]
+        tail = float(np.median(gaps)) if gaps else 0.0
+        previous = None
+        for i, budget in enumerate(ladder):
+            step = by_budget[budget]
+            if previous is None:
+                cost = step["prompt_tokens"] - pinned
+            elif step.get("padded") or step["prompt_tokens"] == previous:  # nothing added: the same answer, cached
+                cost = 0.0
+            else:
+                cost = step["prompt_tokens"] - previous + tail
+            evaluated += cost
+            whole += step["prompt_tokens"]
+            if cost or previous is None:
+                ms += per_token * cost + per_output * step["output_tokens"] + per_answer
+            previous = step["prompt_tokens"]
+            score = step["confidence"][signal]
+            last = i == len(ladder) - 1
+            if last or (not step["abstained"] and score is not None and score >= threshold):
+                f1 += step["f1"]
+                escalated += i > 0
+                break
+    n = len(runs)
+    return {"f1": 100 * f1 / n, "evaluated": evaluated / n, "input_tokens": whole / n, "ms": ms / n,
+            "escalated": 100 * escalated / n}
+
+
+def baseline_figures(runs: Sequence[Mapping[str, Any]], layout: str, model: tuple[float, float, float]) -> dict[str, float]:
+    per_token, per_output, per_answer = model
+    rows = [r["baseline"][layout] for r in runs]
+    n = len(rows)
+    return {
+        "f1": 100 * sum(b["f1"] for b in rows) / n,
+        "evaluated": sum(b["prompt_tokens_evaluated"] for b in rows) / n,
+        "input_tokens": sum(b["input_tokens"] for b in rows) / n,
+        "ms": sum(per_token * b["prompt_tokens_evaluated"] + per_output * b["output_tokens"] + per_answer for b in rows) / n,
+        "measured_ms": sum(b["latency_ms"] for b in rows) / n,
+    }
+
+
+def fit(runs: Sequence[Mapping[str, Any]], layout: str = "question_first", max_f1_loss: float = 0.5,
+        grid: Sequence[int] = GRID) -> dict[str, Any]:
+    """The cheapest cascade (ladder, signal, threshold) within ``max_f1_loss`` F1 of the baseline on
+    ``runs``; every candidate's figures; the signals' AUROC; the layouts' F1."""
+    model = time_model(runs)
+    base = baseline_figures(runs, layout, model)
+    signals_auroc = {}
+    for signal in CONFIDENCE_SIGNALS:
+        per_budget = {}
+        for budget in grid:
+            steps = [s for r in runs for s in r["grid"] if s["budget"] == budget and not s["abstained"]]
+            per_budget[budget] = auroc([s["confidence"][signal] for s in steps], [s["f1"] >= CORRECT_F1 for s in steps])
+        signals_auroc[signal] = per_budget
+    candidates = []
+    ladders = [lad for size in (2, 3, 4) for lad in itertools.combinations(grid, size)]
+    for signal in CONFIDENCE_SIGNALS:
+        values = [s["confidence"][signal] for r in runs for s in r["grid"] if s["confidence"][signal] is not None
+                  and math.isfinite(s["confidence"][signal])]
+        thresholds = sorted(set(float(np.quantile(values, q)) for q in np.linspace(0.05, 0.95, 19)))
+        for ladder in ladders:
+            for threshold in thresholds:
+                figures = simulate(runs, ladder, signal, threshold, model)
+                candidates.append({"ladder": list(ladder), "signal": signal, "threshold": threshold, **figures})
+    feasible = [c for c in candidates if c["f1"] >= base["f1"] - max_f1_loss]
+    if feasible:
+        chosen = min(feasible, key=lambda c: (c["ms"], -c["f1"]))
+    else:  # none within the allowed loss: the best F1, the cheaper on ties
+        chosen = max(candidates, key=lambda c: (c["f1"], -c["ms"]))
+    layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in runs) / len(runs) for name in LAYOUTS}
+    return {"questions": len(runs), "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"),
+                                                               model, strict=True)),
+            "baseline": base, "layouts_f1": layouts, "auroc": signals_auroc, "chosen": chosen,
+            "feasible": bool(feasible), "max_f1_loss": max_f1_loss, "candidates": candidates}
+
+
+def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]]) -> str:
+    chosen, base = result["chosen"], result["baseline"]
+    lines = ["# The cascade, fitted on the train splits", "",
+             "Written by `python -m training.cascade fit` from `training/labels/cascade_runs.jsonl` "
+             "(`python -m training.cascade run`); no dev question is used.", "",
+             f"{result['questions']} training questions (SQuAD 2.0 train articles and HotpotQA train), each answered "
+             f"at evidence budgets of {', '.join(str(b) for b in GRID)} generator tokens and by the k = 5 baseline "
+             "in every prompt layout.", "",
+             "## Chosen", "",
+             f"- tiers: {', '.join(str(b) for b in chosen['ladder'])} tokens of evidence, cheapest first",
+             f"- confidence signal `{chosen['signal']}`, accept at >= {chosen['threshold']:.4f}",
+             f"- training F1 {chosen['f1']:.1f} (baseline {base['f1']:.1f}; allowed loss {result['max_f1_loss']}), "
+             f"{chosen['escalated']:.0f}% of questions escalated",
+             f"- prompt tokens evaluated {chosen['evaluated']:.0f} per question (baseline {base['evaluated']:.0f}: "
+             f"{100 * (1 - chosen['evaluated'] / base['evaluated']):.0f}% fewer)",
+             f"- modelled generation time {chosen['ms']:.0f} ms (baseline {base['ms']:.0f} ms: "
+             f"{base['ms'] / chosen['ms']:.2f}x)",
+             "" if result["feasible"] else "- no candidate kept the F1 within the allowed loss: this is the best trade-off",
+             "", "## Prompt layouts (k = 5 baseline, training F1)", "", "| layout | F1 |", "| --- | --- |"]
+    lines += [f"| {name} | {f1:.1f} |" for name, f1 in result["layouts_f1"].items()]
+    lines += ["", f"## Confidence signals: AUROC for a right answer (F1 >= {CORRECT_F1}), by evidence budget", "",
+              "| signal | " + " | ".join(str(b) for b in GRID) + " |", "| --- |" + " --- |" * len(GRID)]
+    for signal, per_budget in result["auroc"].items():
+        lines.append(f"| {signal} | " + " | ".join(f"{per_budget[b]:.3f}" for b in GRID) + " |")
+    lines += ["", "## F1 by evidence budget (every question answered at every budget)", "",
+              "| dataset | " + " | ".join(str(b) for b in GRID) + " | baseline |", "| --- |" + " --- |" * (len(GRID) + 1)]
+    for name, figures in by_dataset.items():
+        lines.append(f"| {name} | " + " | ".join(f"{figures['grid_f1'][b]:.1f}" for b in GRID)
+                     + f" | {figures['baseline_f1']:.1f} |")
+    model = result["time_model_ms"]
+    lines += ["", "## Time model", "",
+              f"Generation time = {model['per_evaluated_token']:.1f} ms per evaluated prompt token + "
+              f"{model['per_output_token']:.1f} ms per generated token + {model['per_answer']:.0f} ms per answer "
+              "(non-negative least squares over every measured answer).", "",
+              "## Best candidates per ladder (cheapest within the allowed F1 loss, else best F1)", "",
+              "| ladder | signal | threshold | F1 | evaluated | ms | escalated % |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
+    best: dict[tuple, dict] = {}
+    for c in result["candidates"]:
+        key = tuple(c["ladder"])
+        ok = c["f1"] >= base["f1"] - result["max_f1_loss"]
+        current = best.get(key)
+        rank = (ok, -c["ms"] if ok else c["f1"])
+        if current is None or rank > current[0]:
+            best[key] = (rank, c)
+    for _, c in sorted(best.values(), key=lambda item: item[1]["ms"]):
+        lines.append(f"| {'/'.join(str(b) for b in c['ladder'])} | {c['signal']} | {c['threshold']:.4f} | {c['f1']:.1f} | "
+                     f"{c['evaluated']:.0f} | {c['ms']:.0f} | {c['escalated']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    from components.storage import atomic_write_text
+
+    runs = [r for r in read_runs(args.out) if len(r.get("grid", [])) == len(GRID)]
+    if not runs:
+        raise SystemExit(f"no complete runs in {args.out}; run `python -m training.cascade run` first")
+    result = fit(runs, max_f1_loss=args.max_f1_loss)
+    by_dataset = {}
+    for name in sorted({r["dataset"] for r in runs}):
+        rows = [r for r in runs if r["dataset"] == name]
+        by_dataset[name] = {
+            "grid_f1": {b: 100 * float(np.mean([s["f1"] for r in rows for s in r["grid"] if s["budget"] == b])) for b in GRID},
+            "baseline_f1": 100 * float(np.mean([r["baseline"]["question_first"]["f1"] for r in rows])),
+        }
+    args.report.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.report / "README.md", report(result, by_dataset))
+    summary = {k: v for k, v in result.items() if k != "candidates"}
+    atomic_write_text(args.report / "fit.json", json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary["chosen"], indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help="answer the training questions at every budget (resumable)")
+    run_parser.add_argument("--per-dataset", type=int, default=None, help="cap the questions per dataset")
+    run_parser.add_argument("--seed", type=int, default=13)
+    run_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    run_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    fit_parser = sub.add_parser("fit", help="fit tiers, signal and threshold from the recorded runs")
+    fit_parser.add_argument("--max-f1-loss", type=float, default=0.5, help="F1 points the cascade may lose (default 0.5)")
+    fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
+    for p in (run_parser, fit_parser):
+        p.add_argument("--out", type=Path, default=RUNS_FILE, help=f"runs JSONL (default: {RUNS_FILE})")
+    args = parser.parse_args(argv)
+    return run(args) if args.command == "run" else fit_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
