@@ -41,7 +41,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         budget = pipeline.budget(pipeline.start_tier())
     else:
         budget = pipeline.budget()
-    ladder = pipeline.ladder(budget.name) if budget.context_tokens is not None else []
+    ladder = pipeline.ladder(budget.name)
     settings = {
         "policy": pipeline.policy,
         "tier": budget.name,

@@ -7,8 +7,9 @@ item. If not even one sentence fits, the first passage is hard-truncated to the 
 
 A budget in tokens (``context_tokens``) is counted in the generator's own tokens, and it *extends*
 the evidence already in the state: when the cascade escalates, the earlier items stay first and
-unchanged, and the next most relevant sentences of passages not yet used are appended as new
-items until the larger budget is full. The prompt then shares everything up to the old evidence
+unchanged, and passages not yet used are appended as new items until the larger budget is full
+(the next most relevant sentences, or with ``fill="rank"`` the next passages in ranked order; a
+tier without a token budget then appends them all). The prompt then shares everything up to the old evidence
 with the one already evaluated, and the model evaluates only what was added. A budget in
 characters (``context_chars``, the thesis' tiers) selects afresh.
 """
@@ -97,43 +98,62 @@ def extend_evidence(
     passages: Sequence[PassageHit],
     query: np.ndarray,
     existing: Sequence[EvidenceItem],
-    budget_tokens: int,
+    budget_tokens: int | None,
     embedder: Embedder,
     count_tokens: Callable[[str], int],
+    fill: str = "relevance",
 ) -> tuple[list[EvidenceItem], bool]:
     """``existing`` followed by new items, from passages not yet in it, that bring the formatted
-    evidence up to ``budget_tokens`` tokens; and whether truncation was needed (nothing fitted an
-    empty evidence, so the best sentence was cut)."""
+    evidence up to ``budget_tokens`` tokens (``None``: no limit); and whether truncation was needed.
+
+    ``fill="relevance"`` takes the most relevant sentences first, skipping any that do not fit, and
+    cuts the best sentence when nothing fits empty evidence. ``fill="rank"`` takes whole passages
+    in ranked order and stops at the first that does not fit, but always takes one into empty
+    evidence: the evidence is then always the top passages in order, the start of any larger
+    budget's."""
     used_ids = {e["passage_id"] for e in existing}
     fresh = [p for p in passages if p["id"] not in used_ids]
+    used = count_tokens(format_evidence(existing)) if existing else 0
+    limit = budget_tokens if budget_tokens is not None else float("inf")
+    evidence = list(existing)
+
+    def item(p: PassageHit, text: str) -> EvidenceItem:
+        return {"n": len(evidence) + 1, "passage_id": p["id"], "title": p["title"], "text": text}
+
+    if fill == "rank":
+        for p in fresh:
+            new = item(p, p["text"])
+            cost = count_tokens(format_evidence([new])) + 1  # +1: the newline that joins it
+            if used + cost > limit and evidence:
+                break
+            evidence.append(new)
+            used += cost
+        return evidence, False
+
     units = _units(fresh, query, embedder)
     units.sort(key=lambda u: (-u.passage_relevance, -u.sentence_relevance, u.rank, u.position))
-    used = count_tokens(format_evidence(existing)) if existing else 0
     kept: dict[int, list[tuple[int, str]]] = {}
     for unit in units:
-        if used >= budget_tokens:
+        if used >= limit:
             break
         p = fresh[unit.rank]
         # a new item costs its marker and title; a sentence joining a kept item, only itself
         text = unit.sentence if unit.rank in kept else f"[{len(existing) + len(kept) + 1}] {p['title']}: {unit.sentence}"
         cost = count_tokens(text) + 1  # +1: the space or newline that joins it
-        if used + cost <= budget_tokens:
+        if used + cost <= limit:
             kept.setdefault(unit.rank, []).append((unit.position, unit.sentence))
             used += cost
 
-    evidence = list(existing)
-    if not kept and not existing and units:
+    if not kept and not existing and units and budget_tokens is not None:
         best = units[0]
         p = fresh[best.rank]
         words = best.sentence.split()
         while len(words) > 1 and count_tokens(f"[1] {p['title']}: {' '.join(words)}{_ELLIPSIS}") > budget_tokens:
             words = words[: max(1, len(words) * 3 // 4)]
-        evidence.append({"n": 1, "passage_id": p["id"], "title": p["title"], "text": " ".join(words) + _ELLIPSIS})
+        evidence.append(item(p, " ".join(words) + _ELLIPSIS))
         return evidence, True
     for rank in sorted(kept):
-        p = fresh[rank]
-        text = " ".join(s for _, s in sorted(kept[rank]))
-        evidence.append({"n": len(evidence) + 1, "passage_id": p["id"], "title": p["title"], "text": text})
+        evidence.append(item(fresh[rank], " ".join(s for _, s in sorted(kept[rank]))))
     return evidence, False
 
 
@@ -144,15 +164,16 @@ def compress(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     passages = state.get("passages") or []
     query = np.asarray(state["query_embedding"], dtype=np.float32)
     tokens = budget.get("context_tokens")
-    if tokens is not None:
-        existing = state.get("evidence") or []
-        evidence, truncated = extend_evidence(passages, query, existing, tokens, ctx.embedder, ctx.generator.count_tokens)
+    existing = state.get("evidence") or []
+    if tokens is not None or existing:  # a token budget, or the cascade extending its evidence
+        evidence, truncated = extend_evidence(passages, query, existing, tokens, ctx.embedder, ctx.generator.count_tokens,
+                                              budget.get("fill", "relevance"))
     elif budget["context_chars"] is not None:
         evidence, truncated = select_evidence(passages, query, budget["context_chars"], ctx.embedder)
     else:  # the edges only come here for a budget that compresses
         raise ValueError("compress needs a budget with context_tokens or context_chars")
     context = format_evidence(evidence)
-    extra: dict[str, int] = {"context_tokens": ctx.generator.count_tokens(context)} if tokens is not None else {}
+    extra: dict[str, int] = {"context_tokens": ctx.generator.count_tokens(context)} if tokens is not None or existing else {}
     return {
         "evidence": evidence,
         "trace": {

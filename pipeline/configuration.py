@@ -33,6 +33,10 @@ over the runner-up, the mean log-probability, and the negated mean entropy. Cita
 the end of the answer are left out; an abstention counts as no confidence."""
 
 
+FILLS = ("relevance", "rank")
+"""How a token budget is filled (``Budget.fill``)."""
+
+
 class ConfigurationError(ValueError):
     """An unknown or out-of-range configuration value. The message lists the valid values."""
 
@@ -46,6 +50,10 @@ class Budget:
     thesis' budget in characters (used when ``context_tokens`` is ``None``); both ``None`` means the
     evidence is passed uncompressed.
     ``correct`` says whether a low-confidence retrieval may trigger the corrective step.
+    ``fill`` says how a token budget is filled: ``relevance`` (the most question-relevant sentences
+    first, skipping any that do not fit) or ``rank`` (whole passages in ranked order, stopping at
+    the first that does not fit, at least one: every tier's evidence is then the start of the next
+    one's, and a tier without a token budget holds all k passages, as the baseline does).
     """
 
     name: str
@@ -55,8 +63,11 @@ class Budget:
     rerank: bool
     correct: bool
     context_tokens: int | None = None
+    fill: str = "relevance"
 
     def __post_init__(self) -> None:
+        if self.fill not in FILLS:
+            raise ConfigurationError(f"budget {self.name!r}: unknown fill {self.fill!r}; valid: {', '.join(FILLS)}")
         if self.k < 0:
             raise ConfigurationError(f"budget {self.name!r}: k must be >= 0, got {self.k}")
         if self.context_chars is not None and self.context_chars < 1:
@@ -81,6 +92,7 @@ class Budget:
             "name": self.name,
             "k": self.k,
             "context_tokens": self.context_tokens,
+            "fill": self.fill,
             "context_chars": self.context_chars,
             "max_new_tokens": self.max_new_tokens,
             "rerank": self.rerank,
@@ -97,16 +109,19 @@ THESIS_TIERS: Mapping[str, Budget] = {
 design. Medium's 1,200 characters rarely bind on five sentence passages."""
 
 DEFAULT_TIERS: Mapping[str, Budget] = {
-    "easy": Budget("easy", k=10, context_chars=None, context_tokens=64, max_new_tokens=64, rerank=True, correct=True),
-    "medium": Budget("medium", k=10, context_chars=None, context_tokens=128, max_new_tokens=64, rerank=True,
-                     correct=True),
-    "hard": Budget("hard", k=10, context_chars=None, context_tokens=256, max_new_tokens=64, rerank=True,
+    "easy": Budget("easy", k=5, context_chars=None, context_tokens=64, fill="rank", max_new_tokens=64, rerank=False,
                    correct=False),
+    "medium": Budget("medium", k=5, context_chars=None, context_tokens=128, fill="rank", max_new_tokens=64,
+                     rerank=False, correct=False),
+    "hard": Budget("hard", k=5, context_chars=None, context_tokens=None, fill="rank", max_new_tokens=128,
+                   rerank=False, correct=False),
 }
-"""Three tiers budgeted in the generator's tokens, each about twice the cost of the one before,
-cheapest first. All draw on the same ten reranked passages, so the cascade can extend one tier's
-evidence to the next in place. The budgets are fit on the train splits (``python -m
-training.cascade``; docs/cascade/README.md shows the fit)."""
+"""The cascade's tiers, cheapest first: the top-ranked passages that fit a budget in the
+generator's tokens (at least one), then all five, which is the baseline's evidence. Each tier's
+evidence is the start of the next one's, so the cascade extends a prompt in place, and an answer
+that climbs to the top has the baseline's evidence. The budgets are fit on the train splits
+(``python -m training.cascade``; docs/cascade/README.md shows the fit)."""
+
 
 def cheapest_first(tiers) -> list[str]:
     """Tier names in the default tiers' order (cheapest first), any others after them by name."""
@@ -131,9 +146,13 @@ class PipelineConfig:
     max_corrections: int = 1
     max_question_chars: int = 2000
     prompt_layout: str = "question_first"
-    confidence_signal: str = "min_prob"
-    accept_threshold: float = 0.5  # accept an answer whose confidence reaches this, else extend
+    # The cascade, as fitted on the train splits (docs/cascade/README.md): start at Medium (128 tokens of
+    # the top passages), accept when the answer's mean token log-probability reaches the threshold,
+    # else extend to Hard (all five passages).
+    confidence_signal: str = "mean_logprob"
+    accept_threshold: float = -0.44488900948593035  # accept an answer whose confidence reaches this, else extend
     max_escalations: int = 2
+    cascade_tiers: tuple[str, ...] = ("medium", "hard")  # the tiers the cascade climbs, cheapest first; empty: all
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -165,18 +184,23 @@ class PipelineConfig:
             raise ConfigurationError(f"accept_threshold must be a finite number, got {self.accept_threshold}")
         if self.max_escalations < 0:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
+        unknown = [t for t in self.cascade_tiers if t not in self.tiers]
+        if unknown:
+            raise ConfigurationError(f"unknown cascade tier(s) {unknown}; valid tiers: {', '.join(self.tiers)}")
 
     def ladder(self, start: str) -> list[Budget]:
         """The tiers the cascade may escalate to from ``start``: the costlier ones, cheapest first,
-        at most ``max_escalations``. Empty for the ``fixed`` and ``baseline`` policies."""
-        if self.policy not in ("cascade", "adaptive"):
+        at most ``max_escalations``. Empty for the ``fixed`` and ``baseline`` policies, and from a
+        tier without a token budget (there is no evidence to extend in place)."""
+        if self.policy not in ("cascade", "adaptive") or self.tiers[start].context_tokens is None:
             return []
-        order = cheapest_first(self.tiers)
-        return [self.tiers[t] for t in order[order.index(start) + 1:]][: self.max_escalations]
+        cost = cheapest_first(self.tiers)
+        climb = cheapest_first(self.cascade_tiers or self.tiers)
+        return [self.tiers[t] for t in climb if cost.index(t) > cost.index(start)][: self.max_escalations]
 
     def start_tier(self) -> str:
-        """The cascade's starting tier: the cheapest one."""
-        return cheapest_first(self.tiers)[0]
+        """The cascade's starting tier: the cheapest one it climbs."""
+        return cheapest_first(self.cascade_tiers or self.tiers)[0]
 
     def budget(self, tier: str | None = None) -> Budget:
         """The budget this policy assigns; ``tier`` (the router's choice under ``adaptive``) overrides

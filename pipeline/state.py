@@ -94,6 +94,7 @@ class BudgetData(TypedDict):
     name: str
     k: int  # passages retrieved; 0: closed book
     context_tokens: int | None  # evidence budget in the generator's tokens; None: in characters, if any
+    fill: str  # relevance (best sentences first) or rank (whole passages in ranked order)
     context_chars: int | None  # evidence budget in characters; None (and no tokens): uncompressed
     max_new_tokens: int
     rerank: bool

@@ -19,12 +19,17 @@ class TestBudget:
         assert [b.correct for b in THESIS_TIERS.values()] == [True, True, False]
         assert all(b.context_tokens is None for b in THESIS_TIERS.values())
 
-    def test_default_tiers_are_token_budgets_that_grow(self):
-        budgets = [b.context_tokens for b in DEFAULT_TIERS.values()]
-        assert all(isinstance(b, int) for b in budgets) and budgets == sorted(set(budgets))
-        # one ranked candidate list serves every step of the cascade
-        assert len({b.k for b in DEFAULT_TIERS.values()}) == 1
-        assert all(b.compress for b in DEFAULT_TIERS.values())
+    def test_default_tiers_are_token_budgets_that_grow_to_the_baselines_evidence(self):
+        *budgets, top = [b.context_tokens for b in DEFAULT_TIERS.values()]
+        assert all(isinstance(b, int) for b in budgets) and budgets == sorted(set(budgets)) and top is None
+        # one ranked list, filled in rank order, serves every step; the top tier holds all k = 5
+        assert {b.k for b in DEFAULT_TIERS.values()} == {BASELINE.k}
+        assert {b.fill for b in DEFAULT_TIERS.values()} == {"rank"}
+        assert not any(b.rerank or b.correct for b in DEFAULT_TIERS.values())
+
+    def test_unknown_fill(self):
+        with pytest.raises(ConfigurationError, match="valid: relevance, rank"):
+            Budget("x", k=1, context_chars=None, max_new_tokens=1, rerank=False, correct=False, fill="random")
 
     def test_baseline_is_fixed_k5_without_extras(self):
         assert (BASELINE.k, BASELINE.rerank, BASELINE.compress, BASELINE.correct) == (5, False, False, False)
@@ -50,6 +55,12 @@ class TestPipelineConfig:
         assert [b.name for b in PipelineConfig(policy="adaptive").ladder("medium")] == ["hard"]
         assert PipelineConfig(policy="adaptive").ladder("hard") == []
         assert PipelineConfig(max_escalations=0).ladder("easy") == []
+        assert PipelineConfig(tiers=THESIS_TIERS).ladder("easy") == []  # character budgets do not extend in place
+        skipping = PipelineConfig(cascade_tiers=("easy", "hard"))
+        assert skipping.start_tier() == "easy" and [b.name for b in skipping.ladder("easy")] == ["hard"]
+        assert [b.name for b in PipelineConfig(cascade_tiers=("medium", "hard")).ladder("easy")] == ["medium", "hard"]
+        with pytest.raises(ConfigurationError, match="unknown cascade tier"):
+            PipelineConfig(cascade_tiers=("easy", "extreme"))
 
     @pytest.mark.parametrize("policy", ["fixed", "baseline"])
     def test_fixed_and_baseline_never_escalate(self, policy):

@@ -158,7 +158,8 @@ class TestRunAndAggregate:
 
     def test_by_routed_tier_compares_on_the_same_questions(self):
         def row(system, qid, tier, f1, ms, tokens):
-            return {"system": system, "id": qid, "tier": tier, "f1": f1, "latency_ms": ms, "input_tokens": tokens}
+            return {"system": system, "id": qid, "tier": tier, "f1": f1, "latency_ms": ms, "input_tokens": tokens,
+                    "prompt_tokens_evaluated": tokens - 100}
 
         records = [row("adaptive", "a", "hard", 1.0, 9000, 500), row("baseline", "a", "baseline", 0.0, 8000, 300),
                    row("adaptive", "b", "easy", 0.5, 4000, 150), row("baseline", "b", "baseline", 1.0, 8000, 300),
@@ -167,8 +168,11 @@ class TestRunAndAggregate:
         table = by_routed_tier(records)
         assert list(table) == ["easy", "hard"]
         assert table["easy"] == {"n": 2, "f1_adaptive": 75.0, "latency_ms_adaptive": 3000, "input_tokens_adaptive": 200,
-                                 "f1_baseline": 100.0, "latency_ms_baseline": 7000, "input_tokens_baseline": 305}
+                                 "evaluated_adaptive": 100, "f1_baseline": 100.0, "latency_ms_baseline": 7000,
+                                 "input_tokens_baseline": 305, "evaluated_baseline": 205}
         assert table["hard"]["n"] == 1 and table["hard"]["f1_adaptive"] == 100.0 and table["hard"]["f1_baseline"] == 0.0
+        records[0]["final_tier"] = "easy"  # where a cascade stopped, not where it started
+        assert by_routed_tier(records, key="final_tier")["easy"]["n"] == 3
 
     def test_resumed_run_keeps_the_earlier_peak_rss(self, tmp_path):
         from eval.run_setup import previous_peak_rss as _previous_peak_rss

@@ -189,7 +189,7 @@ class TestCascade:
         assert [s["decision"] for s in steps] == ["extend", "extend", "accept"]
         assert trace["escalations"] == 2 and trace["final_tier"] == "hard"
         assert [s["evidence_items"] for s in steps] == sorted(s["evidence_items"] for s in steps)
-        assert trace["compression"]["context_tokens"] <= 256
+        assert steps[-1]["evidence_items"] == len(trace["passages"]) == 5  # the top tier: the baseline's five
         for before, after in itertools.pairwise(steps):
             added = after["prompt_tokens"] - before["prompt_tokens"]
             # the earlier prompt is reused up to its evidence: only the added evidence and the few
@@ -209,6 +209,14 @@ class TestCascade:
                     if "generate" in update]
         assert len(contexts) == 3
         assert contexts[1].startswith(contexts[0]) and contexts[2].startswith(contexts[1])
+
+    def test_the_top_tier_holds_the_baselines_evidence(self, ctx):
+        from pipeline.configuration import PipelineConfig
+
+        top = self.run(ctx, threshold=1e9)["trace"]["context"]
+        baseline = graph.invoke({"question": self.QUESTION},
+                                context=ctx.with_pipeline(PipelineConfig(policy="baseline")))["trace"]["context"]
+        assert top == baseline
 
     def test_thesis_pipeline_does_not_escalate(self, ctx):
         trace = ask(ctx, self.QUESTION, tier="easy")["trace"]  # the fixture's fixed thesis tiers

@@ -171,6 +171,19 @@ class TestExtendEvidence:
         again, _ = extend_evidence(self.PASSAGES, self.QUERY, everything, 2000, embedder, words)
         assert again == everything and len(everything) == len(self.PASSAGES)
 
+    def test_rank_fill_takes_whole_passages_in_order_and_stops_at_the_first_too_big(self, embedder):
+        passages = [dict(p) for p in self.PASSAGES]
+        passages[1]["text"] = "a much longer second passage " * 4
+        evidence, _ = extend_evidence(passages, self.QUERY, [], 30, embedder, words, fill="rank")
+        assert [e["passage_id"] for e in evidence] == ["p0"]  # p1 does not fit, and nothing after it is taken
+        more, _ = extend_evidence(passages, self.QUERY, evidence, None, embedder, words, fill="rank")
+        assert [e["passage_id"] for e in more] == [p["id"] for p in passages]  # no budget: all, in order
+
+    def test_rank_fill_always_takes_one_passage(self, embedder):
+        evidence, truncated = extend_evidence(self.PASSAGES, self.QUERY, [], 2, embedder, words, fill="rank")
+        assert [e["passage_id"] for e in evidence] == ["p0"] and evidence[0]["text"] == self.PASSAGES[0]["text"]
+        assert not truncated
+
     def test_truncates_the_best_sentence_when_nothing_fits(self, embedder):
         long = [{"id": "x", "title": "T", "text": "word " * 100, "metadata": {}, "score": 0.9}]
         evidence, truncated = extend_evidence(long, self.QUERY, [], 20, embedder, words)

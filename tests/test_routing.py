@@ -12,11 +12,11 @@ def state(budget, low=False, corrections=0, max_corrections=1):
 class TestAfterGrade:
     @pytest.mark.parametrize("tier", ["easy", "medium"])
     def test_low_confidence_corrects_once(self, tier):
-        assert after_grade(state(DEFAULT_TIERS[tier], low=True)) == "retrieve"
-        assert after_grade(state(DEFAULT_TIERS[tier], low=True, corrections=1)) != "retrieve"
+        assert after_grade(state(THESIS_TIERS[tier], low=True)) == "retrieve"
+        assert after_grade(state(THESIS_TIERS[tier], low=True, corrections=1)) != "retrieve"
 
     def test_never_corrects_on_hard_or_baseline(self):
-        assert after_grade(state(DEFAULT_TIERS["hard"], low=True)) == "rerank"
+        assert after_grade(state(THESIS_TIERS["hard"], low=True)) == "rerank"
         assert after_grade(state(BASELINE, low=True)) == "generate"
 
     def test_correction_can_be_disabled(self):
@@ -28,7 +28,7 @@ class TestAfterGrade:
     def test_medium_and_hard_rerank(self):
         assert after_grade(state(THESIS_TIERS["medium"])) == "rerank"
         assert after_grade(state(THESIS_TIERS["hard"])) == "rerank"
-        assert all(after_grade(state(b)) == "rerank" for b in DEFAULT_TIERS.values())
+        assert after_grade(state(DEFAULT_TIERS["easy"])) == "compress"  # the cascade's tiers keep the ranked order
 
     def test_baseline_goes_straight_to_generate(self):
         assert after_grade(state(BASELINE)) == "generate"
@@ -36,6 +36,7 @@ class TestAfterGrade:
 
 def test_after_rerank():
     assert after_rerank(state(DEFAULT_TIERS["medium"])) == "compress"  # a token budget
+    assert after_rerank(state(DEFAULT_TIERS["hard"])) == "generate"  # all five passages, as the baseline
     assert after_rerank(state(THESIS_TIERS["medium"])) == "compress"  # a character budget
     assert after_rerank(state(BASELINE)) == "generate"
 

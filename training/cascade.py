@@ -39,22 +39,33 @@ import numpy as np
 from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, LAYOUTS, Budget, PipelineConfig
 from training.labelling import TrainingSet
 
-GRID = (48, 96, 160, 256)
-"""Evidence budgets (generator tokens) every training question is answered at."""
-SETS = (TrainingSet("squad", "train", 60), TrainingSet("hotpotqa", "train", 40))
+GRID: tuple[int | None, ...] = (32, 64, 128, None)
+"""Evidence budgets (generator tokens; ``None``: all five passages, the baseline's evidence) every
+training question is answered at, each filled with whole passages in ranked order."""
+SETS = (TrainingSet("squad", "train", 40), TrainingSet("hotpotqa", "train", 40))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "cascade_runs.jsonl"
+"""The recorded training answers (``run`` appends, ``fit`` reads)."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "cascade"
 CORRECT_F1 = 0.5
 """An answer counts as right (for the signals' AUROC) when its token F1 reaches this."""
 
 
-def grid_tiers(grid: Sequence[int] = GRID) -> dict[str, Budget]:
-    """One tier per grid budget, named so that they sort cheapest first, like the default tiers otherwise."""
-    template = DEFAULT_TIERS["easy"]
-    return {f"g{b:04d}": replace(template, name=f"g{b:04d}", context_tokens=b) for b in grid}
+def label(budget: int | None) -> str:
+    return "all" if budget is None else str(budget)
 
 
-def grid_pipeline(grid: Sequence[int] = GRID) -> PipelineConfig:
+def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
+    """One tier per grid budget, named so that they sort cheapest first, like the default tiers
+    otherwise (the unlimited one like the top tier)."""
+    tiers = {}
+    for b in grid:
+        name = "gall" if b is None else f"g{b:04d}"
+        template = DEFAULT_TIERS["hard"] if b is None else DEFAULT_TIERS["easy"]
+        tiers[name] = replace(template, name=name, context_tokens=b)
+    return tiers
+
+
+def grid_pipeline(grid: Sequence[int | None] = GRID) -> PipelineConfig:
     """A cascade over the grid that never accepts early (every answer is extended to the last budget)."""
     tiers = grid_tiers(grid)
     return PipelineConfig(policy="cascade", tiers=tiers, tier=next(iter(tiers)), accept_threshold=1e9,
@@ -67,8 +78,10 @@ def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**kept, "generate_ms": record["timings_ms"].get("generate")}
 
 
-def answer_question(ctx, example, grid: Sequence[int] = GRID) -> dict[str, Any]:
-    """Every grid budget (one never-accepting cascade) and the baseline in each layout, for one question."""
+def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
+                    baselines: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every grid budget (one never-accepting cascade) and the baseline in each layout, for one
+    question; ``baselines`` already recorded for it (by an earlier run) are reused, not re-run."""
     from eval.metrics import exact_match, f1_score
     from eval.runner import run_one
     from eval.scoring import prediction_text
@@ -86,8 +99,8 @@ def answer_question(ctx, example, grid: Sequence[int] = GRID) -> dict[str, Any]:
         steps.append({**steps[-1], "budget": grid[len(steps)], "padded": True, "prompt_tokens_evaluated": 0,
                       "output_tokens": 0, "generate_ms": 0.0})
     out["grid"] = steps
-    out["baseline"] = {}
-    for layout in LAYOUTS:
+    out["baseline"] = dict(baselines or {})
+    for layout in [name for name in LAYOUTS if name not in out["baseline"]]:
         system = System(f"baseline-{layout}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=layout))
         out["baseline"][layout] = _kept(run_one(ctx, system, example))
     return out
@@ -108,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     sets = [replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in SETS]
     questions = training_questions(sets, args.seed, args.data_dir)
     done = {(r["dataset"], r["id"]) for r in read_runs(args.out)}
+    recorded = {(r["dataset"], r["id"]): r["baseline"] for path in args.baselines for r in read_runs(path)}
     todo = [e for e in questions if (e.dataset, e.id) not in done]
     print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
     if not todo:
@@ -117,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr) as bar:
         for example in todo:
-            fh.write(json.dumps(answer_question(contexts[example.dataset], example), ensure_ascii=False) + "\n")
+            baselines = recorded.get((example.dataset, example.id))
+            record = answer_question(contexts[example.dataset], example, baselines=baselines)
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             fh.flush()
             bar.update(1)
     return 0
@@ -156,7 +172,7 @@ def time_model(runs: Sequence[Mapping[str, Any]]) -> tuple[float, float, float]:
     return float(coef[0]), float(coef[1]), float(coef[2])
 
 
-def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int], signal: str, threshold: float,
+def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], signal: str, threshold: float,
              model: tuple[float, float, float]) -> dict[str, float]:
     """One cascade replayed on the recorded answers: mean F1, evaluated tokens, whole-prompt tokens
     and modelled generation time per question, and the share of questions escalated."""
@@ -210,7 +226,7 @@ def baseline_figures(runs: Sequence[Mapping[str, Any]], layout: str, model: tupl
 
 
 def fit(runs: Sequence[Mapping[str, Any]], layout: str = "question_first", max_f1_loss: float = 0.5,
-        grid: Sequence[int] = GRID) -> dict[str, Any]:
+        grid: Sequence[int | None] = GRID) -> dict[str, Any]:
     """The cheapest cascade (ladder, signal, threshold) within ``max_f1_loss`` F1 of the baseline on
     ``runs``; every candidate's figures; the signals' AUROC; the layouts' F1."""
     model = time_model(runs)
@@ -250,10 +266,11 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
              "Written by `python -m training.cascade fit` from `training/labels/cascade_runs.jsonl` "
              "(`python -m training.cascade run`); no dev question is used.", "",
              f"{result['questions']} training questions (SQuAD 2.0 train articles and HotpotQA train), each answered "
-             f"at evidence budgets of {', '.join(str(b) for b in GRID)} generator tokens and by the k = 5 baseline "
-             "in every prompt layout.", "",
+             f"at evidence budgets of {', '.join(label(b) for b in GRID)} generator tokens (whole passages in "
+             "ranked order; 'all': the five passages of the baseline) and by the k = 5 baseline in every prompt "
+             "layout.", "",
              "## Chosen", "",
-             f"- tiers: {', '.join(str(b) for b in chosen['ladder'])} tokens of evidence, cheapest first",
+             f"- tiers: {', '.join(label(b) for b in chosen['ladder'])} tokens of evidence, cheapest first",
              f"- confidence signal `{chosen['signal']}`, accept at >= {chosen['threshold']:.4f}",
              f"- training F1 {chosen['f1']:.1f} (baseline {base['f1']:.1f}; allowed loss {result['max_f1_loss']}), "
              f"{chosen['escalated']:.0f}% of questions escalated",
@@ -265,11 +282,11 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
              "", "## Prompt layouts (k = 5 baseline, training F1)", "", "| layout | F1 |", "| --- | --- |"]
     lines += [f"| {name} | {f1:.1f} |" for name, f1 in result["layouts_f1"].items()]
     lines += ["", f"## Confidence signals: AUROC for a right answer (F1 >= {CORRECT_F1}), by evidence budget", "",
-              "| signal | " + " | ".join(str(b) for b in GRID) + " |", "| --- |" + " --- |" * len(GRID)]
+              "| signal | " + " | ".join(label(b) for b in GRID) + " |", "| --- |" + " --- |" * len(GRID)]
     for signal, per_budget in result["auroc"].items():
         lines.append(f"| {signal} | " + " | ".join(f"{per_budget[b]:.3f}" for b in GRID) + " |")
     lines += ["", "## F1 by evidence budget (every question answered at every budget)", "",
-              "| dataset | " + " | ".join(str(b) for b in GRID) + " | baseline |", "| --- |" + " --- |" * (len(GRID) + 1)]
+              "| dataset | " + " | ".join(label(b) for b in GRID) + " | baseline |", "| --- |" + " --- |" * (len(GRID) + 1)]
     for name, figures in by_dataset.items():
         lines.append(f"| {name} | " + " | ".join(f"{figures['grid_f1'][b]:.1f}" for b in GRID)
                      + f" | {figures['baseline_f1']:.1f} |")
@@ -290,7 +307,7 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
         if current is None or rank > current[0]:
             best[key] = (rank, c)
     for _, c in sorted(best.values(), key=lambda item: item[1]["ms"]):
-        lines.append(f"| {'/'.join(str(b) for b in c['ladder'])} | {c['signal']} | {c['threshold']:.4f} | {c['f1']:.1f} | "
+        lines.append(f"| {'/'.join(label(b) for b in c['ladder'])} | {c['signal']} | {c['threshold']:.4f} | {c['f1']:.1f} | "
                      f"{c['evaluated']:.0f} | {c['ms']:.0f} | {c['escalated']:.0f} |")
     return "\n".join(lines) + "\n"
 
@@ -325,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--seed", type=int, default=13)
     run_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     run_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    run_parser.add_argument("--baselines", type=Path, action="append", default=[],
+                            help="an earlier runs file whose baseline answers to reuse (repeatable)")
     fit_parser = sub.add_parser("fit", help="fit tiers, signal and threshold from the recorded runs")
     fit_parser.add_argument("--max-f1-loss", type=float, default=0.5, help="F1 points the cascade may lose (default 0.5)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)

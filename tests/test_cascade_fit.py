@@ -1,0 +1,89 @@
+"""Fitting the cascade from recorded runs (training.cascade): no model runs, synthetic records."""
+
+import math
+
+import pytest
+
+from training.cascade import GRID, auroc, fit, grid_pipeline, simulate
+
+
+def step(budget, prompt, evaluated, f1, prob, output=4, ms=1000.0, abstained=False):
+    signals = {"min_prob": prob, "first_prob": prob, "first_margin": prob, "mean_logprob": math.log(max(prob, 1e-12)),
+               "neg_mean_entropy": -1.0 / max(prob, 1e-3)}
+    return {"budget": budget, "prompt_tokens": prompt, "prompt_tokens_evaluated": evaluated, "output_tokens": output,
+            "generate_ms": ms, "f1": f1, "em": float(f1 == 1.0), "abstained": abstained, "confidence": signals,
+            "answer": "x"}
+
+
+def run(f1s, probs, dataset="squad"):
+    """A question answered at every grid budget: prompts grow by the budget's difference, and each
+    extension evaluates what it adds plus five template tokens."""
+    pinned, head = 100, 20
+    steps, previous = [], None
+    for budget, f1, prob in zip(GRID, f1s, probs, strict=True):
+        prompt = pinned + head + (256 if budget is None else budget)  # None: all five passages
+        evaluated = prompt - pinned if previous is None else prompt - previous + 5
+        steps.append(step(budget, prompt, evaluated, f1, prob, ms=10.0 * evaluated + 100.0))
+        previous = prompt
+    baseline = {"answer": "x", "f1": max(f1s), "em": 0.0, "input_tokens": 330, "prompt_tokens_evaluated": 230,
+                "output_tokens": 4, "latency_ms": 2400.0, "generate_ms": 2400.0}
+    return {"id": str(id(steps)), "dataset": dataset, "grid": steps,
+            "baseline": {"question_first": baseline, "question_both": baseline, "evidence_first": baseline}}
+
+
+EASY = run([1.0, 1.0, 1.0, 1.0], [0.9, 0.9, 0.9, 0.9])  # right and sure from the first budget
+HARD = run([0.0, 0.0, 1.0, 1.0], [0.1, 0.2, 0.8, 0.9])  # needs the third budget; unsure before
+
+
+class TestAuroc:
+    def test_perfect_random_and_ties(self):
+        assert auroc([0.9, 0.8, 0.2, 0.1], [True, True, False, False]) == 1.0
+        assert auroc([0.1, 0.2, 0.8, 0.9], [True, True, False, False]) == 0.0
+        assert auroc([0.5, 0.5], [True, False]) == 0.5
+        assert math.isnan(auroc([0.5, 0.6], [True, True]))
+
+
+class TestSimulate:
+    MODEL = (10.0, 0.0, 100.0)
+
+    def test_a_sure_answer_stops_at_the_first_budget(self):
+        figures = simulate([EASY], (GRID[0], GRID[2]), "min_prob", 0.5, self.MODEL)
+        assert figures["f1"] == 100.0 and figures["escalated"] == 0.0
+        assert figures["evaluated"] == EASY["grid"][0]["prompt_tokens_evaluated"]
+
+    def test_an_unsure_answer_extends_and_pays_only_the_added_tokens(self):
+        figures = simulate([HARD], (GRID[0], GRID[2]), "min_prob", 0.5, self.MODEL)
+        first, third = HARD["grid"][0], HARD["grid"][2]
+        assert figures["f1"] == 100.0 and figures["escalated"] == 100.0
+        assert figures["evaluated"] == first["prompt_tokens_evaluated"] + (third["prompt_tokens"] - first["prompt_tokens"]) + 5
+        assert figures["input_tokens"] == first["prompt_tokens"] + third["prompt_tokens"]
+
+    def test_the_last_budget_is_always_accepted(self):
+        figures = simulate([HARD], (GRID[0], GRID[1]), "min_prob", 0.99, self.MODEL)
+        assert figures["f1"] == 0.0 and figures["escalated"] == 100.0
+
+    def test_an_abstention_always_extends(self):
+        abstaining = run([0.0, 1.0, 1.0, 1.0], [0.99, 0.9, 0.9, 0.9])
+        abstaining["grid"][0]["abstained"] = True
+        assert simulate([abstaining], (GRID[0], GRID[1]), "min_prob", 0.5, self.MODEL)["f1"] == 100.0
+
+
+class TestFit:
+    def test_chooses_the_cheapest_cascade_that_keeps_the_f1(self):
+        result = fit([EASY, HARD] * 5, max_f1_loss=0.5)
+        chosen = result["chosen"]
+        assert result["feasible"] and chosen["f1"] == pytest.approx(100.0)
+        assert chosen["ladder"][0] == GRID[0]  # the sure questions stop at the cheapest budget
+        assert chosen["evaluated"] < result["baseline"]["evaluated"]
+
+    def test_reports_every_signal_for_every_budget(self):
+        result = fit([EASY, HARD] * 3)
+        assert set(result["auroc"]) >= {"min_prob", "first_margin", "neg_mean_entropy"}
+        assert all(set(per_budget) == set(GRID) for per_budget in result["auroc"].values())
+
+
+def test_grid_pipeline_never_accepts_before_the_last_budget():
+    pipeline = grid_pipeline()
+    assert pipeline.policy == "cascade" and pipeline.max_escalations == len(GRID) - 1
+    assert [b.context_tokens for b in [pipeline.budget(pipeline.start_tier()), *pipeline.ladder(pipeline.start_tier())]] \
+        == list(GRID)
