@@ -64,6 +64,7 @@ class Budget:
     correct: bool
     context_tokens: int | None = None
     fill: str = "relevance"
+    cascade: bool = True  # the cascade policy climbs this tier (else only the router or a fixed policy uses it)
 
     def __post_init__(self) -> None:
         if self.fill not in FILLS:
@@ -110,7 +111,7 @@ design. Medium's 1,200 characters rarely bind on five sentence passages."""
 
 DEFAULT_TIERS: Mapping[str, Budget] = {
     "easy": Budget("easy", k=5, context_chars=None, context_tokens=64, fill="rank", max_new_tokens=64, rerank=False,
-                   correct=False),
+                   correct=False, cascade=False),
     "medium": Budget("medium", k=5, context_chars=None, context_tokens=128, fill="rank", max_new_tokens=64,
                      rerank=False, correct=False),
     "hard": Budget("hard", k=5, context_chars=None, context_tokens=None, fill="rank", max_new_tokens=128,
@@ -147,12 +148,11 @@ class PipelineConfig:
     max_question_chars: int = 2000
     prompt_layout: str = "question_first"
     # The cascade, as fitted on the train splits (docs/cascade/README.md): start at Medium (128 tokens of
-    # the top passages), accept when the answer's mean token log-probability reaches the threshold,
-    # else extend to Hard (all five passages).
+    # the top passages; Easy is not on the fitted ladder), accept when the answer's mean token
+    # log-probability reaches the threshold, else extend to Hard (all five passages).
     confidence_signal: str = "mean_logprob"
     accept_threshold: float = -0.44488900948593035  # accept an answer whose confidence reaches this, else extend
     max_escalations: int = 2
-    cascade_tiers: tuple[str, ...] = ("medium", "hard")  # the tiers the cascade climbs, cheapest first; empty: all
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -184,9 +184,6 @@ class PipelineConfig:
             raise ConfigurationError(f"accept_threshold must be a finite number, got {self.accept_threshold}")
         if self.max_escalations < 0:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
-        unknown = [t for t in self.cascade_tiers if t not in self.tiers]
-        if unknown:
-            raise ConfigurationError(f"unknown cascade tier(s) {unknown}; valid tiers: {', '.join(self.tiers)}")
 
     def ladder(self, start: str) -> list[Budget]:
         """The tiers the cascade may escalate to from ``start``: the costlier ones, cheapest first,
@@ -194,13 +191,14 @@ class PipelineConfig:
         tier without a token budget (there is no evidence to extend in place)."""
         if self.policy not in ("cascade", "adaptive") or self.tiers[start].context_tokens is None:
             return []
-        cost = cheapest_first(self.tiers)
-        climb = cheapest_first(self.cascade_tiers or self.tiers)
-        return [self.tiers[t] for t in climb if cost.index(t) > cost.index(start)][: self.max_escalations]
+        order = cheapest_first(self.tiers)
+        costlier = order[order.index(start) + 1:]
+        return [self.tiers[t] for t in costlier if self.tiers[t].cascade][: self.max_escalations]
 
     def start_tier(self) -> str:
-        """The cascade's starting tier: the cheapest one it climbs."""
-        return cheapest_first(self.cascade_tiers or self.tiers)[0]
+        """The cascade's starting tier: the cheapest one it climbs (the cheapest of all when none is marked)."""
+        order = cheapest_first(self.tiers)
+        return next((t for t in order if self.tiers[t].cascade), order[0])
 
     def budget(self, tier: str | None = None) -> Budget:
         """The budget this policy assigns; ``tier`` (the router's choice under ``adaptive``) overrides

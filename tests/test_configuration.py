@@ -47,7 +47,8 @@ class TestPipelineConfig:
         assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("cascade", 0.52, 5, 1)
         assert config.budget().name == "medium"  # the fixed policy's tier; adaptive passes the router's
         assert config.budget("hard").name == "hard"
-        assert config.start_tier() == "easy"
+        assert config.start_tier() == "medium"  # the fitted cascade: Medium, then Hard
+        assert [b.name for b in config.ladder("medium")] == ["hard"]
 
     def test_ladder_climbs_cheapest_first_within_max_escalations(self):
         assert [b.name for b in PipelineConfig().ladder("easy")] == ["medium", "hard"][: PipelineConfig().max_escalations]
@@ -56,11 +57,12 @@ class TestPipelineConfig:
         assert PipelineConfig(policy="adaptive").ladder("hard") == []
         assert PipelineConfig(max_escalations=0).ladder("easy") == []
         assert PipelineConfig(tiers=THESIS_TIERS).ladder("easy") == []  # character budgets do not extend in place
-        skipping = PipelineConfig(cascade_tiers=("easy", "hard"))
+        from dataclasses import replace
+
+        skipping = PipelineConfig(tiers={**DEFAULT_TIERS, "easy": replace(DEFAULT_TIERS["easy"], cascade=True),
+                                         "medium": replace(DEFAULT_TIERS["medium"], cascade=False)})
         assert skipping.start_tier() == "easy" and [b.name for b in skipping.ladder("easy")] == ["hard"]
-        assert [b.name for b in PipelineConfig(cascade_tiers=("medium", "hard")).ladder("easy")] == ["medium", "hard"]
-        with pytest.raises(ConfigurationError, match="unknown cascade tier"):
-            PipelineConfig(cascade_tiers=("easy", "extreme"))
+        assert [b.name for b in PipelineConfig().ladder("easy")] == ["medium", "hard"]  # the router may start below
 
     @pytest.mark.parametrize("policy", ["fixed", "baseline"])
     def test_fixed_and_baseline_never_escalate(self, policy):

@@ -164,6 +164,15 @@ class TestInputsAndBudgets:
         assert second["trace"]["tier"] == "medium" and second["trace"]["passages"][0]["id"] != "input/0"
 
 
+def every_tier():
+    """The default tiers, every one on the cascade's ladder (the fitted default skips Easy)."""
+    from dataclasses import replace
+
+    from pipeline.configuration import DEFAULT_TIERS
+
+    return {name: replace(budget, cascade=True) for name, budget in DEFAULT_TIERS.items()}
+
+
 class TestCascade:
     """The cascade on the default token tiers: answer cheaply, extend the evidence in place, accept."""
 
@@ -172,7 +181,8 @@ class TestCascade:
     def run(self, ctx, threshold):
         from pipeline.configuration import PipelineConfig
 
-        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=threshold))
+        # every tier (the fitted default climbs Medium, then Hard)
+        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=threshold, tiers=every_tier()))
         ctx.generator.reset_cache()
         return graph.invoke({"question": self.QUESTION}, context=cascade)
 
@@ -203,12 +213,19 @@ class TestCascade:
     def test_evidence_of_a_step_starts_with_the_previous_steps_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig
 
-        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9))
+        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9, tiers=every_tier()))
         contexts = [update["generate"]["trace"]["context"]
                     for update in graph.stream({"question": self.QUESTION}, context=cascade, stream_mode="updates")
                     if "generate" in update]
         assert len(contexts) == 3
         assert contexts[1].startswith(contexts[0]) and contexts[2].startswith(contexts[1])
+
+    def test_the_default_cascade_climbs_medium_then_hard(self, ctx):
+        from pipeline.configuration import PipelineConfig
+
+        out = graph.invoke({"question": self.QUESTION},
+                           context=ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9)))
+        assert [s["tier"] for s in out["trace"]["steps"]] == ["medium", "hard"]
 
     def test_the_top_tier_holds_the_baselines_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig

@@ -61,7 +61,7 @@ def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
     for b in grid:
         name = "gall" if b is None else f"g{b:04d}"
         template = DEFAULT_TIERS["hard"] if b is None else DEFAULT_TIERS["easy"]
-        tiers[name] = replace(template, name=name, context_tokens=b)
+        tiers[name] = replace(template, name=name, context_tokens=b, cascade=True)
     return tiers
 
 
