@@ -151,7 +151,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         with gr.Sidebar(open=True):
             gr.Markdown("### Settings")
             policy = gr.Dropdown(list(POLICIES), value=service.pipeline.policy, label="Policy",
-                                 info="cascade: the cheapest tier first, more evidence only when the answer is "
+                                 info="cascade: a little evidence first, more only when the answer is "
                                       "unsure; adaptive: the trained router picks the first tier; fixed: the tier "
                                       "below; baseline: top-5 passages, no rerank or compression")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")

@@ -27,6 +27,22 @@ def _cell(figures: dict, key: str, fmt: str, scale: float = 1.0) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else fmt.format(value * scale)
 
 
+def _by_tier_table(table: dict[str, dict[str, float]] | None, system: str, title: str, column: str,
+                   tokens: tuple[str, str]) -> list[str]:
+    """``system``'s questions grouped by tier (:func:`eval.aggregate.by_routed_tier`), beside the baseline."""
+    if not table:
+        return []
+    key, label = tokens
+    lines = ["", f"## {title}", "", "Each group's questions, beside the baseline on the same questions.", "",
+             f"| {column} | questions | F1 {system} / baseline | latency (s) {system} / baseline "
+             f"| {label} {system} / baseline |", "| --- | --- | --- | --- | --- |"]
+    for tier, r in table.items():
+        lines.append(f"| {tier} | {r['n']} | {r[f'f1_{system}']:.1f} / {r['f1_baseline']:.1f} | "
+                     f"{r[f'latency_ms_{system}'] / 1000:.2f} / {r['latency_ms_baseline'] / 1000:.2f} | "
+                     f"{r[f'{key}_{system}']:.0f} / {r[f'{key}_baseline']:.0f} |")
+    return lines
+
+
 def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict[str, System]) -> str:
     s = summary["systems"]
     lines = [f"# {meta['dataset']} {meta['split']}: {summary['questions']} questions, {meta['model']}", ""]
@@ -78,27 +94,9 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                                                 for n in names) + " |")
     lines.append("| Escalations | " + " | ".join(", ".join(f"{t}: {c}" for t, c in sorted(s[n]["escalations"].items()))
                                                 for n in names) + " |")
-    by_final = summary.get("cascade_by_final_tier")
-    if by_final:
-        lines += ["", "## Cascade by the tier it stopped at", "",
-                  "Each group's questions, cascade beside baseline on the same questions.", "",
-                  "| final tier | questions | F1 cascade / baseline | latency (s) cascade / baseline "
-                  "| prompt tokens evaluated cascade / baseline |",
-                  "| --- | --- | --- | --- | --- |"]
-        for tier, r in by_final.items():
-            lines.append(f"| {tier} | {r['n']} | {r['f1_cascade']:.1f} / {r['f1_baseline']:.1f} | "
-                         f"{r['latency_ms_cascade'] / 1000:.2f} / {r['latency_ms_baseline'] / 1000:.2f} | "
-                         f"{r['evaluated_cascade']:.0f} / {r['evaluated_baseline']:.0f} |")
-    routed = summary.get("adaptive_by_tier")
-    if routed:
-        lines += ["", "## Adaptive by routed tier", "",
-                  "Each tier's questions, adaptive beside baseline on the same questions.", "",
-                  "| tier | questions | F1 adaptive / baseline | latency (s) adaptive / baseline "
-                  "| input tokens adaptive / baseline |",
-                  "| --- | --- | --- | --- | --- |"]
-        for tier, r in routed.items():
-            lines.append(f"| {tier} | {r['n']} | {r['f1_adaptive']:.1f} / {r['f1_baseline']:.1f} | "
-                         f"{r['latency_ms_adaptive'] / 1000:.2f} / {r['latency_ms_baseline'] / 1000:.2f} | "
-                         f"{r['input_tokens_adaptive']:.0f} / {r['input_tokens_baseline']:.0f} |")
+    lines += _by_tier_table(summary.get("cascade_by_final_tier"), "cascade", "Cascade by the tier it stopped at",
+                            "final tier", ("evaluated", "prompt tokens evaluated"))
+    lines += _by_tier_table(summary.get("adaptive_by_tier"), "adaptive", "Adaptive by routed tier", "tier",
+                            ("input_tokens", "input tokens"))
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
     return "\n".join(lines) + "\n"

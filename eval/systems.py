@@ -4,7 +4,7 @@
   the question-first prompt and the warm instruction prefix every system gets.
 * ``baseline-cold``: the previous release's baseline: evidence-first prompt, every token of every
   prompt evaluated (no prefix reuse).
-* ``cascade``: the cheapest tier first; low confidence extends the evidence in place.
+* ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
 * ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
   cascade escalating from there; ``--adaptive-tier`` replaces the router by one fixed tier.
 * ``adaptive-thesis``: the thesis' router pipeline as the previous release ran it (character
@@ -51,7 +51,7 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("baseline", "fixed k = 5, no rerank, compression or correction", PipelineConfig(policy="baseline")),
             System("baseline-cold", "the previous release's baseline: evidence-first prompt, no prefix reuse",
                    PipelineConfig(policy="baseline", prompt_layout="evidence_first"), cold=True),
-            System("cascade", "cheapest tier first, evidence extended in place on low confidence",
+            System("cascade", "the fitted cascade: Medium first, extended in place to Hard when the answer is unsure",
                    PipelineConfig(policy="cascade")),
             System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),
             System("adaptive-thesis", f"the thesis' tiers and prompt, no cascade ({how})",

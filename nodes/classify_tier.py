@@ -1,6 +1,6 @@
 """classify-tier: fix the effective settings and pick the budget tier.
 
-Policies: ``cascade`` (the cheapest tier first, escalating on low confidence), ``adaptive``
+Policies: ``cascade`` (the first tier of its ladder, escalating on low confidence), ``adaptive``
 (the trained router picks the starting tier from the query embedding), ``fixed`` (the configured
 or overridden tier) and ``baseline`` (fixed k = 5, no rerank, compression or correction). The
 settings carry the ladder of tiers the cascade may escalate to; retrieval fetches the largest k

@@ -17,7 +17,7 @@ LAYOUTS = ("question_first", "question_both", "evidence_first")
 POLICIES = ("cascade", "adaptive", "fixed", "baseline")
 """Valid values of ``PipelineConfig.policy``.
 
-``cascade`` (default): answer at the cheapest tier, score the answer's confidence, and when it is
+``cascade`` (default): answer at the ladder's first tier, score the answer's confidence, and when it is
 low extend the evidence in place to the next tier's budget and answer again (at most
 ``max_escalations`` times).
 ``adaptive``: the trained tier router picks the starting tier from the question's embedding; the
