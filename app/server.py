@@ -3,8 +3,8 @@
     adaptive-rag serve [--host 127.0.0.1] [--port 7860] [--auth user:password]
 
     GET  /health        readiness, loaded models, index size, requests in flight
-    POST /ask           {"question": ...} -> {"tier", "answer", "citations", "timing_ms", "tokens", ...}
-    POST /ask/stream    the same as server-sent events: status, token ..., result
+    POST /ask           {"question": ...} -> {"tier", "answer", "citations", "timing_ms", "tokens", "final_tier", ...}
+    POST /ask/stream    the same as server-sent events: status, token ..., escalate (a new answer follows), result
     GET  /session/{id}  the conversation of a session (DELETE forgets it)
     GET  /docs          OpenAPI documentation
     /                   the Gradio chat
@@ -83,7 +83,10 @@ class AskResponse(BaseModel):
     answer: str
     citations: list[Citation]
     timing_ms: dict[str, float]
-    tokens: dict[str, Optional[int]]
+    tokens: dict[str, Optional[int]] = Field(description="prompt (the final answer's), input (all prompts), evaluated "
+                                                        "(prompt tokens the model computed; the rest was cached), output")
+    final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
+    escalations: int = Field(0, description="how often the cascade extended the evidence")
     corrected: bool
     rewritten_question: Optional[str]
     trace: dict[str, Any]

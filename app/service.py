@@ -106,13 +106,14 @@ def cost_line(result: dict[str, Any]) -> str:
     escalations = result.get("escalations") or 0
     if escalations:
         tier += f" → {result['final_tier']} ({escalations} escalation{'s' if escalations > 1 else ''})"
-    prompt = f"{tokens['input'] if tokens.get('input') is not None else tokens['prompt']} prompt"
+    prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
+    cost = f"{prompt} prompt + {tokens['output']} output tokens"
     if tokens.get("evaluated") is not None:
-        prompt += f" ({tokens['evaluated']} evaluated)"
+        cost += f" ({tokens['evaluated']} prompt tokens evaluated)"
     return " · ".join([
         tier,
         f"correction {'fired' if result['corrected'] else 'not needed'}",
-        f"{prompt} + {tokens['output']} output tokens",
+        cost,
         f"{result['timing_ms']['total'] / 1000:.1f} s",
     ])
 

@@ -36,6 +36,8 @@ class TestAsk:
         body = response.json()
         assert body["tier"] == "easy" and isinstance(body["answer"], str)
         assert body["tokens"]["prompt"] > 0 and body["tokens"]["output"] > 0
+        assert 0 < body["tokens"]["evaluated"] <= body["tokens"]["input"]
+        assert body["final_tier"] == "easy" and body["escalations"] == 0  # a fixed tier never escalates
         assert body["timing_ms"]["total"] >= body["timing_ms"]["generate"] > 0
         for citation in body["citations"]:
             assert {"title", "text", "score", "source"} <= set(citation)
@@ -49,7 +51,7 @@ class TestAsk:
         ({"question": "   "}, 400, "question is empty"),
         ({"question": "x" * 2001}, 400, "maximum is 2,000"),
         ({"question": "Who?", "tier": "extreme"}, 400, "valid tiers: easy, medium, hard"),
-        ({"question": "Who?", "policy": "magic"}, 400, "valid policies: adaptive, fixed, baseline"),
+        ({"question": "Who?", "policy": "magic"}, 400, "valid policies: cascade, adaptive, fixed, baseline"),
         ({"question": "Who?", "model": "gpt-9"}, 400, "not available on this server; available: smollm2-135m"),
         ({"question": 42}, 422, "string"),
         ({}, 422, "question"),
@@ -77,6 +79,26 @@ class TestStream:
 
     def test_bad_request_is_4xx_before_streaming(self, client):
         assert client.post("/ask/stream", json={"question": " "}).status_code == 400
+
+    def test_an_escalation_announces_the_new_answer(self, ctx):
+        """An unsure first answer is followed by an ``escalate`` event; the tokens after it are the
+        final answer, and the result reports both steps and what each cost."""
+        from pipeline.configuration import PipelineConfig
+
+        unsure = RAGService.from_context(ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9)),
+                                         "smollm2-135m")
+        events = list(unsure.stream("Who discovered radium?"))
+        kinds = [e["type"] for e in events]
+        assert kinds.count("escalate") == 1 and kinds[-1] == "result"
+        escalate = events[kinds.index("escalate")]
+        assert (escalate["from"], escalate["to"]) == ("medium", "hard")
+        after = "".join(e["text"] for e in events[kinds.index("escalate"):] if e["type"] == "token")
+        result = events[-1]
+        assert result["trace"]["raw_output"] == after.strip()
+        assert (result["tier"], result["final_tier"], result["escalations"]) == ("medium", "hard", 1)
+        assert [s["decision"] for s in result["trace"]["steps"]] == ["extend", "accept"]
+        tokens = result["tokens"]
+        assert tokens["evaluated"] < tokens["input"] and tokens["input"] > tokens["prompt"]
 
 
 class TestSessions:

@@ -54,7 +54,7 @@ class TestAskErrors:
 
     def test_unknown_policy_and_tier(self, capsys, index_dir):
         assert main(["ask", "Who?", "--policy", "yolo", "--index", str(index_dir)]) == 2
-        assert "valid policies: adaptive, fixed, baseline" in capsys.readouterr().err
+        assert "valid policies: cascade, adaptive, fixed, baseline" in capsys.readouterr().err
         assert main(["ask", "Who?", "--tier", "extreme", "--index", str(index_dir)]) == 2
         assert "valid tiers: easy, medium, hard" in capsys.readouterr().err
 
