@@ -166,3 +166,24 @@ def test_document_markup_is_shown_as_text(browser):
         page.close()
     finally:
         demo.close()
+
+
+def test_an_unsure_answer_escalates_visibly(browser, index_dir, tmp_path_factory):
+    """With the cascade on and nothing confident enough, the chat replaces the first answer with the
+    one from more evidence and its cost line says which tiers answered."""
+    work = tmp_path_factory.mktemp("cascade-browser")
+    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9")
+    try:
+        wait_healthy(url)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        ask(page, "Who discovered radium?")
+        text = wait_for_text(page, "#chatbot", "output tokens")
+        assert "tier medium → hard (1 escalation)" in text and "prompt tokens evaluated" in text
+        page.screenshot(path=str(work / "escalated.png"), full_page=True)
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
