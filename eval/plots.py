@@ -60,12 +60,18 @@ def _two_panels(names: list[str], panels: list[tuple[list[float], str, str, str]
 def cost_figure(summary: dict[str, Any], out: Path) -> Path:
     names = list(summary["systems"])
     s = summary["systems"]
-    fig, (left, _) = _two_panels(names, [
+    evaluated = [s[n].get("prompt_tokens_evaluated_mean") for n in names]
+    has_evaluated = all(v is not None and v == v for v in evaluated)  # runs before prefix reuse have none
+    fig, (left, right) = _two_panels(names, [
         ([s[n]["latency_mean_ms"] / 1000 for n in names], "seconds per question (mean)", "Latency", "tab:blue"),
-        ([s[n]["input_tokens_mean"] for n in names], "prompt tokens per question (mean)", "Input tokens", "tab:orange"),
+        (evaluated if has_evaluated else [s[n]["input_tokens_mean"] for n in names],
+         "prompt tokens per question (mean)", "Prompt tokens evaluated" if has_evaluated else "Input tokens", "tab:orange"),
     ], f"Cost by system: {_title(summary)}")
     left.plot(names, [s[n]["latency_p50_ms"] / 1000 for n in names], "k_", markersize=14, label="p50")
     left.legend()
+    if has_evaluated:
+        right.plot(names, [s[n]["input_tokens_mean"] for n in names], "k_", markersize=14, label="input (all prompts)")
+        right.legend()
     return _save(fig, out / "cost.png")
 
 
@@ -82,10 +88,13 @@ def _stacked_tiers(ax, labels: list[str], rows: list[dict[str, Any]], annotate: 
 
 
 def tier_figure(summary: dict[str, Any], out: Path) -> Path:
+    """The tier each system answered at (where a cascade stopped, when it escalates)."""
     names = list(summary["systems"])
     fig, ax = plt.subplots(figsize=(8, 4))
-    _stacked_tiers(ax, names, [summary["systems"][n] for n in names])
-    ax.set_title(f"Tier distribution: {_title(summary)}")
+    rows = [{**summary["systems"][n], "tiers": summary["systems"][n].get("final_tiers") or summary["systems"][n]["tiers"]}
+            for n in names]
+    _stacked_tiers(ax, names, rows)
+    ax.set_title(f"Final tier: {_title(summary)}")
     ax.tick_params(axis="x", rotation=30)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(fig, out / "tiers.png")
