@@ -46,7 +46,7 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             "latency_p95_ms": _percentile(latencies, 0.95),
             "input_tokens_mean": _mean(r["input_tokens"] for r in rows),
             "prompt_tokens_evaluated_mean": _mean(r.get("prompt_tokens_evaluated") for r in rows),
-            "overhead_p50_ms": _percentile([sum(ms for node, ms in r["timings_ms"].items() if node != "generate")
+            "overhead_p50_ms": _percentile([sum(ms for node, ms in r.get("timings_ms", {}).items() if node != "generate")
                                             for r in rows], 0.5),
             "output_tokens_mean": _mean(r["output_tokens"] for r in rows),
             "passages_in_prompt_mean": _mean(r["passages_in_prompt"] for r in rows),

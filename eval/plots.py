@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from pipeline.configuration import cheapest_first  # noqa: E402
 
-LADDER = ("baseline", "routing", "routing+compression", "adaptive-thesis")
+LADDER = ("baseline", "routing", "routing+compression", "adaptive-thesis", "adaptive", "cascade")
 
 
 def _title(summary: dict[str, Any]) -> str:
