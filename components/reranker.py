@@ -25,8 +25,13 @@ _STOPWORDS = frozenset(
 )
 
 
+def content_words(text: str) -> list[str]:
+    """The text's lower-cased words, stopwords left out, in order."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS]
+
+
 def content_terms(text: str) -> set[str]:
-    return {t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS}
+    return set(content_words(text))
 
 
 class Reranker(Protocol):

@@ -5,9 +5,11 @@ and actually evaluated: with the question-first layout an extended prompt shares
 the old evidence with the previous one) and the answer's confidence signals, read from the
 probabilities of its tokens before any citation marker.
 
-Small models often forget the markers. Citations are therefore the evidence items the answer
-cites with valid [n] markers; when it cites none (and does not abstain), the evidence items that
-contain the answer's words are attributed instead, and the trace says which way they came.
+Small models often forget the markers, and sometimes cite an item that does not hold the answer.
+A citation is therefore kept only when the item supports the answer: it holds at least
+:data:`SUPPORT_COVERAGE` of the answer's content words. When none of the cited items does (or
+the answer cites none), the evidence items that do are attributed instead; when no item does, the
+answer has no citation and is marked unsupported. The trace says which way the citations came.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any, Mapping, Sequence
 from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
-from components.reranker import content_terms
+from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
 from nodes.base import context_of, timed
@@ -51,17 +53,53 @@ def split_citations(text: str, n_evidence: int) -> tuple[str, list[int]]:
     return answer, cited
 
 
-def attribute(answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
-    """Evidence items holding every content word of the answer (else the best partial match)."""
+SUPPORT_COVERAGE = 2 / 3
+"""The share of an answer's content words an evidence item must hold to support it: every word
+of a one- or two-word answer ("Venice" is not supported by a sentence without it), two of three of
+a longer one (its connecting words need not be quoted). An answer of two or more content words
+must also share one adjacent pair of them with the item, so "100 °F" is not supported by a
+passage that has "100 °C" and "212 °F"."""
+
+
+def supports(item: EvidenceItem, answer: str) -> bool:
+    """Whether the item (its title and text) holds the answer, by :data:`SUPPORT_COVERAGE`."""
+    words = content_words(answer)
+    if not words:
+        return True
+    held = content_words(f"{item['title']} {item['text']}")
+    if len(set(words) & set(held)) < SUPPORT_COVERAGE * len(set(words)):
+        return False
+    pairs = set(zip(words, words[1:]))
+    return not pairs or bool(pairs & set(zip(held, held[1:])))
+
+
+def coverage(answer: str, item: EvidenceItem) -> float:
+    """The share of the answer's content words the item (its title and text) holds; 1 for an
+    answer without content words."""
     terms = content_terms(answer)
-    if not terms:
+    return len(terms & content_terms(f"{item['title']} {item['text']}")) / len(terms) if terms else 1.0
+
+
+def attribute(answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
+    """The (at most two) evidence items that best support the answer, best first; none when no
+    item holds :data:`SUPPORT_COVERAGE` of its content words."""
+    if not content_terms(answer):
         return []
-    overlap = [(len(terms & content_terms(f"{e['title']} {e['text']}")), e["n"]) for e in evidence]
-    full = [n for hits, n in overlap if hits == len(terms)]
-    if full:
-        return full[:2]
-    best = max(overlap, default=(0, 0))
-    return [best[1]] if best[0] > 0 else []
+    scored = sorted(((coverage(answer, e), e["n"]) for e in evidence if supports(e, answer)), key=lambda x: (-x[0], x[1]))
+    return [n for _, n in scored][:2]
+
+
+def cite(answer: str, marked: Sequence[int], evidence: Sequence[EvidenceItem]) -> tuple[list[int], str]:
+    """The evidence items an answer is cited to, and how: ``model`` (its own markers, those that
+    support it), ``attributed`` (items holding its words, when its markers point elsewhere or are
+    missing), ``unsupported`` (no item holds it) or ``none`` (an abstention, or no evidence)."""
+    if not evidence or is_abstention(answer):
+        return [], "none"
+    supported = [n for n in marked if supports(evidence[n - 1], answer)]
+    if supported:
+        return supported, "model"
+    attributed = attribute(answer, evidence)
+    return (attributed, "attributed") if attributed else ([], "unsupported")
 
 
 NO_CONFIDENCE = -100.0
@@ -109,10 +147,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"]))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
-    answer, cited = split_citations(raw, len(evidence))
-    source = "model"
-    if not cited and not is_abstention(answer):
-        cited, source = attribute(answer, evidence), "attributed"
+    answer, marked = split_citations(raw, len(evidence))
+    cited, source = cite(answer, marked, evidence)
 
     by_id = {p["id"]: p for p in passages}
     citations: list[Citation] = []
@@ -153,7 +189,6 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "citations": citations,
         "evidence": evidence,
         "steps": steps,
-        "turns": [{"question": state["question"], "standalone_question": question, "answer": answer}],
         "overrides": {},
         "documents": [],
         "trace": {
@@ -166,7 +201,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             ],
             "context": format_evidence(evidence),
             "raw_output": raw,
-            "citation_source": source if cited else "none",
+            "citation_source": source,
+            "supported": bool(cited),
             "abstained": abstained,
             "prompt_tokens": usage.get("input_tokens"),
             "input_tokens": total("prompt_tokens"),

@@ -203,7 +203,8 @@ class Trace(TypedDict, total=False):
     passages: list[TracePassage]  # everything retrieved, in rank order
     context: str  # the evidence exactly as the prompt holds it
     raw_output: str  # the model's text before citation markers were taken out
-    citation_source: str  # "model" ([n] markers), "attributed" (answer words matched) or "none"
+    citation_source: str  # "model" (its [n] markers), "attributed" (items holding its words), "unsupported" or "none"
+    supported: bool  # some shown evidence item holds the answer (see nodes.generate.SUPPORT_COVERAGE)
     abstained: bool
     prompt_tokens: int | None  # the final answer's prompt
     input_tokens: int | None  # all prompts of this question together (each step's whole prompt)
@@ -218,11 +219,13 @@ class Trace(TypedDict, total=False):
 
 
 class Turn(TypedDict):
-    """One finished question of a conversation (kept across questions by a checkpointer)."""
+    """One finished question of a conversation (kept across questions by a checkpointer): what
+    the next question's rewriting reads, and what a chat shows again after a reload."""
 
     question: str
     standalone_question: str
     answer: str
+    citations: list[Citation]
 
 
 class OutputState(TypedDict):

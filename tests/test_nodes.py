@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from pipeline.configuration import ConfigurationError, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import extend_evidence, select_evidence
-from nodes.generate import attribute, confidence, split_citations
+from nodes.generate import attribute, cite, confidence, split_citations
 from nodes.grade_answer import grade_answer
 
 
@@ -217,12 +217,21 @@ class TestGradeAnswer:
         passages = [{"id": "a"}, {"id": "b"}] if left else [{"id": "a"}]
         return {"settings": {"confidence_signal": "min_prob", "accept_threshold": threshold, "ladder": ladder,
                              "tier": "easy", "budget": {"name": "easy"}},
-                "steps": [{"tier": "easy", "abstained": abstained, "confidence": {"min_prob": score}}],
-                "passages": passages, "evidence": [{"passage_id": "a"}], "escalations": 0}
+                "steps": [{"tier": "easy", "abstained": abstained, "confidence": {"min_prob": score},
+                           "answer": "Paris"}],
+                "passages": passages, "evidence": [{"passage_id": "a"}], "escalations": 0,
+                "question": "Where?", "answer": "Paris", "citations": []}
 
     def test_confident_answer_is_accepted(self):
         out = grade_answer(self.state(score=0.7), None)
         assert out["steps"][-1]["decision"] == "accept" and "settings" not in out
+
+    def test_only_the_accepted_answer_becomes_a_turn(self):
+        """An unsure answer that is extended is not part of the conversation: a follow-up's
+        rewriting would otherwise read it as an earlier answer."""
+        assert grade_answer(self.state(score=0.7), None)["turns"] == [
+            {"question": "Where?", "standalone_question": "Where?", "answer": "Paris", "citations": []}]
+        assert "turns" not in grade_answer(self.state(score=0.3), None)
 
     def test_low_confidence_moves_up_the_ladder(self):
         out = grade_answer(self.state(score=0.3), None)
@@ -249,8 +258,8 @@ class TestGenerate:
         assert trace["prompt_tokens"] > 0 and 0 < trace["output_tokens"] <= 64
         assert "2001: A Space Odyssey" in trace["context"]
         assert trace["timings_ms"]["generate"] > 0
-        assert out["turns"] == [{"question": state["question"], "standalone_question": state["question"],
-                                 "answer": out["answer"]}]
+        assert trace["supported"] == bool(out["citations"])
+        assert trace["citation_source"] in ("model", "attributed", "unsupported", "none")
 
     def test_split_citations(self):
         assert split_citations("Stanley Kubrick [1][3, 2] [9].", 3) == ("Stanley Kubrick.", [1, 3, 2])
@@ -263,3 +272,23 @@ class TestGenerate:
                     {"n": 2, "title": "B", "text": "Stanley Kubrick directed it."}]
         assert attribute("Stanley Kubrick", evidence) == [2]
         assert attribute("the", evidence) == []
+        assert attribute("Stanley Baldwin", evidence) == []  # half the words: not enough
+
+    EVIDENCE = [{"n": 1, "title": "Brine", "text": "Brine freezes at 0 °F."},
+                {"n": 2, "title": "Water", "text": "Water boils at 100 °C, or 212 °F, at sea level."},
+                {"n": 3, "title": "Italy", "text": "Rome is the capital of Italy."}]
+
+    @pytest.mark.parametrize("answer, marked, expected", [
+        ("212 °F", [2], ([2], "model")),  # its own marker, and the item holds it
+        ("212 °F", [1], ([2], "attributed")),  # the marked item does not hold it: the one that does
+        ("212 °F", [], ([2], "attributed")),  # no marker
+        ("100 °F", [1], ([], "unsupported")),  # item 2 has "100 °C" and "212 °F", nobody "100 °F"
+        ("Venice", [3], ([], "unsupported")),
+        ("Rome, the capital of Italy in 1871", [3], ([3], "model")),  # 3 of 4 content words
+        ("I cannot answer from the evidence.", [], ([], "none")),  # an abstention
+    ])
+    def test_citations_must_support_the_answer(self, answer, marked, expected):
+        assert cite(answer, marked, self.EVIDENCE) == expected
+
+    def test_no_evidence_no_citation(self):
+        assert cite("Paris", [], []) == ([], "none")
