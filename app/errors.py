@@ -24,6 +24,10 @@ class RequestError(ValueError):
     id, an upload from outside the upload folder, a file over the size limit."""
 
 
+class NotFoundError(LookupError):
+    """A document or conversation the request names does not exist (or is not the caller's)."""
+
+
 class TooBusyError(RuntimeError):
     """The service is at its limit of questions in flight; try again shortly."""
 
@@ -44,6 +48,8 @@ def describe(exc: BaseException) -> Problem | None:
     input, not a missing resource), which the caller reports as an internal error."""
     if isinstance(exc, _BAD_INPUT):
         return Problem(400, EXIT_USAGE, str(exc))
+    if isinstance(exc, NotFoundError):
+        return Problem(404, EXIT_USAGE, str(exc))
     if isinstance(exc, TooBusyError):  # too many requests at once: the client should come back shortly
         return Problem(429, EXIT_RESOURCE, str(exc))
     if isinstance(exc, _UNAVAILABLE):
@@ -51,5 +57,5 @@ def describe(exc: BaseException) -> Problem | None:
     return None
 
 
-HANDLED: tuple[type[BaseException], ...] = (*_BAD_INPUT, TooBusyError, *_UNAVAILABLE)
+HANDLED: tuple[type[BaseException], ...] = (*_BAD_INPUT, NotFoundError, TooBusyError, *_UNAVAILABLE)
 """The exception types :func:`describe` maps to a message."""

@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import Any, AsyncIterator, Iterator, Mapping, Optional
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
@@ -66,8 +66,9 @@ class Citation(BaseModel):
     title: str
     text: str
     score: float
-    source: str
+    source: str = Field(description="a page's address or an uploaded file's name")
     passage_id: str
+    doc_id: Optional[str] = Field(None, description="the document the passage belongs to (see /documents)")
 
 
 class RouterDecision(BaseModel):
@@ -88,6 +89,9 @@ class AskResponse(BaseModel):
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     escalations: int = Field(0, description="how often the cascade extended the evidence")
     corrected: bool
+    supported: bool = Field(description="a cited passage holds the answer's words; false: no shown passage "
+                                        "supports it (or the model abstained)")
+    abstained: bool = Field(description="the model said the evidence does not hold the answer")
     rewritten_question: Optional[str]
     trace: dict[str, Any]
 
@@ -154,6 +158,25 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     def session_history(session_id: str, request: Request) -> dict[str, Any]:
         """The conversation so far: each turn's question, standalone rewrite and answer."""
         return {"session_id": session_id, "turns": service.history(session_id, owner=_user(request))}
+
+    @app.post("/session/{session_id}/undo")
+    def session_undo(session_id: str, request: Request) -> dict[str, Any]:
+        """Take the last question and its answer back (before asking it again, for instance)."""
+        removed = service.undo_last_turn(session_id, owner=_user(request))
+        return {"session_id": session_id, "removed": removed,
+                "turns": service.history(session_id, owner=_user(request))}
+
+    @app.get("/documents")
+    def documents(kind: Optional[str] = Query(None, description="only this kind: file (uploads) or wikipedia"),
+                  limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> dict[str, Any]:
+        """The knowledge base's documents with their passage counts and sources (shared by all users)."""
+        docs = [d for d in service.documents() if kind is None or d["kind"] == kind]
+        return {"total": len(docs), "documents": docs[offset:offset + limit]}
+
+    @app.delete("/documents/{doc_id:path}")
+    def delete_document(doc_id: str) -> dict[str, Any]:
+        """Remove a document's passages from the knowledge base; the index is saved atomically."""
+        return service.delete_document(doc_id)
 
     @app.delete("/session/{session_id}")
     def session_reset(session_id: str, request: Request) -> dict[str, Any]:

@@ -24,8 +24,9 @@ from typing import Any, Callable, Iterator, Sequence
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Overwrite
 
-from app.errors import RequestError, TooBusyError
+from app.errors import NotFoundError, RequestError, TooBusyError
 from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, preset_installed
@@ -37,6 +38,7 @@ from pipeline.configuration import ConfigurationError, PipelineConfig, validate_
 from pipeline.context import RAGContext, ResourceConfig
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+_WAIT_POLL_S = 0.25  # how often a waiting question looks whether it was cancelled
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -63,10 +65,59 @@ class _CancelOnSignal(BaseCallbackHandler):
         self._check()
 
 
+class Line:
+    """First come, first served, per generator: the question at the front runs, the others wait
+    and can ask how many are ahead of them (the chat shows it, counting down). A small model
+    answers one question at a time anyway, so waiting here, not in the middle of the graph, costs
+    nothing and makes the wait visible."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._queue: list[object] = []
+
+    def join(self) -> object:
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+        return ticket
+
+    def ahead(self, ticket: object) -> int:
+        with self._cond:
+            return self._queue.index(ticket)
+
+    def wait(self, ticket: object, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for the questions ahead to get fewer; how many are left."""
+        with self._cond:
+            ahead = self._queue.index(ticket)
+            if ahead:
+                self._cond.wait_for(lambda: self._queue.index(ticket) < ahead, timeout)
+            return self._queue.index(ticket)
+
+    def leave(self, ticket: object) -> None:
+        with self._cond:
+            self._queue.remove(ticket)
+            self._cond.notify_all()
+
+
 def validate_session_id(session_id: object) -> str:
     if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
         raise RequestError("session_id must be 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit")
     return session_id
+
+
+def source_of(metadata: dict[str, Any], fallback: str) -> str:
+    """Where a passage comes from, as a reader knows it: a page's address, a file's name."""
+    if metadata.get("url"):
+        return metadata["url"]
+    if metadata.get("name"):
+        return metadata["name"]
+    return Path(metadata["path"]).name if metadata.get("path") else fallback
+
+
+def public_citation(c: dict[str, Any]) -> dict[str, Any]:
+    return {"n": c["n"], "title": c["title"], "text": c["text"], "score": round(float(c["score"]), 4),
+            "source": source_of(c.get("metadata") or {}, c["passage_id"]), "passage_id": c["passage_id"],
+            "doc_id": (c.get("metadata") or {}).get("doc_id")}
 
 
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
@@ -77,17 +128,9 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "tier": trace.get("tier"),
         "router": trace.get("router"),
         "answer": result.get("answer", ""),
-        "citations": [
-            {
-                "n": c["n"],
-                "title": c["title"],
-                "text": c["text"],
-                "score": round(float(c["score"]), 4),
-                "source": c["metadata"].get("url") or c["metadata"].get("path") or c["passage_id"],
-                "passage_id": c["passage_id"],
-            }
-            for c in result.get("citations", [])
-        ],
+        "citations": [public_citation(c) for c in result.get("citations", [])],
+        "supported": bool(trace.get("supported", result.get("citations"))),
+        "abstained": bool(trace.get("abstained")),
         "timing_ms": {"total": round(wall_ms, 1), **timings},
         "tokens": {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens"),
                    "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")},
@@ -145,6 +188,7 @@ class RAGService:
         self._ingest_lock = threading.Lock()
         self._count_lock = threading.Lock()
         self._in_flight = 0
+        self._lines: dict[str, Line] = {}
         self.answered = 0
         self.cancelled = 0
 
@@ -239,19 +283,33 @@ class RAGService:
             config = {**config, "callbacks": [_CancelOnSignal(cancel)]}
         return graph, {"question": question, "overrides": overrides}, ctx, config or None
 
-    def _enter(self) -> int:
+    def _enter(self, model: str | None) -> tuple[Line, object]:
+        """A place in the line of the question's generator (or :class:`TooBusyError`)."""
         with self._count_lock:
             if self._in_flight >= self.max_in_flight:
                 raise TooBusyError(f"the server is answering {self._in_flight} questions already; try again shortly")
-            ahead = self._in_flight
             self._in_flight += 1
-            return ahead
+            line = self._lines.setdefault(model or self.resources.model, Line())
+        return line, line.join()
 
-    def _leave(self, outcome: str) -> None:
+    def _leave(self, line: Line, ticket: object, outcome: str) -> None:
+        line.leave(ticket)
         with self._count_lock:
             self._in_flight -= 1
             self.answered += outcome == "answered"
             self.cancelled += outcome == "cancelled"
+
+    @staticmethod
+    def _wait_turn(line: Line, ticket: object, cancel: threading.Event | None) -> Iterator[int]:
+        """Wait for the questions ahead, yielding how many are left each time it changes."""
+        ahead = line.ahead(ticket)
+        while ahead:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled("the question was cancelled while waiting")
+            left = line.wait(ticket, timeout=_WAIT_POLL_S)
+            if left != ahead:
+                ahead = left
+                yield ahead
 
     def ask(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
             tier: str | None = None, model: str | None = None, owner: str | None = None,
@@ -259,22 +317,25 @@ class RAGService:
         """The answer to one question. ``owner``: the logged-in user (sessions are theirs alone);
         ``cancel``: set it to stop the run (raises :class:`Cancelled`)."""
         graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel)
-        self._enter()
+        line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:
+            for _ in self._wait_turn(line, ticket, cancel):
+                pass
             result = graph.invoke(inputs, config, context=ctx)
             outcome = "answered"
         except Cancelled:
             outcome = "cancelled"
             raise
         finally:
-            self._leave(outcome)
+            self._leave(line, ticket, outcome)
         return public_result(result, (time.perf_counter() - start) * 1000)
 
     def stream(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
                tier: str | None = None, model: str | None = None, owner: str | None = None,
                cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
-        """Events: ``status`` (requests ahead, then each node as it finishes), ``token`` (answer
+        """Events: ``status`` (the questions ahead in line, again each time fewer are left, then
+        each node as it finishes), ``token`` (answer
         text as generated), ``escalate`` (the cascade found the answer so far unsure and extends
         the evidence: the tokens that follow are a new answer, replacing the one streamed so far),
         and a final ``result`` (as :meth:`ask` returns). Input errors are
@@ -282,10 +343,12 @@ class RAGService:
         setting ``cancel``, stops the run."""
         cancel = cancel or threading.Event()
         graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel)
-        ahead = self._enter()
+        line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:
-            yield {"type": "status", "requests_ahead": ahead}
+            yield {"type": "status", "requests_ahead": line.ahead(ticket)}
+            for ahead in self._wait_turn(line, ticket, cancel):
+                yield {"type": "status", "requests_ahead": ahead}
             final: dict[str, Any] = {}
             for mode, payload in graph.stream(inputs, config, context=ctx, stream_mode=["messages", "updates", "values"]):
                 if mode == "messages":
@@ -307,7 +370,7 @@ class RAGService:
             outcome = "cancelled"
             raise
         finally:
-            self._leave(outcome)
+            self._leave(line, ticket, outcome)
         yield {"type": "result", **public_result(final, (time.perf_counter() - start) * 1000)}
 
     def reset_session(self, session_id: str, owner: str | None = None) -> None:
@@ -316,9 +379,25 @@ class RAGService:
             self._sessions.pop(thread, None)
         self.checkpointer.delete_thread(thread)
 
+    def _turns(self, session_id: str, owner: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        config = {"configurable": {"thread_id": self.thread_id(session_id, owner)}}
+        state = self.graph.get_state(config)
+        return config, list(state.values.get("turns", [])) if state and state.values else []
+
     def history(self, session_id: str, owner: str | None = None) -> list[dict[str, Any]]:
-        state = self.graph.get_state({"configurable": {"thread_id": self.thread_id(session_id, owner)}})
-        return list(state.values.get("turns", [])) if state and state.values else []
+        """The conversation's turns: question, standalone rewrite, answer and its citations."""
+        _, turns = self._turns(session_id, owner)
+        return [{"question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
+                 "citations": [public_citation(c) for c in t.get("citations", [])]} for t in turns]
+
+    def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:
+        """Take the conversation's last question and answer back (a retry, an undo), so the next
+        question neither reads it as history nor is rewritten as its follow-up."""
+        config, turns = self._turns(session_id, owner)
+        if not turns:
+            raise NotFoundError(f"session {session_id!r} has no turn to take back")
+        self.graph.update_state(config, {"turns": Overwrite(turns[:-1])}, as_node="grade_answer")
+        return {"question": turns[-1]["question"], "answer": turns[-1]["answer"]}
 
     # ------------------------------------------------------------------ documents
     def add_documents(self, paths: Sequence[str | Path], *, allowed_dirs: Sequence[str | Path] | None = None,
@@ -348,10 +427,50 @@ class RAGService:
             except OSError as exc:
                 items.append(Skipped(path.name, f"unreadable: {exc.strerror or exc}"))
                 continue
-            item = read_file(stored)
+            item = read_file(stored, name=path.name)
             items.append(Skipped(path.name, item.reason) if isinstance(item, Skipped) else item)
         with self._ingest_lock:
-            return ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
+            report = ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
+            # A file uploaded again under its name replaces the earlier version (once the new one is in).
+            fresh = {item.metadata["name"]: item.doc_id for item in items if isinstance(item, SourceDocument)}
+            stale = [doc for doc in ctx.index.documents()
+                     if doc["metadata"].get("name") in fresh and doc["doc_id"] != fresh[doc["metadata"]["name"]]
+                     and doc["metadata"].get("source") == "file"]
+            for doc in stale:
+                self._remove_document(ctx, doc)
+                report.replaced.append(doc["metadata"]["name"])
+            if stale:
+                ctx.index.save()
+            return report
+
+    def documents(self) -> list[dict[str, Any]]:
+        """The knowledge base's documents: id, title, source (a page's address, a file's name),
+        kind (``file`` for uploads) and passage count, in the order they were added."""
+        ctx = self.warm_up()
+        return [{"doc_id": d["doc_id"], "title": d["title"], "source": source_of(d["metadata"], d["doc_id"]),
+                 "kind": d["metadata"].get("source", "unknown"), "passages": d["passages"]}
+                for d in ctx.index.documents()]
+
+    def delete_document(self, doc_id: str) -> dict[str, Any]:
+        """Take a document's passages out of the index, which is saved (atomically) before this
+        returns; an uploaded file's stored copy goes too."""
+        ctx = self.warm_up()
+        with self._ingest_lock:
+            doc = next((d for d in ctx.index.documents() if d["doc_id"] == doc_id), None)
+            if doc is None:
+                raise NotFoundError(f"no document {doc_id!r} in the knowledge base")
+            removed = self._remove_document(ctx, doc)
+            ctx.index.save()
+        return {"doc_id": doc_id, "title": doc["title"], "passages_removed": removed,
+                "index_passages": len(ctx.index)}
+
+    @staticmethod
+    def _remove_document(ctx: RAGContext, doc: dict[str, Any]) -> int:
+        removed = ctx.index.remove(ctx.index.document_passages(doc["doc_id"]))
+        stored = doc["metadata"].get("path")
+        if stored and Path(stored).parent == (cache_dir() / "uploads").resolve():
+            Path(stored).unlink(missing_ok=True)
+        return removed
 
     def _upload_refusal(self, path: Path, roots: list[Path] | None) -> str | None:
         if path.is_symlink():

@@ -91,6 +91,39 @@ class PassageIndex:
                 self._faiss.add(vectors[keep])
             return len(keep)
 
+    def remove(self, passage_ids: Iterable[str]) -> int:
+        """Take passages out (their vectors too); return how many were there. The rest keep their
+        order. Call :meth:`save` to make it last: the saved generation switches atomically."""
+        with self._lock:
+            rows = sorted({self._ids[pid] for pid in passage_ids if pid in self._ids})
+            if not rows:
+                return 0
+            self._faiss.remove_ids(np.asarray(rows, dtype=np.int64))  # a flat index closes the gaps, in order
+            gone = set(rows)
+            self._passages = [p for row, p in enumerate(self._passages) if row not in gone]
+            self._ids = {p.id: row for row, p in enumerate(self._passages)}
+            return len(rows)
+
+    def documents(self) -> list[dict]:
+        """Each document in the index: its id, title, source metadata and passage count, in the
+        order they were added."""
+        with self._lock:
+            found: dict[str, dict] = {}
+            for passage in self._passages:
+                meta = passage.metadata
+                doc_id = meta.get("doc_id") or passage.id.split("#", 1)[0]
+                entry = found.get(doc_id)
+                if entry is None:
+                    entry = found[doc_id] = {"doc_id": doc_id, "title": passage.title, "passages": 0,
+                                             "metadata": {k: v for k, v in meta.items()
+                                                          if k not in ("doc_id", "paragraph", "sentence")}}
+                entry["passages"] += 1
+            return list(found.values())
+
+    def document_passages(self, doc_id: str) -> list[str]:
+        with self._lock:
+            return [p.id for p in self._passages if (p.metadata.get("doc_id") or p.id.split("#", 1)[0]) == doc_id]
+
     def warm_up(self) -> None:
         """Nothing to load: an index is in memory from :meth:`load` or construction on."""
 

@@ -24,6 +24,7 @@ class IngestReport:
     passages_added: int = 0
     passages_present: int = 0
     skipped: list[Skipped] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # earlier versions of re-uploaded files, removed
 
     def summary(self) -> str:
         lines = [

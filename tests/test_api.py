@@ -183,6 +183,67 @@ class TestService:
         assert len(PassageIndex.load(tmp_path / "index")) == before + 1  # saved to disk
         body = service.ask("Who invented the Zorblax engine?", tier="easy")
         assert "Tilda Quenby" in body["trace"]["context"]
+        cited = [c for c in body["citations"] if "Zorblax" in c["text"]]
+        assert all(c["source"] == "zorblax.txt" for c in cited)  # the file's name, not a server path
+
+    def test_documents_are_listed_replaced_and_deleted(self, ctx, index_dir, tmp_path, monkeypatch):
+        shutil.copytree(index_dir, tmp_path / "index")
+        index = PassageIndex.load(tmp_path / "index")
+        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+        client = TestClient(create_app(service, with_ui=False))
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        before = len(index)
+        doc = tmp_path / "upload" / "zorblax.txt"
+        doc.parent.mkdir()
+        doc.write_text("The Zorblax engine was invented by Tilda Quenby in 1931.")
+        service.add_documents([doc])
+        files = client.get("/documents", params={"kind": "file"}).json()
+        assert files["total"] == 1 and files["documents"][0]["source"] == "zorblax.txt"
+        assert files["documents"][0]["passages"] == 1
+        assert client.get("/documents", params={"limit": 2}).json()["total"] > 1  # the wiki's too
+
+        # A changed file under the same name replaces the old version rather than adding a copy.
+        doc.write_text("The Zorblax engine was invented by Maro Vint in 1950. It runs on tea.")
+        report = service.add_documents([doc])
+        assert report.replaced == ["zorblax.txt"] and report.passages_added == 2
+        files = client.get("/documents", params={"kind": "file"}).json()["documents"]
+        assert len(files) == 1 and files[0]["passages"] == 2
+        assert not any("Tilda Quenby" in p.text for p in index)
+
+        response = client.delete(f"/documents/{files[0]['doc_id']}")
+        assert response.status_code == 200 and response.json()["passages_removed"] == 2
+        assert len(index) == before and len(PassageIndex.load(tmp_path / "index")) == before  # saved
+        assert not list((tmp_path / "cache" / "uploads").iterdir())  # the stored copy is gone too
+        assert client.delete(f"/documents/{files[0]['doc_id']}").status_code == 404
+
+    def test_undo_takes_the_last_turn_back(self, service, client):
+        service.ask("Who developed the theory of relativity?", session_id="undo", tier="easy")
+        service.ask("Who was Isaac Newton?", session_id="undo", tier="easy")
+        body = client.post("/session/undo/undo").json()
+        assert body["removed"]["question"] == "Who was Isaac Newton?"
+        assert [t["question"] for t in body["turns"]] == ["Who developed the theory of relativity?"]
+        service.ask("What is Jupiter?", session_id="undo", tier="easy")
+        assert [t["question"] for t in service.history("undo")] == [
+            "Who developed the theory of relativity?", "What is Jupiter?"]
+        client.delete("/session/undo")
+        assert client.post("/session/undo/undo").status_code == 404
+
+    def test_questions_wait_in_line_and_see_it_shrink(self, ctx):
+        """The second question's stream says one is ahead, then none, and answers after the first."""
+        service = RAGService.from_context(ctx, "smollm2-135m")
+        first = service.stream("Who directed 2001: A Space Odyssey?", tier="easy")
+        assert next(first) == {"type": "status", "requests_ahead": 0}
+        second = service.stream("What is Jupiter?", tier="easy")
+        assert next(second) == {"type": "status", "requests_ahead": 1}
+        waiting = []
+        worker = threading.Thread(target=lambda: waiting.append(next(second)))
+        worker.start()
+        worker.join(1.0)
+        assert worker.is_alive() and not waiting  # still waiting: the first has not finished
+        assert list(first)[-1]["type"] == "result"
+        worker.join(30)
+        assert waiting == [{"type": "status", "requests_ahead": 0}]
+        assert list(second)[-1]["type"] == "result" and service.status()["in_flight"] == 0
 
     def test_stateless_questions_leave_no_thread_and_sessions_are_capped(self, ctx):
         service = RAGService.from_context(ctx, "smollm2-135m", max_sessions=2)

@@ -50,6 +50,26 @@ class TestPassageIndex:
     def test_empty_index(self):
         assert PassageIndex("emb", 3).search(np.ones(3), 5) == []
 
+    def test_remove_keeps_the_rest_searchable(self, tmp_path):
+        index = small_index(tmp_path)
+        assert index.remove(["p0", "nope"]) == 1 and index.remove(["p0"]) == 0
+        assert len(index) == 2 and "p0" not in index and index.passage("p2").text == "text 2"
+        assert [p.id for p, _ in index.search(unit([[1, 0, 0]])[0], 5)] == ["p2", "p1"]
+        index.save()
+        loaded = PassageIndex.load(tmp_path, embedder="emb", dimension=3)
+        assert [p.id for p in loaded] == ["p1", "p2"]
+        assert [p.id for p, _ in loaded.search(unit([[0, 1, 0]])[0], 1)] == ["p1"]
+
+    def test_documents_group_passages(self):
+        index = PassageIndex("emb", 3)
+        meta = lambda doc, i: {"doc_id": doc, "path": f"/x/{doc}.md", "paragraph": i, "sentence": 0}
+        index.add([Passage("a#p0", "A", "1", meta("a", 0)), Passage("b#p0", "B", "2", meta("b", 0)),
+                   Passage("a#p1", "A", "3", meta("a", 1))], unit([[1, 0, 0], [0, 1, 0], [0, 0, 1]]))
+        assert index.documents() == [
+            {"doc_id": "a", "title": "A", "passages": 2, "metadata": {"path": "/x/a.md"}},
+            {"doc_id": "b", "title": "B", "passages": 1, "metadata": {"path": "/x/b.md"}}]
+        assert index.document_passages("a") == ["a#p0", "a#p1"]
+
 
 class TestPersistence:
     def test_round_trip(self, tmp_path):
