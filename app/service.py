@@ -428,7 +428,10 @@ class RAGService:
                 items.append(Skipped(path.name, f"unreadable: {exc.strerror or exc}"))
                 continue
             item = read_file(stored, name=path.name)
-            items.append(Skipped(path.name, item.reason) if isinstance(item, Skipped) else item)
+            if isinstance(item, Skipped):
+                items.append(Skipped(path.name, item.reason))
+            else:  # ids name the stored copy, not where this server keeps it
+                items.append(replace(item, doc_id=f"upload/{stored.name}"))
         with self._ingest_lock:
             report = ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
             # A file uploaded again under its name replaces the earlier version (once the new one is in).

@@ -1,11 +1,22 @@
-"""The Gradio chat: streamed answers with their tier, cost and expandable cited sources; follow-up
-questions; document upload; a settings sidebar. One conversation per browser session."""
+"""The Gradio chat: streamed answers with their sources and a plain-words cost line (the figures a
+click away); follow-up questions; retry and undo that take the answer back on the server too;
+a stop button; documents added, listed and removed; a settings sidebar.
+
+The browser keeps its conversation id and settings (``gr.BrowserState``, encrypted with a key kept
+in the cache folder, so a server restart does not make them unreadable); the conversation itself
+lives in the server's store, and a reload shows it again. No error leaves the chat unusable: a
+refused question is a warning and the box keeps it; a failure while answering becomes a message.
+"""
 
 from __future__ import annotations
 
-import html
 import json
+import logging
+import os
 import re
+import secrets
+import threading
+import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -13,8 +24,12 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import RAGService, cost_line
-from pipeline.configuration import DEFAULT_TIERS, POLICIES
+from app.service import Cancelled, RAGService
+from components.model_files import cache_dir
+from components.storage import atomic_write_text
+from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, validate_question
+
+log = logging.getLogger(__name__)
 
 EXAMPLES = [
     "Who directed 2001: A Space Odyssey?",
@@ -25,15 +40,31 @@ EXAMPLES = [
 HEADER = """# Adaptive RAG
 Answers from a local knowledge base (English Wikipedia summaries and your documents) with a small
 local model, spending only the retrieval and generation budget each question needs."""
+PHONE_WIDTH = 768  # below this many CSS pixels the settings start closed
+CSS = """
+@media (max-width: 768px) {  /* Gradio opens the sidebar across the whole phone, its toggle off screen */
+  #sidebar.sidebar { width: calc(100vw - 56px) !important; }
+  #sidebar.sidebar:not(.open) { left: calc(56px - 100vw) !important; }
+  #sidebar.sidebar.open { left: 0 !important; transform: none !important; }
+}
+"""
+"""Pass to ``gr.mount_gradio_app`` (Gradio 6 takes page CSS there, not in ``Blocks``)."""
+CLOSEST_SHOWN = 3  # passages shown when the answer is not in the evidence
 
-
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_UNSAFE = re.compile(r"([\\<>\[\]])")
 
 
 def plain(text: str) -> str:
     """Text from a document or the model shown as text: no HTML (a ``<form>`` or ``<img>`` stays
-    literal), no Markdown images or links (nothing is fetched from another site)."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(text, quote=False))
+    literal), no Markdown images or links (nothing is fetched from another site). Only the
+    characters that make those are escaped, so what the copy button puts on the clipboard (the
+    message's source) reads as the text: "Tom & Jerry (1940)" stays as it is."""
+    return _UNSAFE.sub(r"\\\1", text)
+
+
+def unplain(shown: str) -> str:
+    """The text :func:`plain` was given."""
+    return re.sub(r"\\(.)", r"\1", shown, flags=re.DOTALL)
 
 
 def upload_folder() -> Path:
@@ -43,6 +74,20 @@ def upload_folder() -> Path:
     return Path(get_upload_folder()).resolve()
 
 
+def browser_secret() -> str:
+    """The key the browser's saved state is encrypted with: made once, kept in the cache folder,
+    so a restarted server still reads what browsers saved."""
+    path = cache_dir() / "ui-secret"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        key = secrets.token_hex(32)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, key)
+        os.chmod(path, 0o600)
+        return key
+
+
 def _owner(request: gr.Request | None) -> str | None:
     """The logged-in user (when logins are on), so their sessions are theirs alone."""
     inner = getattr(request, "request", None)
@@ -50,52 +95,120 @@ def _owner(request: gr.Request | None) -> str | None:
     return scope.get(USER_KEY)
 
 
-def _footer(result: dict[str, Any]) -> str:
-    line = cost_line(result)
+# ---------------------------------------------------------------------- what an answer shows
+def summary_line(result: dict[str, Any]) -> str:
+    """What the answer cost, in words a person reads: time, evidence read, and whether it had to
+    read more."""
+    steps = result.get("trace", {}).get("steps") or []
+    items = steps[-1].get("evidence_items") if steps else None
+    read = f"{items} passage{'s' if items != 1 else ''}" if items else "no passages"
+    parts = [f"{result['timing_ms']['total'] / 1000:.1f} s", f"read {read}"]
+    escalations = result.get("escalations") or 0
+    if escalations:
+        parts.append("first answer was unsure, so it read more" if escalations == 1
+                     else f"read more {escalations} times before it was sure")
     if result.get("rewritten_question"):
-        line += f"\n\nfollow-up read as: *{result['rewritten_question']}*"
-    return line
+        parts.append("follow-up read as: " + result["rewritten_question"])
+    return " · ".join(parts)
+
+
+def figures(result: dict[str, Any]) -> str:
+    """The raw figures behind the summary line, a line each."""
+    tokens, router = result["tokens"], result.get("router")
+    tier = result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
+    rows = [("tier", tier)]
+    if router:
+        rows.append(("router confidence", f"{router['confidence']:.0%}"))
+    prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
+    rows += [("prompt tokens", f"{prompt}"), ("prompt tokens computed (the rest reused)", f"{tokens.get('evaluated')}"),
+             ("output tokens", f"{tokens['output']}"), ("corrective retrieval", "yes" if result["corrected"] else "no")]
+    rows += [(f"{node} (ms)", f"{ms:,.0f}") for node, ms in result["timing_ms"].items()]
+    return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
+
+
+def rounded(value: Any) -> Any:
+    """The trace with floats to four significant digits, for reading."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return value
+
+
+def _source_message(number: int, title: str, text: str, source: str, score: float | None) -> gr.ChatMessage:
+    link = f"[{plain(source)}]({source})" if re.match(r"https?://[^\s()<>]+$", source) else plain(source)
+    heading = f"[{number}] {title}" + (f" · score {score:.2f}" if score is not None else "")
+    return gr.ChatMessage(role="assistant", content=f"{plain(text)}\n\n{link}",
+                          metadata={"title": heading, "status": "done"})
+
+
+def answer_text(result: dict[str, Any]) -> str:
+    """The answer with its citation markers, numbered in the order the sources are shown; a
+    warning when no shown passage holds it."""
+    citations = result["citations"]
+    markers = " ".join(f"[{i}]" for i in range(1, len(citations) + 1))
+    text = f"{plain(result['answer'])} {markers}".strip()
+    if result.get("abstained"):
+        return f"{text}\n\nThe knowledge base does not seem to hold the answer. The closest passages it found are below."
+    if not result.get("supported", bool(citations)):
+        return f"{text}\n\n⚠️ Unsupported: none of the passages read holds this answer. Check it before relying on it."
+    return text
 
 
 def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMessage]:
-    """The answer with its [n] markers and cost line, one expandable message per cited passage,
+    """The answer (only the answer, so copying it copies nothing else), one expandable message per
+    cited passage, numbered as the markers are, the cost in words with the figures a click away,
     and the trace when asked for."""
-    markers = " ".join(f"[{c['n']}]" for c in result["citations"])
-    answer = f"{plain(result['answer'])} {markers}".strip()
-    messages = [gr.ChatMessage(role="assistant", content=f"{answer}\n\n<small>{_footer(result)}</small>")]
-    for c in result["citations"]:
-        source = c["source"]
-        link = f"[{plain(source)}]({source})" if re.match(r"https?://[^\s()<>]+$", source) else plain(source)
-        messages.append(gr.ChatMessage(
-            role="assistant",
-            content=f"{plain(c['text'])}\n\n{link}",
-            metadata={"title": f"[{c['n']}] {c['title']} · score {c['score']:.2f}", "status": "done"},
-        ))
+    messages = [gr.ChatMessage(role="assistant", content=answer_text(result))]
+    for i, c in enumerate(result["citations"], 1):
+        messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
+    if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
+        for i, p in enumerate((result.get("trace", {}).get("passages") or [])[:CLOSEST_SHOWN], 1):
+            messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p.get("source", ""), p.get("score")))
+    messages.append(gr.ChatMessage(role="assistant", content=figures(result),
+                                   metadata={"title": summary_line(result), "status": "done"}))
     if show_trace:
-        trace = json.dumps(result["trace"], indent=2, ensure_ascii=False)
+        trace = json.dumps(rounded(result["trace"]), indent=2, ensure_ascii=False)
         messages.append(gr.ChatMessage(role="assistant", content=f"```json\n{trace}\n```",
                                        metadata={"title": "Trace", "status": "done"}))
     return messages
 
 
+def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
+    """An earlier turn as the chat shows it again after a reload."""
+    result = {"answer": turn["answer"], "citations": turn["citations"], "supported": bool(turn["citations"]),
+              "abstained": False}
+    messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
+                gr.ChatMessage(role="assistant", content=answer_text(result))]
+    messages += [_source_message(i, c["title"], c["text"], c["source"], c["score"])
+                 for i, c in enumerate(turn["citations"], 1)]
+    return messages
+
+
+def _pending(title: str) -> gr.ChatMessage:
+    return gr.ChatMessage(role="assistant", content="", metadata={"title": title, "status": "pending"})
+
+
 def answer_events(service: RAGService, message: str, *, session: str | None, owner: str | None,
-                  policy: str | None, tier: str | None, model: str | None,
-                  show_trace: bool) -> Iterator[list[gr.ChatMessage]]:
-    """The chat's view of the service's stream: progress, the growing answer, then the answer with
-    its sources. A refused question becomes a ``gr.Error`` with the message every front door gives."""
+                  policy: str | None, tier: str | None, model: str | None, show_trace: bool,
+                  cancel: threading.Event | None = None) -> Iterator[list[gr.ChatMessage]]:
+    """The chat's view of the service's stream: the wait in line, progress, the growing answer,
+    then the answer with its sources. A refused question becomes a ``gr.Error`` with the message
+    every front door gives; setting ``cancel`` raises :class:`Cancelled` at the next token."""
     answer = ""
     try:
-        for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model, owner=owner):
+        for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model, owner=owner,
+                                    cancel=cancel):
             if event["type"] == "status" and event.get("requests_ahead"):
-                yield [gr.ChatMessage(role="assistant", content="", metadata={
-                    "title": f"Waiting for {event['requests_ahead']} earlier question(s)…", "status": "pending"})]
+                ahead = event["requests_ahead"]
+                yield [_pending(f"Waiting for {ahead} earlier question{'s' if ahead > 1 else ''} to be answered…")]
             elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "classify_tier"):
-                yield [gr.ChatMessage(role="assistant", content="", metadata={
-                    "title": "Searching the knowledge base…", "status": "pending"})]
+                yield [_pending("Searching the knowledge base…")]
             elif event["type"] == "escalate":  # the answer so far was unsure: a new one follows
                 answer = ""
-                yield [gr.ChatMessage(role="assistant", content="", metadata={
-                    "title": f"Not sure yet: reading more evidence ({event['to']})…", "status": "pending"})]
+                yield [_pending("Not sure yet: reading more evidence…")]
             elif event["type"] == "token":
                 answer += event["text"]
                 yield [gr.ChatMessage(role="assistant", content=plain(answer))]
@@ -106,12 +219,125 @@ def answer_events(service: RAGService, message: str, *, session: str | None, own
         raise gr.Error(problem.message if problem else str(exc)) from exc
 
 
+def _failure(text: str) -> gr.ChatMessage:
+    return gr.ChatMessage(role="assistant", content=f"**Could not answer:** {plain(text)}")
+
+
+# ---------------------------------------------------------------------- the page
 def build_ui(service: RAGService) -> gr.Blocks:
-    def respond(message: str, history: list, policy: str, tier: str, model: str, show_trace: bool,
-                request: gr.Request) -> Iterator[list[gr.ChatMessage]]:
-        session = request.session_hash if request is not None else None
-        yield from answer_events(service, message, session=session, owner=_owner(request), policy=policy,
-                                 tier=tier, model=model, show_trace=show_trace)
+    default_settings = {"session": None, "policy": service.pipeline.policy, "tier": service.pipeline.tier,
+                        "model": service.resources.model, "show_trace": False}
+
+    def settings_of(saved: dict | None) -> dict:
+        saved = {**default_settings, **(saved or {})}
+        if saved["policy"] not in POLICIES:
+            saved["policy"] = default_settings["policy"]
+        if saved["tier"] not in DEFAULT_TIERS:
+            saved["tier"] = default_settings["tier"]
+        if saved["model"] not in service.models:
+            saved["model"] = default_settings["model"]
+        return saved
+
+    def restore(saved: dict | None, request: gr.Request):
+        """On load: the settings and the conversation this browser had, from the server's store."""
+        saved = settings_of(saved)
+        history: list[gr.ChatMessage] = []
+        if saved["session"]:
+            try:
+                for turn in service.history(saved["session"], owner=_owner(request)):
+                    history += turn_messages(turn)
+            except HANDLED:  # a malformed id in the browser's storage: start afresh
+                saved["session"] = None
+        if not saved["session"]:
+            saved["session"] = uuid.uuid4().hex
+        return history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"]
+
+    def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool) -> dict:
+        return {**settings_of(saved), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace}
+
+    def begin(message: str, history: list):
+        """Take the question from the box (a refused one stays there, with a warning)."""
+        try:
+            validate_question(message, service.pipeline.max_question_chars)
+        except QuestionError as exc:
+            gr.Warning(str(exc))
+            return gr.Textbox(), history, ""
+        history = [*history, gr.ChatMessage(role="user", content=plain(message))]
+        return gr.Textbox(value="", submit_btn=False, stop_btn=True), history, message
+
+    # The stop button sets the answer's own cancel event (per browser tab), and the answer ends by
+    # itself: Gradio's ``cancels=`` races with the next question (it can cancel that one instead).
+    running: dict[str, threading.Event] = {}
+
+    def respond(question: str, history: list, saved: dict | None, request: gr.Request):
+        if not question:
+            return
+        saved = settings_of(saved)
+        tab = request.session_hash if request is not None else ""
+        cancel = running[tab] = threading.Event()
+        shown: list[gr.ChatMessage] = []
+        try:
+            for shown in answer_events(service, question, session=saved["session"], owner=_owner(request),
+                                       policy=saved["policy"], tier=saved["tier"], model=saved["model"],
+                                       show_trace=saved["show_trace"], cancel=cancel):
+                yield [*history, *shown]
+        except Cancelled:
+            partial = [m for m in shown if not (m.metadata or {}).get("status") == "pending"]
+            yield [*history, *partial, gr.ChatMessage(role="assistant", content="*Stopped.*")]
+        except gr.Error as exc:
+            yield [*history, _failure(exc.message)]
+        except Exception:  # a bug: say so in the chat, keep the chat usable, log the details
+            log.exception("answering %r failed", question)
+            yield [*history, _failure("the server failed while answering; try again, or ask another question")]
+        finally:
+            if running.get(tab) is cancel:
+                del running[tab]
+
+    def stop(request: gr.Request):
+        cancel = running.get(request.session_hash if request is not None else "")
+        if cancel is not None:
+            cancel.set()
+
+    def finish():
+        return gr.Textbox(submit_btn=True, stop_btn=False)
+
+    def last_question(history: list) -> tuple[int, str]:
+        for i in range(len(history) - 1, -1, -1):
+            if _role(history[i]) == "user":
+                return i, unplain(_content(history[i]))
+        return -1, ""
+
+    def take_back(history: list, saved: dict | None, request: gr.Request) -> tuple[list, str]:
+        """Remove the last question and its answer, here and in the server's memory (when it was
+        answered: a stopped or failed question never reached it)."""
+        index, question = last_question(history)
+        if index < 0:
+            return history, ""
+        session = settings_of(saved)["session"]
+        if session:
+            turns = service.history(session, owner=_owner(request))
+            if turns and turns[-1]["question"] == question.strip():
+                service.undo_last_turn(session, owner=_owner(request))
+        return history[:index], question
+
+    def retry(history: list, saved: dict | None, request: gr.Request):
+        history, question = take_back(history, saved, request)
+        if not question:
+            return gr.Textbox(), history, ""
+        return begin(question, history)
+
+    def undo(history: list, saved: dict | None, request: gr.Request):
+        history, question = take_back(history, saved, request)
+        return history, question
+
+    def clear(saved: dict | None, request: gr.Request) -> dict:
+        saved = settings_of(saved)
+        if saved["session"]:
+            service.reset_session(saved["session"], owner=_owner(request))
+        return {**saved, "session": uuid.uuid4().hex}
+
+    def example(evt: gr.SelectData, history: list):
+        return begin(evt.value["text"], history)
 
     def add_documents(files: list[str] | None, progress: gr.Progress = gr.Progress()) -> str:
         if not files:
@@ -132,10 +358,12 @@ def build_ui(service: RAGService) -> gr.Blocks:
         try:
             report = service.add_documents(files, allowed_dirs=[upload_folder()], on_progress=on_progress)
         except Exception as exc:  # never let a bad upload break the app
-            return f"**Could not add the documents:** {exc}"
+            log.exception("adding documents failed")
+            return f"**Could not add the documents:** {plain(str(exc))}"
         lines = [f"**Added {report.passages_added} passages** from {report.documents} document(s)."]
         if report.passages_present:
             lines.append(f"{report.passages_present} passages were already in the knowledge base.")
+        lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
         for skipped in report.skipped:
             lines.append(f"- skipped {plain(Path(skipped.path).name)}: {skipped.reason}")
         if refused:
@@ -143,12 +371,31 @@ def build_ui(service: RAGService) -> gr.Blocks:
         lines.append(f"\nThe knowledge base now holds {service.status()['index_passages']:,} passages.")
         return "\n".join(lines)
 
-    def reset(request: gr.Request) -> None:
-        if request is not None:
-            service.reset_session(request.session_hash, owner=_owner(request))
+    def uploaded() -> list[dict]:
+        return [d for d in service.documents() if d["kind"] == "file"]
+
+    def document_list():
+        docs = uploaded()
+        rows = [[d["source"], d["title"], d["passages"]] for d in docs]
+        choices = [(f"{d['source']} ({d['passages']} passages)", d["doc_id"]) for d in docs]
+        return (gr.Dataframe(value=rows or None), gr.Dropdown(choices=choices, value=None, interactive=bool(choices)))
+
+    def remove_document(doc_id: str | None) -> str:
+        if not doc_id:
+            return "Choose a document to remove first."
+        try:
+            removed = service.delete_document(doc_id)
+        except HANDLED as exc:
+            problem = describe(exc)
+            return f"**Could not remove it:** {plain(problem.message if problem else str(exc))}"
+        return (f"**Removed {plain(removed['title'])}** ({removed['passages_removed']} passages). "
+                f"The knowledge base now holds {removed['index_passages']:,} passages.")
 
     with gr.Blocks(title="Adaptive RAG", fill_height=True) as demo:
-        with gr.Sidebar(open=True):
+        saved = gr.BrowserState(default_settings, storage_key="adaptive-rag-chat", secret=browser_secret())
+        question = gr.State("")
+        width = gr.Number(visible=False)  # the browser's width, for the sidebar (a State cannot take it from JS)
+        with gr.Sidebar(open=False, elem_id="sidebar") as sidebar:
             gr.Markdown("### Settings")
             policy = gr.Dropdown(list(POLICIES), value=service.pipeline.policy, label="Policy",
                                  info="cascade: a little evidence first, more only when the answer is "
@@ -159,23 +406,55 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                 info="other models load on first use" if len(service.models) > 1 else None,
                                 interactive=len(service.models) > 1)
             show_trace = gr.Checkbox(value=False, label="Show trace")
-            gr.Markdown("### Add documents")
+            gr.Markdown("### Your documents")
             limit_mb = service.max_upload_bytes / 2**20
-            files = gr.File(file_count="multiple", file_types=[".pdf", ".txt", ".md"],
+            files = gr.File(file_count="multiple", file_types=[".pdf", ".txt", ".md"], elem_id="upload",
                             label=f"PDF, text or Markdown, up to {limit_mb:g} MB each")
             add = gr.Button("Add to knowledge base", variant="secondary")
             summary = gr.Markdown(elem_id="upload-summary")
-            add.click(add_documents, inputs=files, outputs=summary, concurrency_limit=1)
+            documents = gr.Dataframe(headers=["file", "title", "passages"], interactive=False, elem_id="documents",
+                                     label="Uploaded documents (shared by everyone using this server)")
+            chosen = gr.Dropdown(label="Remove a document", choices=[], elem_id="remove-choice")
+            remove = gr.Button("Remove from knowledge base", variant="stop", elem_id="remove")
 
         gr.Markdown(HEADER)
-        chat = gr.ChatInterface(
-            fn=respond,
-            additional_inputs=[policy, tier, model, show_trace],
-            chatbot=gr.Chatbot(height="70vh", layout="panel", label="Answers", elem_id="chatbot"),
-            textbox=gr.Textbox(placeholder="Ask a question…", elem_id="question", submit_btn=True),
-            concurrency_limit=1,
-            fill_height=True,
-        )
-        gr.Examples(EXAMPLES, inputs=chat.textbox, label="Questions the Wikipedia knowledge base answers well")
-        chat.chatbot.clear(reset)
+        chatbot = gr.Chatbot(height="70vh", layout="bubble", label="Answers", elem_id="chatbot",
+                             examples=[{"text": q} for q in EXAMPLES], feedback_options=None)
+        box = gr.Textbox(placeholder="Ask a question…", elem_id="question", submit_btn=True, stop_btn=False,
+                         show_label=False, autofocus=True)
+
+        # Settings are remembered by the browser; the conversation by the server.
+        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace])
+        demo.load(None, js="() => window.innerWidth", outputs=width).then(
+            lambda w: gr.Sidebar(open=not w or w >= PHONE_WIDTH), width, sidebar, queue=False)
+        demo.load(document_list, None, [documents, chosen])
+        for control in (policy, tier, model, show_trace):
+            control.change(remember, [saved, policy, tier, model, show_trace], saved)
+
+        def answer_chain(trigger) -> None:
+            trigger.then(respond, [question, chatbot, saved], chatbot, concurrency_limit=None,
+                         show_progress="hidden").then(finish, None, box)
+
+        # Queued (a warning needs the queue) but never behind an answer: no concurrency limit.
+        answer_chain(box.submit(begin, [box, chatbot], [box, chatbot, question], concurrency_limit=None))
+        answer_chain(chatbot.example_select(example, chatbot, [box, chatbot, question], concurrency_limit=None))
+        answer_chain(chatbot.retry(retry, [chatbot, saved], [box, chatbot, question]))
+        box.stop(stop, None, None, queue=False)
+        chatbot.undo(undo, [chatbot, saved], [chatbot, box])
+        chatbot.clear(clear, saved, saved)
+
+        add.click(add_documents, files, summary, concurrency_limit=1).then(document_list, None, [documents, chosen])
+        remove.click(remove_document, chosen, summary, concurrency_limit=1).then(
+            document_list, None, [documents, chosen])
     return demo
+
+
+def _role(message: Any) -> str:
+    return message.get("role") if isinstance(message, dict) else message.role
+
+
+def _content(message: Any) -> str:
+    content = message.get("content") if isinstance(message, dict) else message.content
+    if isinstance(content, list):  # Gradio 6 gives content as a list of parts
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""

@@ -23,12 +23,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(index_dir: Path, work: Path, *extra: str, log: str = "server.log") -> tuple[subprocess.Popen, str]:
+def start_server(index_dir: Path, work: Path, *extra: str, log: str = "server.log",
+                 port: int | None = None) -> tuple[subprocess.Popen, str]:
     """Start ``adaptive-rag serve`` in ``work`` (the index is copied there once) and wait until it
-    answers HTTP; the caller waits for /health to say "ok" (it may need a login)."""
+    answers HTTP; the caller waits for /health to say "ok" (it may need a login). ``port``: the
+    same one again, for a restart a browser must not notice (its storage is per origin)."""
     if not (work / "index").exists():
         shutil.copytree(index_dir, work / "index")
-    port = free_port()
+    port = port or free_port()
     env = {**os.environ, "ADAPTIVE_RAG_CACHE": str(work / "cache"), "GRADIO_TEMP_DIR": str(work / "gradio")}
     env.pop("ADAPTIVE_RAG_AUTH", None)
     proc = subprocess.Popen(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import time
@@ -343,16 +344,16 @@ class TestRendering:
     """Item 7: documents and answers are shown as text: no remote images, no forms."""
 
     def test_markup_from_documents_stays_text(self):
-        from app.ui import plain, result_messages
+        from app.ui import plain, result_messages, unplain
 
         hostile = '![x](http://example.com/t.png) <img src=http://example.com/x> <form><button>Go</button></form>'
         result = {"answer": hostile, "tier": "easy", "router": None, "corrected": False, "rewritten_question": None,
                   "tokens": {"prompt": 1, "output": 1}, "timing_ms": {"total": 1.0}, "trace": {},
                   "citations": [{"n": 1, "title": "T", "text": hostile, "score": 0.5, "source": "notes.md"}]}
-        for message in result_messages(result, show_trace=False):
-            assert "<form" not in message.content and "<img" not in message.content
-            assert "![" not in message.content
-        assert plain("a <b> & [c](d)") == "a &lt;b&gt; &amp; \\[c\\]\\(d\\)"
+        for message in result_messages(result, show_trace=False):  # every < and [ from the text escaped
+            assert not re.search(r"(?<!\\)<(form|img)", message.content) and "![" not in message.content
+        assert plain("a <b> & [c](d)") == "a \\<b\\> & \\[c\\](d)"
+        assert unplain(plain("a <b> \\ [c](d)")) == "a <b> \\ [c](d)"
 
 
 class TestQueueLimit:
