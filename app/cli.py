@@ -234,9 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--models", default="",
                        help="other installed presets clients may choose, comma-separated (default: only --model)")
     serve.add_argument("--max-upload-mb", type=float, default=50, help="largest file the chat accepts (default 50)")
-    serve.add_argument("--conversations", default="sqlite",
+    serve.add_argument("--conversations", default=None,
                        help="where conversations are kept: sqlite (default: a file in the cache folder), "
-                            "a .sqlite path, or memory (forgotten on restart)")
+                            "a .sqlite path, a postgresql:// connection string (for several server processes; "
+                            "better given as $ADAPTIVE_RAG_CONVERSATIONS, which keeps a password out of the "
+                            "process list), or memory (forgotten on restart)")
     serve.add_argument("--body-timeout", type=float, default=30,
                        help="seconds a client has to send a request body (default 30)")
     _pipeline_options(serve)
@@ -252,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "source", None) in ("folder", "squad", "hotpotqa") and args.path is None:
         parser.error(f"ingest {args.source} needs a path")
+    if args.command == "serve" and args.conversations is None:
+        args.conversations = os.environ.get("ADAPTIVE_RAG_CONVERSATIONS") or "sqlite"
     if args.command == "serve" and args.auth is None and os.environ.get("ADAPTIVE_RAG_AUTH"):
         args.auth = [os.environ["ADAPTIVE_RAG_AUTH"]]
     try:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
@@ -379,8 +380,8 @@ class RAGService:
             self._sessions.pop(thread, None)
         self.checkpointer.delete_thread(thread)
 
-    def _turns(self, session_id: str, owner: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        config = {"configurable": {"thread_id": self.thread_id(session_id, owner)}}
+    def _turns(self, session_id: str, owner: str | None) -> tuple[RunnableConfig, list[dict[str, Any]]]:
+        config: RunnableConfig = {"configurable": {"thread_id": self.thread_id(session_id, owner)}}
         state = self.graph.get_state(config)
         return config, list(state.values.get("turns", [])) if state and state.values else []
 

@@ -98,7 +98,8 @@ class PassageIndex:
             rows = sorted({self._ids[pid] for pid in passage_ids if pid in self._ids})
             if not rows:
                 return 0
-            self._faiss.remove_ids(np.asarray(rows, dtype=np.int64))  # a flat index closes the gaps, in order
+            # A flat index closes the gaps, keeping the order of the rest.
+            self._faiss.remove_ids(faiss.IDSelectorBatch(np.asarray(rows, dtype=np.int64)))
             gone = set(rows)
             self._passages = [p for row, p in enumerate(self._passages) if row not in gone]
             self._ids = {p.id: row for row, p in enumerate(self._passages)}

@@ -69,8 +69,8 @@ def supports(item: EvidenceItem, answer: str) -> bool:
     held = content_words(f"{item['title']} {item['text']}")
     if len(set(words) & set(held)) < SUPPORT_COVERAGE * len(set(words)):
         return False
-    pairs = set(zip(words, words[1:]))
-    return not pairs or bool(pairs & set(zip(held, held[1:])))
+    pairs = set(zip(words, words[1:], strict=False))
+    return not pairs or bool(pairs & set(zip(held, held[1:], strict=False)))
 
 
 def coverage(answer: str, item: EvidenceItem) -> float:

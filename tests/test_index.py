@@ -62,7 +62,10 @@ class TestPassageIndex:
 
     def test_documents_group_passages(self):
         index = PassageIndex("emb", 3)
-        meta = lambda doc, i: {"doc_id": doc, "path": f"/x/{doc}.md", "paragraph": i, "sentence": 0}
+
+        def meta(doc, i):
+            return {"doc_id": doc, "path": f"/x/{doc}.md", "paragraph": i, "sentence": 0}
+
         index.add([Passage("a#p0", "A", "1", meta("a", 0)), Passage("b#p0", "B", "2", meta("b", 0)),
                    Passage("a#p1", "A", "3", meta("a", 1))], unit([[1, 0, 0], [0, 1, 0], [0, 0, 1]]))
         assert index.documents() == [
