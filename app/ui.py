@@ -48,7 +48,60 @@ CSS = """
   #sidebar.sidebar.open { left: 0 !important; transform: none !important; }
 }
 """
+CSS += """
+#chatbot a.cite { text-decoration: none; cursor: pointer; font-weight: 600; }
+"""
 """Pass to ``gr.mount_gradio_app`` (Gradio 6 takes page CSS there, not in ``Blocks``)."""
+
+JS = """
+() => {
+  // Citation markers become links to their passage: a click opens the numbered source under the
+  // answer and scrolls to it. Only the page changes; the message stays plain text, so copying an
+  // answer copies no markup.
+  const answers = '#chatbot .bot.message > .message:not(.thought) .message-content .md';
+  const link = () => {
+    document.querySelectorAll(answers).forEach((md) => {
+      const walker = document.createTreeWalker(md, NodeFilter.SHOW_TEXT);
+      const found = [];
+      while (walker.nextNode()) {
+        const node = walker.currentNode;
+        if (/\\[\\d+\\]/.test(node.nodeValue) && !node.parentElement.closest('a')) found.push(node);
+      }
+      found.forEach((node) => {
+        const parts = document.createDocumentFragment();
+        node.nodeValue.split(/(\\[\\d+\\])/).forEach((part) => {
+          const marker = part.match(/^\\[(\\d+)\\]$/);
+          if (marker) {
+            const a = document.createElement('a');
+            a.href = '#';
+            a.className = 'cite';
+            a.dataset.n = marker[1];
+            a.title = 'show source ' + marker[1];
+            a.textContent = part;
+            parts.appendChild(a);
+          } else if (part) {
+            parts.appendChild(document.createTextNode(part));
+          }
+        });
+        node.replaceWith(parts);
+      });
+    });
+  };
+  document.addEventListener('click', (event) => {
+    const a = event.target.closest && event.target.closest('#chatbot a.cite');
+    if (!a) return;
+    event.preventDefault();
+    const titles = a.closest('.bot.message').querySelectorAll('.thought .title');
+    const title = [...titles].find((t) => t.textContent.trim().startsWith('[' + a.dataset.n + ']'));
+    if (!title) return;
+    if (!title.classList.contains('expanded')) title.click();
+    title.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+  });
+  new MutationObserver(link).observe(document.body, { childList: true, subtree: true, characterData: true });
+  link();
+}
+"""
+"""Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
 CLOSEST_SHOWN = 3  # passages shown when the answer is not in the evidence
 
 _UNSAFE = re.compile(r"([\\<>\[\]])")

@@ -353,3 +353,19 @@ def test_a_waiting_question_says_how_many_are_ahead(browser, server):
     finally:
         for context in contexts:
             context.close()
+
+
+def test_a_citation_marker_opens_its_passage(page):
+    """Defect 4: the markers were plain text. Clicking [1] opens source 1 under the answer; the
+    message itself stays plain text (copying it copies no link markup)."""
+    ask(page, "When was the Eiffel Tower built?")
+    wait_answered(page)
+    marker = page.locator("#chatbot a.cite").first
+    marker.wait_for(timeout=10_000)
+    n = marker.get_attribute("data-n")
+    assert page.locator("#chatbot .thought .title.expanded").count() == 0
+    marker.click()
+    opened = page.locator("#chatbot .thought .title.expanded")
+    opened.first.wait_for(timeout=10_000)
+    assert opened.count() == 1 and opened.first.inner_text().strip().startswith(f"[{n}]")
+    assert "en.wikipedia.org/wiki/" in page.locator("#chatbot").inner_text()
