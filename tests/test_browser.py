@@ -369,3 +369,52 @@ def test_a_citation_marker_opens_its_passage(page):
     opened.first.wait_for(timeout=10_000)
     assert opened.count() == 1 and opened.first.inner_text().strip().startswith(f"[{n}]")
     assert "en.wikipedia.org/wiki/" in page.locator("#chatbot").inner_text()
+
+
+def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, monkeypatch):
+    """Defect 1, the other way in: a model that cannot load (the menu offered one whose package
+    was missing) failed mid-answer and locked the chat. Any failure now is a message in the chat,
+    and the next question is answered."""
+    import threading
+
+    import uvicorn
+
+    from app.server import create_app
+    from app.service import RAGService
+    from components.model_files import ModelFileError
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    service = RAGService.from_context(ctx, "smollm2-135m")
+    real_stream, failures = service.stream, [ModelFileError("model file qwen.gguf is missing; install it"),
+                                             RuntimeError("a bug")]
+
+    def failing_stream(*args, **kwargs):
+        if failures:
+            yield {"type": "status", "requests_ahead": 0}
+            raise failures.pop(0)
+        yield from real_stream(*args, **kwargs)
+
+    monkeypatch.setattr(service, "stream", failing_stream)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        deadline = time.time() + 60
+        while not server.started and time.time() < deadline:
+            time.sleep(0.1)
+        page = context.new_page()
+        open_chat(page, f"http://127.0.0.1:{port}")
+        ask(page, "Who was Isaac Newton?")
+        assert "model file qwen.gguf is missing" in wait_for_text(page, "#chatbot", "Could not answer")
+        ask(page, "Who was Isaac Newton?")
+        assert "the server failed while answering" in wait_for_text(page, "#chatbot", "Could not answer", count=2)
+        assert page.locator("#chatbot :text-is('Error')").count() == 0 and question_box_usable(page)
+        ask(page, "What is the highest mountain on Earth?")
+        wait_answered(page)
+    finally:
+        context.close()
+        server.should_exit = True
+        thread.join(timeout=30)
