@@ -279,7 +279,8 @@ def _failure(text: str) -> gr.ChatMessage:
 # ---------------------------------------------------------------------- the page
 def build_ui(service: RAGService) -> gr.Blocks:
     default_settings = {"session": None, "policy": service.pipeline.policy, "tier": service.pipeline.tier,
-                        "model": service.resources.model, "show_trace": False}
+                        "model": service.resources.model, "show_trace": False,
+                        "pending": ""}  # the question being answered: a reload mid-answer gives it back
 
     def settings_of(saved: dict | None) -> dict:
         saved = {**default_settings, **(saved or {})}
@@ -295,15 +296,22 @@ def build_ui(service: RAGService) -> gr.Blocks:
         """On load: the settings and the conversation this browser had, from the server's store."""
         saved = settings_of(saved)
         history: list[gr.ChatMessage] = []
+        turns: list[dict] = []
         if saved["session"]:
             try:
-                for turn in service.history(saved["session"], owner=_owner(request)):
-                    history += turn_messages(turn)
+                turns = service.history(saved["session"], owner=_owner(request))
             except HANDLED:  # a malformed id in the browser's storage: start afresh
                 saved["session"] = None
+        for turn in turns:
+            history += turn_messages(turn)
         if not saved["session"]:
             saved["session"] = uuid.uuid4().hex
-        return history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"]
+        interrupted = saved["pending"] if saved["pending"] and (not turns or turns[-1]["question"] != saved["pending"]) else ""
+        if interrupted:
+            gr.Info("The page was reloaded before your last question was answered: it is back in the box.")
+        saved["pending"] = ""
+        return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"],
+                gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
 
     def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool) -> dict:
         return {**settings_of(saved), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace}
@@ -351,8 +359,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
         if cancel is not None:
             cancel.set()
 
-    def finish():
-        return gr.Textbox(submit_btn=True, stop_btn=False)
+    def mark_pending(question: str, saved: dict | None) -> dict:
+        return {**settings_of(saved), "pending": question}
+
+    def finish(saved: dict | None):
+        return gr.Textbox(submit_btn=True, stop_btn=False), {**settings_of(saved), "pending": ""}
 
     def last_question(history: list) -> tuple[int, str]:
         for i in range(len(history) - 1, -1, -1):
@@ -477,7 +488,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
                          show_label=False, autofocus=True)
 
         # Settings are remembered by the browser; the conversation by the server.
-        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace])
+        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace, box])
         demo.load(None, js="() => window.innerWidth", outputs=width).then(
             lambda w: gr.Sidebar(open=not w or w >= PHONE_WIDTH), width, sidebar, queue=False)
         demo.load(document_list, None, [documents, chosen])
@@ -485,8 +496,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
             control.change(remember, [saved, policy, tier, model, show_trace], saved)
 
         def answer_chain(trigger) -> None:
-            trigger.then(respond, [question, chatbot, saved], chatbot, concurrency_limit=None,
-                         show_progress="hidden").then(finish, None, box)
+            trigger.then(mark_pending, [question, saved], saved, queue=False).then(
+                respond, [question, chatbot, saved], chatbot, concurrency_limit=None, show_progress="hidden").then(
+                finish, saved, [box, saved], queue=False)
 
         # Queued (a warning needs the queue) but never behind an answer: no concurrency limit.
         answer_chain(box.submit(begin, [box, chatbot], [box, chatbot, question], concurrency_limit=None))

@@ -418,3 +418,21 @@ def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, mon
         context.close()
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def test_a_reload_mid_answer_gives_the_question_back(page, server):
+    """A reload while the answer streams stops it; the question is not lost: it is back in the box."""
+    url, _ = server
+    question = "Who shared the 1903 Nobel Prize in Physics with Marie Curie?"
+    ask(page, question)
+    page.locator("#question button.stop-button").wait_for(timeout=30_000)
+    open_chat(page, url)
+    deadline = time.time() + 30
+    while page.locator("#question textarea").input_value() != question and time.time() < deadline:
+        time.sleep(0.1)
+    assert page.locator("#question textarea").input_value() == question
+    page.locator("#question textarea").press("Enter")
+    wait_answered(page)
+    open_chat(page, url)  # answered now: nothing comes back to the box
+    wait_for_text(page, "#chatbot", question)
+    assert page.locator("#question textarea").input_value() == ""
