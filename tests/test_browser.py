@@ -436,3 +436,31 @@ def test_a_reload_mid_answer_gives_the_question_back(page, server):
     open_chat(page, url)  # answered now: nothing comes back to the box
     wait_for_text(page, "#chatbot", question)
     assert page.locator("#question textarea").input_value() == ""
+
+
+def test_an_unsupported_answer_is_marked_not_attributed(browser):
+    """Defect 4: "100 °F" was cited to a passage about 0 °F brine. An answer no shown passage
+    holds is marked unsupported, cites nothing, and the closest passages are offered instead."""
+    import gradio as gr
+
+    from app.ui import result_messages
+
+    passage = {"id": "brine#p0", "title": "Brine", "text": "Brine freezes at 0 °F.", "score": 0.61}
+    result = {"answer": "100 °F", "tier": "easy", "final_tier": "easy", "router": None, "corrected": False,
+              "rewritten_question": None, "supported": False, "abstained": False, "escalations": 0,
+              "tokens": {"prompt": 1, "input": 1, "evaluated": 1, "output": 1}, "timing_ms": {"total": 1.0},
+              "trace": {"passages": [passage]}, "citations": []}
+    with gr.Blocks() as demo:
+        gr.Chatbot(value=[{"role": "user", "content": "At what temperature does water boil?"},
+                          *result_messages(result, show_trace=False)], layout="bubble", elem_id="unsupported")
+    port = free_port()
+    demo.launch(server_port=port, prevent_thread_lock=True, quiet=True)
+    try:
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        text = wait_for_text(page, "#unsupported", "Unsupported")
+        assert "none of the passages read holds this answer" in text
+        assert "100 °F [1]" not in text and "closest: Brine" in text
+        page.close()
+    finally:
+        demo.close()

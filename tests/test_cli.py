@@ -65,6 +65,8 @@ class TestAsk:
                      "--model", "smollm2-135m", "--tier", "easy", "--trace")
         assert result.returncode == 0, result.stderr
         assert "tier easy" in result.stdout and '"timings_ms"' in result.stdout
+        summary = next(line for line in result.stdout.splitlines() if line.startswith("tier easy"))
+        assert "correction not needed" in summary and "{" not in summary  # chat issue, defect 8
 
 
 class TestChat:
