@@ -61,23 +61,18 @@ must also share one adjacent pair of them with the item, so "100 °F" is not sup
 passage that has "100 °C" and "212 °F"."""
 
 
-def supports(item: EvidenceItem, answer: str) -> bool:
-    """Whether the item (its title and text) holds the answer, by :data:`SUPPORT_COVERAGE`."""
+def support(item: EvidenceItem, answer: str) -> float:
+    """How well the item (its title and text) holds the answer: the share of the answer's content
+    words it holds, or 0 when an answer of two or more of them shares no adjacent pair with it; 1
+    for an answer without content words. It supports the answer at :data:`SUPPORT_COVERAGE`."""
     words = content_words(answer)
     if not words:
-        return True
+        return 1.0
     held = content_words(f"{item['title']} {item['text']}")
-    if len(set(words) & set(held)) < SUPPORT_COVERAGE * len(set(words)):
-        return False
     pairs = set(zip(words, words[1:], strict=False))
-    return not pairs or bool(pairs & set(zip(held, held[1:], strict=False)))
-
-
-def coverage(answer: str, item: EvidenceItem) -> float:
-    """The share of the answer's content words the item (its title and text) holds; 1 for an
-    answer without content words."""
-    terms = content_terms(answer)
-    return len(terms & content_terms(f"{item['title']} {item['text']}")) / len(terms) if terms else 1.0
+    if pairs and not pairs & set(zip(held, held[1:], strict=False)):
+        return 0.0
+    return len(set(words) & set(held)) / len(set(words))
 
 
 def attribute(answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
@@ -85,8 +80,8 @@ def attribute(answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
     item holds :data:`SUPPORT_COVERAGE` of its content words."""
     if not content_terms(answer):
         return []
-    scored = sorted(((coverage(answer, e), e["n"]) for e in evidence if supports(e, answer)), key=lambda x: (-x[0], x[1]))
-    return [n for _, n in scored][:2]
+    scored = sorted(((support(e, answer), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
+    return [n for share, n in scored if share >= SUPPORT_COVERAGE][:2]
 
 
 def cite(answer: str, marked: Sequence[int], evidence: Sequence[EvidenceItem]) -> tuple[list[int], str]:
@@ -95,7 +90,7 @@ def cite(answer: str, marked: Sequence[int], evidence: Sequence[EvidenceItem]) -
     missing), ``unsupported`` (no item holds it) or ``none`` (an abstention, or no evidence)."""
     if not evidence or is_abstention(answer):
         return [], "none"
-    supported = [n for n in marked if supports(evidence[n - 1], answer)]
+    supported = [n for n in marked if support(evidence[n - 1], answer) >= SUPPORT_COVERAGE]
     if supported:
         return supported, "model"
     attributed = attribute(answer, evidence)
