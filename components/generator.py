@@ -4,8 +4,10 @@
   formats prompts with the chat template stored in the GGUF, streams tokens (so LangGraph's
   ``stream_mode="messages"`` sees them), reports exact prompt/output token counts in
   ``usage_metadata``, the prompt tokens it actually evaluated, and for every generated token its
-  probability, its margin over the runner-up and the predictive entropy in ``response_metadata``
-  (computed in a logits processor, at no measurable cost).
+  probability, its margin over the runner-up and the predictive entropy in ``response_metadata``,
+  with the first step's most probable tokens (``first_top``; computed in a logits processor, at no
+  measurable cost). ``invoke(..., pin_prefix=False)`` keeps a one-off prompt's instructions from
+  being pinned (a self-check's "instructions" are a whole answer prompt).
 * Any other name or folder loads with transformers through ``langchain-huggingface``.
 
 llama.cpp contexts are not thread-safe: one lock serialises generation per model instance.
@@ -68,6 +70,20 @@ def token_stats(logits: np.ndarray) -> tuple[float, float, float]:
     p /= total
     top2 = np.partition(p, -2)[-2:] if p.size > 1 else np.array([0.0, p[0]])
     return float(top2[1]), float(top2[1] - top2[0]), float(np.log(total) - np.dot(p, z))
+
+
+FIRST_TOP = 8
+"""How many of the first generated step's most probable tokens the metadata lists (``first_top``)."""
+
+
+def top_tokens(logits: np.ndarray, n: int) -> list[tuple[int, float]]:
+    """The ``n`` most probable token ids of one step's logits with their probabilities, best first."""
+    z = logits.astype(np.float64) - np.max(logits)
+    p = np.exp(z)
+    p /= p.sum()
+    n = min(n, p.size)
+    best = np.argpartition(p, -n)[-n:]
+    return [(int(i), float(p[i])) for i in best[np.argsort(-p[best])]]
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -273,14 +289,17 @@ class LlamaCppChatModel(BaseChatModel):
 
         self.warm_up()
         max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
+        pin_prefix = bool(kwargs.get("pin_prefix", True))
         probs: list[float] = []
         margins: list[float] = []
         entropies: list[float] = []
         evaluated: list[int] = []
+        first_top: list[tuple[int, float]] = []
 
         def record_stats(_input_ids: Any, scores: np.ndarray) -> np.ndarray:
             if not evaluated:  # called once the prompt is evaluated, before the first token
                 evaluated.append(self._llama.tokens_evaluated)
+                first_top.extend(top_tokens(scores, FIRST_TOP))
             p, margin, entropy = token_stats(scores)
             probs.append(p)
             margins.append(margin)
@@ -297,7 +316,7 @@ class LlamaCppChatModel(BaseChatModel):
                 )
             self._llama.tokens_evaluated = 0
             if self.prefix_reuse:
-                self._prepare_cache(prompt, prefix)
+                self._prepare_cache(prompt, prefix if pin_prefix else 0)
             else:
                 self._llama.reset()
             stream = self._llama.create_completion(
@@ -325,6 +344,7 @@ class LlamaCppChatModel(BaseChatModel):
             # the generated tokens the model evaluated (all but the last one sampled), as text pieces
             generated = self._llama.input_ids[len(prompt): self._llama.n_tokens].tolist()
             pieces = [self._llama.detokenize([t]).decode("utf-8", errors="replace") for t in generated]
+            top = [(self._llama.detokenize([t]).decode("utf-8", errors="replace"), p) for t, p in first_top]
             if self.prefix_reuse:
                 self._remember()
         yield ChatGenerationChunk(
@@ -342,6 +362,7 @@ class LlamaCppChatModel(BaseChatModel):
                     "token_pieces": pieces,
                     "token_margins": margins,
                     "token_entropies": entropies,
+                    "first_top": top,
                     "model_name": Path(self.model_path).name,
                 },
                 chunk_position="last",
