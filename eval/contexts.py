@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from components.index import PassageIndex
 from eval.datasets import DATASETS
@@ -27,9 +27,10 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help
 
 
 def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None,
-                  model: str | None = None) -> dict[tuple[str, str], RAGContext]:
+                  model: str | None = None, **resource_options: Any) -> dict[tuple[str, str], RAGContext]:
     """One loaded context per (dataset, split), each over its benchmark index (built and cached on
-    first use). The models load once; the contexts differ only in their index."""
+    first use). The models load once; the contexts differ only in their index. ``resource_options``
+    are further :class:`ResourceConfig` fields (an ``answerability`` model path, say)."""
     from components.embedder import Embedder
     from eval.corpora import benchmark_index, benchmark_index_dir
 
@@ -45,7 +46,8 @@ def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None
     if not indexes:
         raise ValueError("no dataset split to load")
     first = next(iter(indexes.values()))
-    resources = ResourceConfig(index_dir=first.directory, embedder=embedder.name, **({"model": model} if model else {}))
+    resources = ResourceConfig(index_dir=first.directory, embedder=embedder.name, **({"model": model} if model else {}),
+                               **resource_options)
     base = RAGContext.load(resources, embedder=embedder, index=first)
     return {split: replace(base, index=index) for split, index in indexes.items()}
 

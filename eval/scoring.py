@@ -58,6 +58,12 @@ def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str,
         "timings_ms": trace.get("timings_ms", {}),
         "mean_token_entropy": trace.get("mean_token_entropy"),
     }
+    check = trace.get("answerability")
+    if check is not None:  # the answer before the answerability check, to score both from one run
+        unchecked = prediction_text(check.get("withheld_answer", output.get("answer", "")))
+        record.update(answerability=check, prediction_unchecked=unchecked,
+                      em_unchecked=exact_match(unchecked, example.answers),
+                      f1_unchecked=f1_score(unchecked, example.answers))
     for k in (5, 10):
         record[f"recall@{k}"] = recall_at_k(retrieved, gold, k) if passages else (math.nan if not gold else 0.0)
     record["precision@5"] = precision_at_k(retrieved, gold, 5) if passages else (math.nan if not gold else 0.0)

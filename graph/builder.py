@@ -8,7 +8,7 @@
     grade_confidence / rerank --(budget compresses)--> compress -> generate
     grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
     grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
-    grade_answer --(otherwise)--> END
+    grade_answer --(otherwise: accepted)--> check_answer (answer, or abstain below the threshold) -> END
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pipeline.context import RAGContext
 from graph.routing import after_classify, after_grade, after_grade_answer, after_rerank, after_start
 from pipeline.state import InputState, OutputState, State
 from nodes import (
+    check_answer,
     classify_tier,
     compress,
     condense_question,
@@ -42,6 +43,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
     builder.add_node("grade_answer", grade_answer)
+    builder.add_node("check_answer", check_answer)
 
     builder.add_edge(START, "start_turn")
     builder.add_conditional_edges("start_turn", after_start, ["condense_question", "classify_tier"])
@@ -52,7 +54,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_conditional_edges("rerank", after_rerank, ["compress", "generate"])
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "grade_answer")
-    builder.add_conditional_edges("grade_answer", after_grade_answer, {"compress": "compress", "__end__": END})
+    builder.add_conditional_edges("grade_answer", after_grade_answer, ["compress", "check_answer"])
+    builder.add_edge("check_answer", END)
     return builder
 
 

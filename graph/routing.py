@@ -58,7 +58,8 @@ def after_rerank(state: State) -> Literal["compress", "generate"]:
     return "compress" if budget["context_chars"] is not None or budget.get("context_tokens") is not None else "generate"
 
 
-def after_grade_answer(state: State) -> Literal["compress", "__end__"]:
-    """An answer the grade sent up the ladder goes back to compress for more evidence; else done."""
+def after_grade_answer(state: State) -> Literal["compress", "check_answer"]:
+    """An answer the grade sent up the ladder goes back to compress for more evidence; an accepted
+    one goes to the answerability check."""
     steps = state.get("steps") or []
-    return "compress" if steps and steps[-1].get("decision") == "extend" else "__end__"
+    return "compress" if steps and steps[-1].get("decision") == "extend" else "check_answer"

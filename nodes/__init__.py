@@ -1,5 +1,6 @@
 """The graph's nodes, one module each. Every node takes (state, runtime) and returns a partial state."""
 
+from nodes.check_answer import check_answer
 from nodes.classify_tier import classify_tier
 from nodes.compress import compress
 from nodes.condense_question import condense_question
@@ -20,4 +21,5 @@ __all__ = [
     "compress",
     "generate",
     "grade_answer",
+    "check_answer",
 ]

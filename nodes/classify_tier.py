@@ -55,6 +55,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "tau": pipeline.tau,
         "k_extra": pipeline.k_extra,
         "max_corrections": pipeline.max_corrections,
+        "abstain_threshold": pipeline.abstain_threshold,
     }
     trace.update({"tier": budget.name, "budget": budget.as_dict()})
     return {"settings": settings, "query_embedding": embedding.tolist(), "trace": trace}

@@ -102,6 +102,15 @@ NO_CONFIDENCE = -100.0
 clamped at log 1e-12, about -27.6; entropies stay below log(vocabulary), about 12)."""
 
 
+def opening_prob(metadata: Mapping[str, Any], text: str) -> float | None:
+    """The probability, at the answer's first token, of a token that begins ``text`` (the
+    abstention, say); ``None`` when the generator reports no first-step probabilities."""
+    top = metadata.get("first_top")
+    if not top:
+        return None
+    return min(1.0, sum(p for piece, p in top if piece.strip() and text.startswith(piece.lstrip())))
+
+
 def confidence(metadata: Mapping[str, Any], abstained: bool) -> Confidence:
     """The answer's confidence signals from the generator's per-token figures. Only the tokens
     before the first citation marker count (the marker's number says which item, not whether the
@@ -171,6 +180,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "answer": answer,
         "abstained": abstained,
         "confidence": confidence(metadata, abstained),
+        "abstain_prob": opening_prob(metadata, ABSTENTION),
+        "raw_output": raw,
         "generate_ms": generate_ms,
     }
     steps = [*(state.get("steps") or []), step]

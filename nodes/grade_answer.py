@@ -5,8 +5,8 @@ see ``pipeline.configuration.CONFIDENCE_SIGNALS``) reaches ``accept_threshold`` 
 is any answer when no tier is left on the ladder, or when the next tier has nothing to add. An
 abstention always asks for more evidence while there is a tier left. Otherwise the settings move
 up one tier and the edge sends the question back to compress, which appends evidence in place.
-The decision is written into the step, so the trace shows each one. An accepted answer becomes
-the conversation's next turn (an answer that was extended never does).
+The decision is written into the step, so the trace shows each one. An accepted answer goes on
+to ``check_answer``, which gives it or abstains; an answer that was extended is never shown.
 """
 
 from __future__ import annotations
@@ -39,9 +39,4 @@ def grade_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         nxt = ladder[0]
         update["settings"] = {**settings, "tier": nxt["name"], "budget": nxt, "ladder": ladder[1:]}
         update["escalations"] = state.get("escalations", 0) + 1
-    else:
-        update["turns"] = [{"question": state["question"],
-                            "standalone_question": state.get("standalone_question") or state["question"],
-                            "answer": state.get("answer", step["answer"]),
-                            "citations": list(state.get("citations") or [])}]
     return update

@@ -153,6 +153,11 @@ class PipelineConfig:
     confidence_signal: str = "mean_logprob"
     accept_threshold: float = -0.44488900948593035  # accept an answer whose confidence reaches this, else extend
     max_escalations: int = 2
+    # Abstain when the answerability model (components/answerability.json, fit on the train splits:
+    # docs/answerability/README.md) gives the answer a lower probability of being right than this.
+    # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
+    # with the model.
+    abstain_threshold: float | None = None
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -184,6 +189,8 @@ class PipelineConfig:
             raise ConfigurationError(f"accept_threshold must be a finite number, got {self.accept_threshold}")
         if self.max_escalations < 0:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
+        if self.abstain_threshold is not None and not 0.0 <= self.abstain_threshold <= 1.0:
+            raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
 
     def ladder(self, start: str) -> list[Budget]:
         """The tiers the cascade may escalate to from ``start``: the costlier ones, cheapest first,
@@ -215,7 +222,8 @@ class PipelineConfig:
         without a policy means that tier: the policy becomes ``fixed``."""
         if not overrides:
             return self
-        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "max_escalations"}
+        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "max_escalations",
+                   "abstain_threshold"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

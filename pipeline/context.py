@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 
+from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, AnswerabilityModel
 from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from components.generator import Generator, load_chat_model
 from components.index import PassageIndex
@@ -39,6 +40,7 @@ class ResourceConfig:
     model: str = field(default_factory=lambda: os.environ.get("ADAPTIVE_RAG_MODEL", DEFAULT_PRESET))
     reranker: str | None = None  # None: the offline hybrid reranker
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
+    answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
     n_threads: int = 2
     n_ctx: int = 4096
 
@@ -66,6 +68,7 @@ class RAGContext:
     pipeline: PipelineConfig = field(default_factory=PipelineConfig)
     resources: ResourceConfig | None = None
     router: TierRouter | None = None
+    answerability: AnswerabilityModel | None = None  # None: check_answer gives every answer unchecked
 
     @classmethod
     def load(cls, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None, *,
@@ -94,11 +97,12 @@ class RAGContext:
         if resources.router is not None:
             router = TierRouter.load(resources.router, embedder=embedder.name, dimension=embedder.dimension)
             router.check_tiers(list((pipeline or PipelineConfig()).tiers))
+        answerability = AnswerabilityModel.load(resources.answerability) if resources.answerability else None
         reranker = load_reranker(resources.reranker)
         reranker.warm_up()
         generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
         generator.warm_up()
-        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router)
+        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability)
 
     @property
     def model_name(self) -> str | None:

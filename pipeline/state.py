@@ -41,6 +41,7 @@ class Overrides(TypedDict, total=False):
     max_corrections: int
     accept_threshold: float
     max_escalations: int
+    abstain_threshold: float | None
 
 
 class InputDocument(TypedDict):
@@ -116,6 +117,8 @@ class Settings(TypedDict):
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int
+    abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
+
 
 
 class RouterTrace(TypedDict):
@@ -170,8 +173,23 @@ class Step(TypedDict):
     answer: str
     abstained: bool
     confidence: Confidence
+    abstain_prob: NotRequired[float | None]  # at the first token, the probability of starting the abstention
+    raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
     decision: NotRequired[str]  # accept, extend; set by grade_answer
+
+
+class AnswerabilityTrace(TypedDict):
+    """The check after the final answer: answer it, or say the knowledge base does not hold it."""
+
+    decision: str  # "answer" or "abstain"
+    by: str  # "model" (the model itself abstained), "score" (the answerability score decided), "unchecked"
+    score: float | None  # the probability that the answer is right; None when unchecked
+    threshold: float  # abstain below this score
+    features: dict[str, float]  # what the score was computed from
+    withheld_answer: NotRequired[str]  # the answer not given, when the score abstained
+    self_check_ms: NotRequired[float]  # the self-check call, when the model uses it
+    reason: NotRequired[str]  # why it was unchecked
 
 
 class TracePassage(TypedDict):
@@ -215,6 +233,7 @@ class Trace(TypedDict, total=False):
     steps: list[Step]  # every answer the cascade gave, in order
     escalations: int
     final_tier: str
+    answerability: AnswerabilityTrace
     timings_ms: dict[str, float]  # per node, summed when a node runs twice
 
 

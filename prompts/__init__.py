@@ -6,7 +6,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Mapping
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 ABSTENTION = "I cannot answer from the evidence."
 """What the answer prompt tells the model to say when the evidence lacks the answer."""
@@ -41,6 +41,22 @@ def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "q
         SystemMessage(template("answer_system")),
         HumanMessage(template(LAYOUTS[layout]).format(evidence=format_evidence(evidence), question=question)),
     ]
+
+
+CHECKS = {"self_check": "check_user", "self_check_question": "check_question_user"}
+"""The self-checks' yes/no questions: is the answer stated in the evidence; does the evidence
+answer exactly this question."""
+
+
+def check_messages(question: str, evidence: Iterable[Mapping], layout: str, answer: str,
+                   check: str = "self_check") -> list[BaseMessage]:
+    """The answer prompt, the model's answer as it wrote it, and one of the yes/no questions of
+    :data:`CHECKS`: everything up to the answer is what the model has just evaluated, so only the
+    yes/no question's tokens are new."""
+    if check not in CHECKS:
+        raise ValueError(f"unknown check {check!r}; valid: {', '.join(CHECKS)}")
+    return [*answer_messages(question, evidence, layout), AIMessage(answer),
+            HumanMessage(template(CHECKS[check]).format(question=question))]
 
 
 def closed_book_messages(question: str) -> list[BaseMessage]:

@@ -60,9 +60,10 @@ def tiny_generator():
 
 @pytest.fixture(scope="session")
 def ctx(embedder, index, tiny_generator):
-    """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2 and the
-    committed tier router; the pipeline is the thesis' fixed Medium tier (character budgets) so that
+    """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2, the
+    committed tier router and answerability model; the pipeline is the thesis' fixed Medium tier (character budgets) so that
     tests know the budget; the cascade's tests set their own pipeline."""
+    from components.answerability import AnswerabilityModel
     from components.reranker import HybridReranker
     from pipeline.configuration import THESIS_TIERS, PipelineConfig
     from pipeline.context import RAGContext
@@ -70,7 +71,8 @@ def ctx(embedder, index, tiny_generator):
 
     router = TierRouter.load(embedder=embedder.name, dimension=embedder.dimension)
     return RAGContext(embedder=embedder, index=index, reranker=HybridReranker(), generator=tiny_generator,
-                      pipeline=PipelineConfig(policy="fixed", tiers=THESIS_TIERS), router=router)
+                      pipeline=PipelineConfig(policy="fixed", tiers=THESIS_TIERS), router=router,
+                      answerability=AnswerabilityModel.load())
 
 
 @pytest.fixture

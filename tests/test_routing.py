@@ -46,7 +46,7 @@ class TestAfterGradeAnswer:
         assert after_grade_answer({"steps": [{"decision": "extend"}]}) == "compress"
 
     def test_accept_ends(self):
-        assert after_grade_answer({"steps": [{"decision": "extend"}, {"decision": "accept"}]}) == "__end__"
+        assert after_grade_answer({"steps": [{"decision": "extend"}, {"decision": "accept"}]}) == "check_answer"
 
 
 class TestAfterStart:

@@ -1,0 +1,123 @@
+"""check-answer: give the final answer, or say that the knowledge base does not hold it.
+
+Runs once, after the cascade has accepted an answer. The answerability model
+(:class:`components.answerability.AnswerabilityModel`, fit on the train splits) scores how likely
+the answer is right from signals that cost nothing more: the answer's token confidence, the
+probability the model gave to starting its abstention instead, whether the evidence holds the
+answer's words, how much of the question the passage holding the answer covers, and the
+retrieval scores. A model that uses a self-check also asks the generator, on the prompt and
+answer it has just evaluated, a yes/no question (does the evidence state the answer; does it
+answer exactly this question): a few new tokens and one generated token each.
+
+Below ``abstain_threshold`` (the one knob: 0 never abstains, 1 always does; by default the
+threshold fitted with the model) the answer is
+withheld: the reply is the abstention, with no citations, and the trace keeps the withheld answer
+and the score. An answer the model itself abstained on stays an abstention. The finished answer
+becomes the conversation's next turn.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Sequence
+
+from langgraph.runtime import Runtime
+
+from components.generator import max_tokens_kwargs
+from components.reranker import content_terms
+from nodes.base import context_of, timed
+from nodes.generate import support
+from pipeline.context import RAGContext
+from pipeline.state import AnswerabilityTrace, EvidenceItem, PassageHit, State, Step
+from prompts import ABSTENTION, check_messages
+
+
+def answer_features(question: str, answer: str, step: Step, evidence: Sequence[EvidenceItem],
+                    passages: Sequence[PassageHit], escalated: bool) -> dict[str, float] | None:
+    """The free features of :data:`components.answerability.FEATURES` (all but ``self_check``), or
+    ``None`` when the generator reported no token probabilities."""
+    conf = step["confidence"]
+    if conf["mean_logprob"] is None or step.get("abstain_prob") is None:
+        return None
+    shares = [(support(item, answer), -item["n"], item) for item in evidence]
+    best_share, _, best = max(shares, key=lambda s: (s[0], s[1])) if shares else (0.0, 0, None)
+    question_words = content_terms(question)
+    holder = best if best is not None and best_share > 0 else (evidence[0] if evidence else None)
+    held = content_terms(f"{holder['title']} {holder['text']}") if holder is not None else set()
+    everywhere = content_terms(" ".join(f"{item['title']} {item['text']}" for item in evidence))
+    answer_words = content_terms(answer)
+    scores = sorted((p["score"] for p in passages), reverse=True)
+    return {
+        **{name: float(value) for name, value in conf.items()},  # type: ignore[arg-type]
+        "abstain_prob": float(step.get("abstain_prob") or 0.0),
+        "support": best_share,
+        "question_coverage": len(question_words & held) / len(question_words) if question_words else 1.0,
+        "question_in_evidence": len(question_words & everywhere) / len(question_words) if question_words else 1.0,
+        "question_words_missing": float(len(question_words - everywhere)),
+        "answer_in_question": len(answer_words & question_words) / len(answer_words) if answer_words else 0.0,
+        "top_score": scores[0] if scores else 0.0,
+        "score_gap": scores[0] - scores[1] if len(scores) > 1 else (scores[0] if scores else 0.0),
+        "escalated": 1.0 if escalated else 0.0,
+    }
+
+
+def yes_share(metadata: Mapping[str, Any]) -> float:
+    """P(yes) / (P(yes) + P(no)) over the first generated token's most probable pieces; 0.5 when
+    neither is among them."""
+    top = metadata.get("first_top") or []
+    yes = sum(p for piece, p in top if piece.strip().lower() == "yes")
+    no = sum(p for piece, p in top if piece.strip().lower() == "no")
+    return yes / (yes + no) if yes + no > 0 else 0.5
+
+
+@timed("check_answer")
+def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    settings = state["settings"]
+    steps = state.get("steps") or []
+    if not steps:
+        raise ValueError("check_answer runs after generate: the state holds no answer")
+    step = steps[-1]
+    question = state.get("standalone_question") or state["question"]
+    answer = state.get("answer", step["answer"])
+    evidence = state.get("evidence") or []
+    threshold = settings.get("abstain_threshold")
+    if threshold is None:
+        threshold = ctx.answerability.threshold if ctx.answerability is not None else 0.0
+    check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
+                                 "features": {}}
+    features = answer_features(question, answer, step, evidence, state.get("passages") or [],
+                               state.get("escalations", 0) > 0)
+    if step["abstained"]:
+        check.update({"decision": "abstain", "by": "model", "score": 0.0})
+    elif ctx.answerability is None:
+        check["reason"] = "no answerability model is loaded"
+    elif not evidence:
+        check["reason"] = "closed book: no evidence to check the answer against"
+    elif features is None:
+        check["reason"] = "the generator reports no token probabilities"
+    else:
+        start = time.perf_counter()
+        for name in ctx.answerability.self_checks:
+            reply = ctx.generator.invoke(
+                check_messages(question, evidence, settings.get("layout", "question_first"),
+                               step.get("raw_output", answer), name),
+                **max_tokens_kwargs(ctx.generator, 1), pin_prefix=False)
+            features[name] = yes_share(reply.response_metadata or {})
+        if ctx.answerability.self_checks:
+            check["self_check_ms"] = (time.perf_counter() - start) * 1000.0
+        score = ctx.answerability.score(features)
+        check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
+    if features is not None:
+        check["features"] = features
+
+    update: dict[str, Any] = {"trace": {"answerability": check}}
+    citations = list(state.get("citations") or [])
+    if check["decision"] == "abstain" and check["by"] == "score":
+        check["withheld_answer"] = answer
+        answer, citations = ABSTENTION, []
+        update.update(answer=answer, citations=citations)
+        update["trace"].update(abstained=True, supported=False, citation_source="none")
+    update["turns"] = [{"question": state["question"], "standalone_question": question, "answer": answer,
+                        "citations": citations}]
+    return update

@@ -1,0 +1,271 @@
+"""The answerability model, the check_answer node and the fitting of its threshold."""
+
+import json
+import math
+from dataclasses import replace
+
+import pytest
+from langgraph.runtime import Runtime
+
+from components.answerability import (DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel,
+                                      AnswerabilityModelError, fit_logistic)
+from nodes.check_answer import answer_features, check_answer, yes_share
+from nodes.generate import opening_prob
+from pipeline.configuration import ConfigurationError, PipelineConfig
+from prompts import ABSTENTION, check_messages
+from eval.abstention import abstention_f1, area_under, risk_coverage
+from training.answerability import choose, recording_model, sweep
+
+
+def model(coef=(2.0,), features=("support",), threshold=0.5, **kwargs):
+    n = len(features)
+    return AnswerabilityModel(tuple(features), (0.5,) * n, (0.25,) * n, tuple(coef), 0.0,
+                              {"threshold": threshold, **kwargs})
+
+
+class TestAnswerabilityModel:
+    def test_score_is_a_probability_rising_with_a_positive_coefficient(self):
+        m = model()
+        scores = [m.score({"support": s}) for s in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        assert all(0.0 < s < 1.0 for s in scores)
+        assert scores == sorted(scores) and scores[2] == pytest.approx(0.5)
+
+    def test_extreme_values_do_not_overflow(self):
+        m = model(coef=(1000.0,))
+        assert m.score({"support": 1e6}) == pytest.approx(1.0) and m.score({"support": -1e6}) == pytest.approx(0.0)
+
+    @pytest.mark.parametrize("kwargs, message", [
+        ({"features": ("nonsense",)}, "unknown feature"),
+        ({"features": ("support", "support"), "coef": (1.0, 1.0)}, "repeated"),
+        ({"coef": (1.0, 2.0)}, "coef has 2 values"),
+        ({"coef": (math.nan,)}, "finite"),
+    ])
+    def test_inconsistent_models_are_refused(self, kwargs, message):
+        with pytest.raises(AnswerabilityModelError, match=message):
+            model(**kwargs)
+
+    def test_a_missing_feature_value_is_an_error(self):
+        with pytest.raises(AnswerabilityModelError, match="missing"):
+            model().score({"top_score": 0.3})
+
+    def test_save_and_load_round_trip(self, tmp_path):
+        m = model(features=("support", "self_check"), coef=(1.5, -0.5), threshold=0.3, fit_on=["squad train"])
+        m.save(tmp_path / "m.json")
+        loaded = AnswerabilityModel.load(tmp_path / "m.json")
+        assert loaded == m and loaded.threshold == 0.3 and loaded.self_checks == ("self_check",)
+
+    @pytest.mark.parametrize("content, message", [(None, "not found"), ("{not json", "unreadable"),
+                                                  ("[1, 2]", "not a JSON object"), ('{"features": ["support"]}', "not an")])
+    def test_bad_files_say_what_is_wrong(self, tmp_path, content, message):
+        path = tmp_path / "m.json"
+        if content is not None:
+            path.write_text(content)
+        with pytest.raises(AnswerabilityModelError, match=message):
+            AnswerabilityModel.load(path)
+
+    def test_the_shipped_model_loads_and_was_fit_on_train_only(self):
+        shipped = AnswerabilityModel.load(DEFAULT_MODEL)
+        assert 0.0 <= shipped.threshold <= 1.0
+        assert shipped.metadata["fit_on"] and all(s.endswith(" train") for s in shipped.metadata["fit_on"])
+
+    def test_fit_logistic_learns_the_direction_and_is_deterministic(self):
+        rows = [[x / 20, (x * 7 % 20) / 20] for x in range(40)]
+        labels = [int(r[0] > 0.9) for r in rows]  # the first feature decides, the second is noise
+        a = fit_logistic(rows, labels, ("support", "top_score"))
+        assert a == fit_logistic(rows, labels, ("support", "top_score"))
+        assert a.coef[0] > 0 and abs(a.coef[0]) > abs(a.coef[1])
+        assert a.score({"support": 1.9, "top_score": 0.5}) > 0.5 > a.score({"support": 0.1, "top_score": 0.5})
+
+    def test_fit_logistic_needs_both_classes(self):
+        with pytest.raises(ValueError, match="one class"):
+            fit_logistic([[0.1], [0.2]], [1, 1], ("support",))
+
+
+class TestSignals:
+    def test_opening_prob_sums_the_pieces_that_begin_the_text(self):
+        meta = {"first_top": [["I", 0.3], [" I", 0.1], ["Paris", 0.5], ["", 0.05]]}
+        assert opening_prob(meta, ABSTENTION) == pytest.approx(0.4)
+        assert opening_prob({}, ABSTENTION) is None
+
+    def test_yes_share(self):
+        assert yes_share({"first_top": [["Yes", 0.6], [" no", 0.2], ["Maybe", 0.2]]}) == pytest.approx(0.75)
+        assert yes_share({"first_top": [["Maybe", 1.0]]}) == 0.5
+
+    def test_check_messages_extend_the_answer_prompt(self):
+        evidence = [{"n": 1, "title": "Paris", "text": "Paris is the capital of France."}]
+        messages = check_messages("What is the capital of France?", evidence, "question_first", "Paris [1]")
+        assert [m.type for m in messages] == ["system", "human", "ai", "human"]
+        assert messages[2].content == "Paris [1]" and "yes or no" in messages[3].content
+        asked = check_messages("What is the capital of France?", evidence, "question_first", "Paris", "self_check_question")
+        assert '"What is the capital of France?"' in asked[3].content
+        with pytest.raises(ValueError, match="unknown check"):
+            check_messages("q", evidence, "question_first", "a", "vibes")
+
+    def test_answer_features(self):
+        step = {"confidence": {"min_prob": 0.5, "first_prob": 0.6, "first_margin": 0.2, "mean_logprob": -0.4,
+                               "neg_mean_entropy": -1.0}, "abstain_prob": 0.1}
+        evidence = [{"n": 1, "title": "Rome", "text": "Rome is in Italy."},
+                    {"n": 2, "title": "Paris", "text": "Paris is the capital of France."}]
+        passages = [{"score": 0.7}, {"score": 0.5}]
+        f = answer_features("What is the capital city of France?", "Paris", step, evidence, passages, True)
+        assert set(f) == set(FEATURES) - set(SELF_CHECKS)
+        assert f["question_in_evidence"] == pytest.approx(2 / 3) and f["question_words_missing"] == 1.0  # city
+        assert f["answer_in_question"] == 0.0
+        assert f["support"] == 1.0 and f["escalated"] == 1.0 and f["abstain_prob"] == 0.1
+        assert f["question_coverage"] == pytest.approx(2 / 3)  # capital, france; not city
+        assert f["top_score"] == 0.7 and f["score_gap"] == pytest.approx(0.2)
+        assert answer_features("q", "a", {**step, "abstain_prob": None}, evidence, passages, False) is None
+
+
+class TestCheckAnswer:
+    """The node on a real context (SmolLM2 for the self-check)."""
+
+    STEP = {"tier": "medium", "answer": "Paris", "raw_output": "Paris [1]", "abstained": False, "abstain_prob": 0.05,
+            "confidence": {"min_prob": 0.5, "first_prob": 0.6, "first_margin": 0.2, "mean_logprob": -0.4,
+                           "neg_mean_entropy": -1.0}}
+    EVIDENCE = [{"n": 1, "passage_id": "p1", "title": "Paris", "text": "Paris is the capital of France."}]
+    CITATION = {"n": 1, "passage_id": "p1", "title": "Paris", "text": "Paris is the capital of France.",
+                "score": 0.7, "metadata": {}}
+
+    def state(self, threshold=None, abstained=False, evidence=EVIDENCE):
+        step = {**self.STEP, "abstained": abstained}
+        return {"question": "What is the capital of France?", "answer": step["answer"], "steps": [step],
+                "citations": [self.CITATION], "evidence": evidence, "passages": [{"id": "p1", "score": 0.7}],
+                "settings": {"abstain_threshold": threshold, "layout": "question_first"}, "escalations": 0}
+
+    def runtime(self, ctx, m):
+        return Runtime(context=replace(ctx, answerability=m))
+
+    def test_a_likely_answer_is_given_and_becomes_the_turn(self, ctx):
+        out = check_answer(self.state(), self.runtime(ctx, model()))  # support 1.0: score > 0.5
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "answer" and check["by"] == "score" and check["score"] > 0.5
+        assert "answer" not in out and out["turns"][0]["answer"] == "Paris"
+        assert out["turns"][0]["citations"] == [self.CITATION]
+
+    def test_an_unlikely_answer_is_withheld(self, ctx):
+        out = check_answer(self.state(), self.runtime(ctx, model(coef=(-2.0,))))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["withheld_answer"] == "Paris" and check["score"] < 0.5
+        assert out["answer"] == ABSTENTION and out["citations"] == []
+        assert out["trace"]["abstained"] is True and out["trace"]["supported"] is False
+        assert out["turns"][0]["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("threshold, decision", [(0.0, "answer"), (1.0, "abstain")])
+    def test_the_threshold_is_the_knob(self, ctx, threshold, decision):
+        out = check_answer(self.state(threshold=threshold), self.runtime(ctx, model()))
+        assert out["trace"]["answerability"]["decision"] == decision
+        assert out["trace"]["answerability"]["threshold"] == threshold
+
+    def test_no_threshold_means_the_fitted_one(self, ctx):
+        out = check_answer(self.state(), self.runtime(ctx, model(threshold=0.99)))
+        assert out["trace"]["answerability"]["threshold"] == 0.99
+        assert out["trace"]["answerability"]["decision"] == "abstain"
+
+    def test_the_models_own_abstention_stays(self, ctx):
+        out = check_answer(self.state(abstained=True), self.runtime(ctx, model()))
+        assert out["trace"]["answerability"]["by"] == "model" and "withheld_answer" not in out["trace"]["answerability"]
+
+    @pytest.mark.parametrize("m, evidence, reason", [(None, EVIDENCE, "no answerability model"),
+                                                     (model(), [], "closed book")])
+    def test_unchecked_answers_are_given_with_the_reason(self, ctx, m, evidence, reason):
+        out = check_answer(self.state(evidence=evidence), self.runtime(ctx, m))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "answer" and check["by"] == "unchecked" and reason in check["reason"]
+
+    def test_the_self_checks_ask_the_generator(self, ctx):
+        m = model(features=("support", *SELF_CHECKS), coef=(1.0, 1.0, 1.0))
+        check = check_answer(self.state(), self.runtime(ctx, m))["trace"]["answerability"]
+        assert all(0.0 <= check["features"][name] <= 1.0 for name in SELF_CHECKS) and check["self_check_ms"] > 0
+
+    def test_the_recording_model_never_abstains_at_zero(self, ctx):
+        out = check_answer(self.state(threshold=0.0), self.runtime(ctx, recording_model()))
+        check = out["trace"]["answerability"]
+        assert check["score"] == 0.5 and check["decision"] == "answer" and set(check["features"]) == set(FEATURES)
+
+
+class TestConfiguration:
+    @pytest.mark.parametrize("value", [-0.1, 1.5, math.nan])
+    def test_out_of_range_thresholds_are_refused(self, value):
+        with pytest.raises(ConfigurationError, match="abstain_threshold"):
+            PipelineConfig(abstain_threshold=value)
+
+    def test_the_threshold_is_a_per_question_override(self):
+        assert PipelineConfig().with_overrides({"abstain_threshold": 0.2}).abstain_threshold == 0.2
+
+
+class TestFitting:
+    RUNS = [
+        {"dataset": "squad", "answerable": True, "f1": 1.0, "answerability": {"by": "score"}},
+        {"dataset": "squad", "answerable": False, "f1": 0.0, "answerability": {"by": "score"}},
+        {"dataset": "squad", "answerable": False, "f1": 0.0, "answerability": {"by": "model"}},
+        {"dataset": "hotpotqa", "answerable": True, "f1": 1.0, "answerability": {"by": "score"}},
+        {"dataset": "hotpotqa", "answerable": True, "f1": 0.0, "answerability": {"by": "score"}},
+    ]
+    SCORES = {0: 0.9, 1: 0.2, 3: 0.8, 4: 0.1}
+
+    def test_abstention_scoring(self):
+        assert abstention_f1({"answerable": False, "f1": 0.0}, True) == 1.0
+        assert abstention_f1({"answerable": True, "f1": 0.7}, True) == 0.0
+        assert abstention_f1({"answerable": True, "f1": 0.7}, False) == 0.7
+
+    def test_sweep_and_choice(self):
+        table = sweep(self.RUNS, self.SCORES)
+        never = table[0]
+        assert never["threshold"] == 0.0
+        assert never["squad_f1"] == pytest.approx(100 * 2 / 3) and never["hotpotqa_f1"] == 50.0
+        chosen = choose(table, max_hotpot_loss=1.0)
+        # abstaining below 0.8 drops the wrong HotpotQA answer (no loss) and the unanswerable SQuAD one (a gain)
+        assert 0.2 < chosen["threshold"] <= 0.8 and chosen["squad_f1"] == 100.0 and chosen["hotpotqa_f1"] == 50.0
+
+    def test_risk_coverage(self):
+        curve = risk_coverage([(0.9, True), (0.2, False), (0.8, True), (0.1, False)])
+        assert [c for c, _ in curve] == [25.0, 50.0, 75.0, 100.0]
+        assert [a for _, a in curve] == [100.0, 100.0, pytest.approx(200 / 3), 50.0]
+        assert area_under(curve) == pytest.approx((0 + (100 / 3) / 2 + (100 / 3 + 50) / 2) * 25 / 75)
+
+    def test_tied_scores_are_answered_together(self):
+        assert risk_coverage([(0.5, True), (0.5, False), (0.1, False)]) == [(pytest.approx(200 / 3), 50.0),
+                                                                              (100.0, pytest.approx(100 / 3))]
+
+    def test_the_runs_file_is_json_lines(self):
+        from training.answerability import RUNS_FILE
+
+        if not RUNS_FILE.is_file():
+            pytest.skip(f"{RUNS_FILE} not recorded yet")
+        first = json.loads(RUNS_FILE.read_text(encoding="utf-8").splitlines()[0])
+        assert set(first["answerability"]["features"]) == set(FEATURES)
+
+
+class TestAbstentionFigures:
+    """The benchmark's table: with and without the check, from the same records."""
+
+    @staticmethod
+    def record(answerable, f1, withheld, score, by="score", check_ms=10.0, latency=1000.0):
+        return {"answerable": answerable, "f1": 0.0 if withheld else f1, "em": 0.0 if withheld else float(f1 == 1.0),
+                "prediction": "" if withheld or by == "model" else "x",
+                "f1_unchecked": f1, "em_unchecked": float(f1 == 1.0),
+                "prediction_unchecked": "" if by == "model" else "x",
+                "answerability": {"by": by, "score": score, "threshold": 0.4, "decision": "abstain" if withheld else "answer"},
+                "timings_ms": {"check_answer": check_ms}, "latency_ms": latency}
+
+    def test_the_table(self):
+        from eval.abstention import abstention_figures
+
+        rows = [self.record(True, 1.0, False, 0.9), self.record(True, 1.0, True, 0.3),
+                self.record(False, 0.0, True, 0.2), self.record(False, 1.0, False, 0.0, by="model")]
+        rows[3]["f1"] = 1.0  # the model's own abstention on an unanswerable question scores 1
+        f = abstention_figures(rows)
+        assert f["f1"] == 50.0 and f["f1_unchecked"] == 75.0  # the check cost one right answer
+        assert f["false_abstention"] == 50.0 and f["unanswerable_abstained"] == 100.0
+        assert f["unanswerable_abstained_unchecked"] == 50.0 and f["never_answer_f1"] == 50.0
+        assert f["answered"] == 25.0 and f["by_model"] == 25.0 and f["threshold"] == 0.4
+        assert f["median_time_added"] == pytest.approx(100 * (1000 / 990 - 1))
+        assert [c for c, _ in f["curve"]][-1] == 100.0
+
+    def test_records_without_a_check_have_no_table(self):
+        from eval.abstention import abstention_figures
+
+        row = self.record(True, 1.0, False, 0.9)
+        del row["answerability"]
+        assert abstention_figures([row]) is None
