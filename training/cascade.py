@@ -37,7 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, LAYOUTS, Budget, PipelineConfig
-from training.labelling import TrainingSet
+from training.labelling import TrainingSet, add_training_run_arguments
 
 GRID: tuple[int | None, ...] = (32, 64, 128, None)
 """Evidence budgets (generator tokens; ``None``: all five passages, the baseline's evidence) every
@@ -338,10 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run_parser = sub.add_parser("run", help="answer the training questions at every budget (resumable)")
-    run_parser.add_argument("--per-dataset", type=int, default=None, help="cap the questions per dataset")
-    run_parser.add_argument("--seed", type=int, default=13)
-    run_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
-    run_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    add_training_run_arguments(run_parser)
     run_parser.add_argument("--baselines", type=Path, action="append", default=[],
                             help="an earlier runs file whose baseline answers to reuse (repeatable)")
     fit_parser = sub.add_parser("fit", help="fit tiers, signal and threshold from the recorded runs")

@@ -124,6 +124,14 @@ def training_questions(sets: Iterable[TrainingSet], seed: int, root: str | None 
     return interleave(sample(load(s.dataset, s.split, root), s.size, seed) for s in sets)
 
 
+def add_training_run_arguments(parser) -> None:
+    """The options of a command that answers a training sample: its size, seed, model and data."""
+    parser.add_argument("--per-dataset", type=int, default=None, help="cap the questions per dataset")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+
+
 def _parse_sets(text: str | None, per_dataset: int | None) -> list[TrainingSet]:
     sets = list(TRAINING_SETS)
     if text:

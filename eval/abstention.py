@@ -1,0 +1,91 @@
+"""Knowing when not to answer, measured: the abstention table and the risk–coverage curve.
+
+A record holds the answer as given (after the answerability check) and, beside it, the answer
+the check saw (``prediction_unchecked``, ``f1_unchecked``) with the check's score; so one run
+gives the figures with and without the check. An answer is *right* when its question is
+answerable and its token F1 reaches :data:`CORRECT_F1`; the curve sorts the answers by the check's
+score and gives, for each share answered (coverage), the share of right ones among them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Mapping, Sequence
+
+CORRECT_F1 = 0.5
+
+
+def is_right(record: Mapping[str, Any], f1_key: str = "f1") -> bool:
+    return bool(record["answerable"]) and record[f1_key] >= CORRECT_F1
+
+
+def abstention_f1(record: Mapping[str, Any], abstain: bool) -> float:
+    """SQuAD 2.0's scoring of one question: an abstention scores 1 on an unanswerable question and
+    0 on an answerable one; an answer scores its F1 (0 on an unanswerable question)."""
+    if abstain:
+        return 0.0 if record["answerable"] else 1.0
+    return float(record["f1"])
+
+
+def risk_coverage(pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, float]]:
+    """(coverage %, right among those answered %) as the threshold rises: ``pairs`` are (score,
+    right) of the answers, the most likely first answered. Ties in score are answered together."""
+    ordered = sorted(pairs, key=lambda p: -p[0])
+    curve, right = [], 0
+    for n, (score, ok) in enumerate(ordered, 1):
+        right += ok
+        if n == len(ordered) or ordered[n][0] != score:
+            curve.append((100 * n / len(ordered), 100 * right / n))
+    return curve
+
+
+def area_under(curve: Sequence[tuple[float, float]]) -> float:
+    """Mean risk (100 − accuracy, %) over the curve's coverage, by the trapezoid rule from its first point."""
+    if len(curve) < 2:
+        return 100 - curve[0][1] if curve else float("nan")
+    area = sum((c1 - c0) * ((100 - a0) + (100 - a1)) / 2 for (c0, a0), (c1, a1) in zip(curve, curve[1:], strict=False))
+    return area / (curve[-1][0] - curve[0][0])
+
+
+def _abstained(record: Mapping[str, Any]) -> bool:
+    return record["prediction"] == ""
+
+
+def abstention_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The check's figures over one system's records, or ``None`` when they hold no check."""
+    checked = [r for r in rows if r.get("answerability")]
+    if not checked or len(checked) < len(rows):
+        return None
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+
+    def pct(values: Sequence[float]) -> float:
+        return 100 * sum(values) / len(values) if values else float("nan")
+
+    added = [r["timings_ms"].get("check_answer", 0.0) for r in rows]
+    latency = [r["latency_ms"] for r in rows]
+    figures: dict[str, Any] = {
+        "n": len(rows),
+        "f1": pct([r["f1"] for r in rows]), "em": pct([r["em"] for r in rows]),
+        "f1_unchecked": pct([r["f1_unchecked"] for r in rows]), "em_unchecked": pct([r["em_unchecked"] for r in rows]),
+        "answered": pct([not _abstained(r) for r in rows]),
+        "f1_answerable": pct([r["f1"] for r in answerable]),
+        "f1_answerable_unchecked": pct([r["f1_unchecked"] for r in answerable]),
+        "false_abstention": pct([_abstained(r) for r in answerable]),
+        "by_model": pct([r["answerability"]["by"] == "model" for r in rows]),
+        "threshold": checked[0]["answerability"]["threshold"],
+        "check_p50_ms": statistics.median(added),
+        "latency_p50_ms": statistics.median(latency),
+        "latency_p50_without_check_ms": statistics.median([t - a for t, a in zip(latency, added, strict=True)]),
+    }
+    figures["median_time_added"] = 100 * (figures["latency_p50_ms"] / figures["latency_p50_without_check_ms"] - 1)
+    if unanswerable:
+        figures["unanswerable_abstained"] = pct([_abstained(r) for r in unanswerable])
+        figures["unanswerable_abstained_unchecked"] = pct([r["prediction_unchecked"] == "" for r in unanswerable])
+        figures["never_answer_f1"] = pct([not r["answerable"] for r in rows])
+    pairs = [(r["answerability"]["score"] if r["answerability"]["score"] is not None else 1.0, is_right(r, "f1_unchecked"))
+             for r in rows]
+    curve = risk_coverage(pairs)
+    figures["curve"] = curve
+    figures["aurc"] = area_under(curve)
+    return figures

@@ -1,0 +1,322 @@
+"""Fitting the answerability model and its default threshold on the train splits.
+
+    python -m training.answerability run      # answer the training questions, recording every feature (resumable)
+    python -m training.answerability fit      # fit, choose the threshold, write docs/answerability/
+
+``run`` answers SQuAD 2.0 train-article questions (about half unanswerable) and HotpotQA train
+questions, interleaved, through the compiled graph with the shipped cascade. The check runs with a
+recording model (every feature, the self-check included, and no weight), so it never abstains and
+records what a fitted model would see. One JSON line per question, appended as it is done.
+
+``fit`` then, with no model run:
+
+* reports each feature's AUROC for "the answer is right" (token F1 >= 0.5 on an answerable
+  question) against everything else (wrong answers and answers to unanswerable questions);
+* fits a logistic regression on the free features, alone and with each self-check and both, and
+  compares them by 5-fold cross-validation on train (out-of-fold scores only);
+* chooses the default threshold on the out-of-fold scores: the one that maximises SQuAD 2.0 train
+  F1 (an abstention on an unanswerable question scores 1, on an answerable one 0) while HotpotQA
+  train F1 loses at most ``--max-hotpot-loss`` points to false abstentions; and the features: the
+  best of the candidates whose self-checks add at most ``--max-time-added`` % to the median time
+  per question (measured on the recording run);
+* writes the chosen model to ``components/answerability.json`` and the figures, the risk–coverage
+  curve and the threshold table to ``docs/answerability/``.
+
+Nothing here looks at a dev question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel, fit_logistic
+from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
+from training.cascade import auroc
+from training.labelling import TrainingSet, add_training_run_arguments
+
+SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
+RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs.jsonl"
+REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
+FREE = tuple(f for f in FEATURES if f not in SELF_CHECKS)
+FOLDS = 5
+
+
+def recording_model() -> AnswerabilityModel:
+    """A model over every feature that weighs none: the check computes and records them all (the
+    self-check included), its score is always 0.5, and with the run's threshold of 0 it never abstains."""
+    n = len(FEATURES)
+    return AnswerabilityModel(tuple(FEATURES), (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, {"purpose": "recording"})
+
+
+def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("id", "dataset", "question", "answerable", "gold_answers", "answer", "em", "f1", "final_tier",
+            "escalations", "input_tokens", "prompt_tokens_evaluated", "latency_ms", "timings_ms", "answerability")
+    return {key: record.get(key) for key in keys}
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from eval.contexts import load_contexts
+    from eval.runner import read_records, run_one
+    from eval.systems import System
+    from pipeline.configuration import PipelineConfig
+    from training.labelling import training_questions
+
+    sets = [replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in SETS]
+    questions = training_questions(sets, args.seed, args.data_dir)
+    done = {(r["dataset"], r["id"]) for r in read_records(args.out)}
+    todo = [e for e in questions if (e.dataset, e.id) not in done]
+    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
+    if not todo:
+        return 0
+    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model, answerability=None)
+    contexts = {dataset: replace(ctx, answerability=recording_model()) for (dataset, _), ctx in loaded.items()}
+    system = System("cascade", "the shipped cascade, answers recorded unchecked", PipelineConfig(abstain_threshold=0.0))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr) as bar:
+        for example in todo:
+            record = _kept(run_one(contexts[example.dataset], system, example))
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.flush()
+            bar.update(1)
+    return 0
+
+
+# ---- fitting, from the recorded runs only ----
+
+def checked(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The answers the score decides on: the model did not abstain by itself, and features exist."""
+    return [r for r in runs if r["answerability"]["by"] != "model" and r["answerability"]["features"]]
+
+
+def out_of_fold(runs: Sequence[Mapping[str, Any]], features: Sequence[str], l2: float) -> np.ndarray:
+    """Each answer's score from a model fit without its fold (folds by position: runs are interleaved)."""
+    rows = [[r["answerability"]["features"][f] for f in features] for r in runs]
+    labels = [int(is_right(r)) for r in runs]
+    scores = np.zeros(len(runs))
+    for fold in range(FOLDS):
+        train = [i for i in range(len(runs)) if i % FOLDS != fold]
+        model = fit_logistic([rows[i] for i in train], [labels[i] for i in train], features, l2=l2)
+        for i in range(fold, len(runs), FOLDS):
+            scores[i] = model.score(dict(zip(features, rows[i], strict=True)))
+    return scores
+
+
+def sweep(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float]) -> list[dict[str, float]]:
+    """Per-dataset F1 and abstention figures at each candidate threshold (the distinct scores and
+    0). ``scores`` maps a run's position to its score; runs without one are never abstained by the
+    score (the model's own abstentions stay abstentions)."""
+    candidates = sorted({0.0, *scores.values()})
+    table = []
+    for threshold in candidates:
+        row: dict[str, float] = {"threshold": threshold}
+        for dataset in sorted({r["dataset"] for r in runs}):
+            items = [(i, r) for i, r in enumerate(runs) if r["dataset"] == dataset]
+            abstains = [(r, r["answerability"]["by"] == "model" or (i in scores and scores[i] < threshold))
+                        for i, r in items]
+            row[f"{dataset}_f1"] = 100 * float(np.mean([abstention_f1(r, a) for r, a in abstains]))
+            row[f"{dataset}_answered"] = 100 * float(np.mean([not a for _, a in abstains]))
+        table.append(row)
+    return table
+
+
+def choose(table: Sequence[Mapping[str, float]], max_hotpot_loss: float) -> Mapping[str, float]:
+    """The threshold with the best SQuAD train F1 among those losing at most ``max_hotpot_loss``
+    HotpotQA train F1 points to the never-abstaining threshold; the lowest such on ties."""
+    never = table[0]
+    allowed = [row for row in table if row["hotpotqa_f1"] >= never["hotpotqa_f1"] - max_hotpot_loss]
+    return max(allowed, key=lambda row: (round(row["squad_f1"], 9), -row["threshold"]))
+
+
+def time_added(runs: Sequence[Mapping[str, Any]], checks: int) -> float:
+    """The median time per question added by ``checks`` self-check calls (% of the median without
+    any), from the recording run, where every question made all of them."""
+    each = [r["answerability"].get("self_check_ms", 0.0) / len(SELF_CHECKS) for r in runs]
+    without = [r["latency_ms"] - e * len(SELF_CHECKS) for r, e in zip(runs, each, strict=True)]
+    return 100 * (float(np.median([w + e * checks for w, e in zip(without, each, strict=True)])) / float(np.median(without)) - 1)
+
+
+def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float) -> dict[str, Any]:
+    scored = checked(runs)
+    positions = {id(r): i for i, r in enumerate(runs)}
+    labels = [is_right(r) for r in scored]
+    single = {f: auroc([r["answerability"]["features"][f] for r in scored], labels)
+              for f in FEATURES if all(f in r["answerability"]["features"] for r in scored)}
+    candidates = {}
+    for checks in ((), *((c,) for c in SELF_CHECKS), SELF_CHECKS):
+        name = "+".join(("free", *checks))
+        features = (*FREE, *checks)
+        oof = out_of_fold(scored, features, l2)
+        by_position = {positions[id(r)]: float(s) for r, s in zip(scored, oof, strict=True)}
+        table = sweep(runs, by_position)
+        chosen = choose(table, max_hotpot_loss)
+        curve = risk_coverage([(score, is_right(runs[i])) for i, score in by_position.items()])
+        candidates[name] = {"features": list(features), "checks": len(checks), "auroc": auroc(list(oof), labels),
+                            "time_added": time_added(runs, len(checks)), "table": table, "chosen": dict(chosen),
+                            "curve": curve}
+    # a self-check costs a model call: only candidates within the time budget may be chosen
+    eligible = [n for n, c in candidates.items() if c["time_added"] <= max_time_added]
+    pick = max(eligible, key=lambda n: (candidates[n]["chosen"]["squad_f1"], -candidates[n]["checks"]))
+    best = candidates[pick]
+    final = fit_logistic([[r["answerability"]["features"][f] for f in best["features"]] for r in scored],
+                         [int(x) for x in labels], best["features"], l2=l2, metadata={
+                             "fit_on": sorted({f"{r['dataset']} train" for r in runs}),
+                             "questions": len(runs), "scored_answers": len(scored),
+                             "label": f"answerable and token F1 >= {CORRECT_F1}",
+                             "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
+                             "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
+                             "command": "python -m training.answerability fit"})
+    return {"single": single, "candidates": candidates, "pick": pick, "model": final, "runs": len(runs),
+            "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added}
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing: Mapping[str, float]) -> str:
+    best = result["candidates"][result["pick"]]
+    chosen = best["chosen"]
+    never = best["table"][0]
+    datasets = sorted({r["dataset"] for r in runs})
+    counts = ", ".join(f"{sum(r['dataset'] == d for r in runs)} {d}" for d in datasets)
+    lines = [
+        "# The answerability check, fit on the train splits",
+        "",
+        f"Written by `python -m training.answerability fit` from {result['runs']} training answers "
+        f"({counts}: "
+        "SQuAD 2.0 train articles 0–19, HotpotQA train), answered by the shipped cascade "
+        "(`training/labels/answerability_runs.jsonl`). "
+        f"{result['scored']} answers are scored; the others the model abstained on by itself.",
+        "",
+        f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1}.",
+        "",
+        "## Each feature alone (AUROC for right vs not, on train)",
+        "",
+        "| feature | what it measures | AUROC |",
+        "| --- | --- | --- |",
+    ]
+    for f, value in sorted(result["single"].items(), key=lambda item: -abs(item[1] - 0.5)):
+        lines.append(f"| `{f}` | {FEATURES[f]} | {_fmt(value)} |")
+    lines += ["", "## Logistic regressions (5-fold cross-validation on train, out-of-fold scores)", "",
+              "| features | AUROC | threshold | SQuAD train F1 | HotpotQA train F1 | SQuAD answered | HotpotQA answered "
+              "| median time added |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, c in result["candidates"].items():
+        ch = c["chosen"]
+        lines.append(f"| {name} | {_fmt(c['auroc'])} | {ch['threshold']:.3f} | {ch['squad_f1']:.1f} | "
+                     f"{ch['hotpotqa_f1']:.1f} | {ch['squad_answered']:.0f}% | {ch['hotpotqa_answered']:.0f}% | "
+                     f"{c['time_added']:.1f}% |")
+    lines += ["", f"Never abstaining (threshold 0): SQuAD train F1 {never['squad_f1']:.1f}, "
+              f"HotpotQA train F1 {never['hotpotqa_f1']:.1f}.", "",
+              f"**Chosen: `{result['pick']}`**, threshold **{chosen['threshold']:.3f}** (the best SQuAD train F1 that "
+              f"loses at most {result['max_hotpot_loss']} HotpotQA train F1 points), among the candidates that add at most "
+              f"{result['max_time_added']}% to the median time per question: each self-check is a model call of a few "
+              "dozen prompt tokens.",
+              "", f"Time on the training run: the check took {timing['check_p50_ms']:.0f} ms at the median "
+              f"(both self-check calls {timing['self_check_p50_ms']:.0f} ms of it) against a median of "
+              f"{timing['latency_p50_ms']:.0f} ms per question; without the self-check the check is "
+              f"{timing['free_p50_ms']:.1f} ms.", "",
+              "## Coefficients of the shipped model (standardised features)", "",
+              "| feature | coefficient |", "| --- | --- |"]
+    model: AnswerabilityModel = result["model"]
+    for f, c in sorted(zip(model.features, model.coef, strict=True), key=lambda item: -abs(item[1])):
+        lines.append(f"| `{f}` | {c:+.3f} |")
+    lines += [f"| intercept | {model.intercept:+.3f} |", "",
+              "## Thresholds (out-of-fold scores of the chosen features)", "",
+              "| threshold | SQuAD F1 | SQuAD answered | HotpotQA F1 | HotpotQA answered |",
+              "| --- | --- | --- | --- | --- |"]
+    table = best["table"]
+    step = max(1, len(table) // 20)
+    for row in [*table[::step], chosen]:
+        mark = " ← chosen" if row is chosen else ""
+        lines.append(f"| {row['threshold']:.3f}{mark} | {row['squad_f1']:.1f} | {row['squad_answered']:.0f}% | "
+                     f"{row['hotpotqa_f1']:.1f} | {row['hotpotqa_answered']:.0f}% |")
+    lines += ["", "![risk–coverage on train](risk_coverage_train.png)", ""]
+    return "\n".join(lines)
+
+
+def plot_curve(result: Mapping[str, Any], out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, c in result["candidates"].items():
+        xs, ys = zip(*c["curve"], strict=True)
+        ax.plot(xs, ys, label=f"{name} (AUROC {c['auroc']:.2f})")
+    ax.set_xlabel("answers given (% of scored answers)")
+    ax.set_ylabel("right among those given (%)")
+    ax.set_title("Risk–coverage on train (out-of-fold scores)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    path = out / "risk_coverage_train.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def timing_figures(runs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    check = [r["timings_ms"].get("check_answer", 0.0) for r in runs]
+    self_check = [r["answerability"].get("self_check_ms", 0.0) for r in runs]
+    return {"check_p50_ms": float(np.median(check)), "self_check_p50_ms": float(np.median(self_check)),
+            "free_p50_ms": float(np.median([c - s for c, s in zip(check, self_check, strict=True)])),
+            "latency_p50_ms": float(np.median([r["latency_ms"] for r in runs]))}
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    from components.storage import atomic_write_text
+    from eval.runner import read_records
+
+    runs = [r for r in read_records(args.out) if r.get("answerability")]
+    if not runs:
+        raise SystemExit(f"no recorded answers in {args.out}; run `python -m training.answerability run` first")
+    start = time.perf_counter()
+    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added)
+    args.report.mkdir(parents=True, exist_ok=True)
+    result["model"].save(args.model_out)
+    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs)))
+    plot_curve(result, args.report)
+    summary = {"pick": result["pick"], "single_auroc": result["single"],
+               **{name: {k: v for k, v in c.items() if k not in ("table", "curve")}
+                  for name, c in result["candidates"].items()}}
+    atomic_write_text(args.report / "fit.json", json.dumps(summary, indent=2) + "\n")
+    print(json.dumps({"pick": result["pick"], "chosen": result["candidates"][result["pick"]]["chosen"],
+                      "fit_s": round(time.perf_counter() - start, 2)}, indent=2))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help="answer the training questions, recording every feature (resumable)")
+    add_training_run_arguments(run_parser)
+    fit_parser = sub.add_parser("fit", help="fit the model and its threshold from the recorded answers")
+    fit_parser.add_argument("--max-hotpot-loss", type=float, default=1.0,
+                            help="HotpotQA train F1 points the threshold may lose to false abstentions (default 1)")
+    fit_parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the coefficients (default 1)")
+    fit_parser.add_argument("--max-time-added", type=float, default=5.0,
+                            help="%% the check may add to the median time per question (default 5)")
+    fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
+    fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
+                            help=f"where the fitted model goes (default: {DEFAULT_MODEL})")
+    for p in (run_parser, fit_parser):
+        p.add_argument("--out", type=Path, default=RUNS_FILE, help=f"runs JSONL (default: {RUNS_FILE})")
+    args = parser.parse_args(argv)
+    return run(args) if args.command == "run" else fit_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
