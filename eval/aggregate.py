@@ -7,6 +7,7 @@ import math
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
+from eval.abstention import abstention_figures
 from eval.runner import RETRIEVAL_METRICS
 from pipeline.configuration import cheapest_first
 
@@ -65,6 +66,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
         if any("supporting_sentence_recall" in r for r in rows):
             figures["supporting_sentence_recall"] = 100 * _mean(r.get("supporting_sentence_recall") for r in rows)
         summary["systems"][name] = figures
+        checked = abstention_figures(rows)
+        if checked is not None:
+            summary.setdefault("abstention", {})[name] = checked
     base = summary["systems"].get("baseline")
     if base:
         for figures in summary["systems"].values():

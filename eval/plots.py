@@ -112,8 +112,30 @@ def ablation_figure(summary: dict[str, Any], out: Path) -> Path | None:
     return _save(fig, out / "ablation.png")
 
 
+def risk_coverage_figure(summary: dict[str, Any], out: Path) -> Path | None:
+    """Right answers among those given against the share given, one line per checked system, the
+    threshold's operating point marked."""
+    table = summary.get("abstention")
+    if not table:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, figures in table.items():
+        xs, ys = zip(*figures["curve"], strict=True)
+        line, = ax.plot(xs, ys, label=f"{name} (risk area {figures['aurc']:.1f})")
+        answered = [r for r in figures["curve"] if r[0] <= figures["answered"] + 1e-9]
+        if answered:
+            ax.plot(*answered[-1], "o", color=line.get_color())
+    ax.set_xlabel("questions answered (%)")
+    ax.set_ylabel("right among those answered (%)")
+    ax.set_title(f"Risk–coverage: {_title(summary)}")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    return _save(fig, out / "risk_coverage.png")
+
+
 def plot_run(summary: dict[str, Any], records: list[dict[str, Any]], out: Path) -> list[Path]:
-    made = [retrieval_figure(summary, out), cost_figure(summary, out), tier_figure(summary, out), ablation_figure(summary, out)]
+    made = [retrieval_figure(summary, out), cost_figure(summary, out), tier_figure(summary, out), ablation_figure(summary, out),
+            risk_coverage_figure(summary, out)]
     return [p for p in made if p is not None]
 
 

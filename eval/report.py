@@ -98,5 +98,38 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                             "final tier", ("evaluated", "prompt tokens evaluated"))
     lines += _by_tier_table(summary.get("adaptive_by_tier"), "adaptive", "Adaptive by routed tier", "tier",
                             ("input_tokens", "input tokens"))
+    lines += _abstention_table(summary.get("abstention"))
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
     return "\n".join(lines) + "\n"
+
+
+def _abstention_table(table: dict[str, dict[str, Any]] | None) -> list[str]:
+    """With and without the answerability check, from the same answers."""
+    if not table:
+        return []
+    names = list(table)
+    squad = any("unanswerable_abstained" in table[n] for n in names)
+    rows = [("Overall F1 (with the check / without)", "f1", "f1_unchecked"),
+            ("Overall EM", "em", "em_unchecked"),
+            ("Answerable F1", "f1_answerable", "f1_answerable_unchecked")]
+    if squad:
+        rows.append(("Unanswerable abstained %", "unanswerable_abstained", "unanswerable_abstained_unchecked"))
+    lines = ["", "## Knowing when not to answer", "",
+             "Each answer is checked by the answerability model (fit on the train splits) and withheld below the "
+             "threshold. Both columns come from the same answers: the second scores them as given before the check.",
+             "", "| metric | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    for label, key, unchecked in rows:
+        lines.append(f"| {label} | " + " | ".join(f"{table[n][key]:.1f} / {table[n][unchecked]:.1f}" for n in names) + " |")
+    for label, key, fmt in (("False abstentions on answerable %", "false_abstention", ".1f"),
+                            ("Answered %", "answered", ".1f"),
+                            ("Abstained by the model itself %", "by_model", ".1f"),
+                            ("Threshold", "threshold", ".3f"),
+                            ("Risk–coverage area (mean risk %, lower is better)", "aurc", ".1f"),
+                            ("Check time p50 (ms)", "check_p50_ms", ".1f"),
+                            ("Median time added by the check %", "median_time_added", ".1f")):
+        lines.append(f"| {label} | " + " | ".join(format(table[n][key], fmt) for n in names) + " |")
+    if squad:
+        lines.append("| Never answering: overall F1 | " + " | ".join(f"{table[n]['never_answer_f1']:.1f}" for n in names)
+                     + " |")
+    lines += ["", "![risk–coverage](risk_coverage.png)"]
+    return lines
