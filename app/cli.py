@@ -35,6 +35,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              f"(default: {PipelineConfig().accept_threshold:.3g}, fitted on the train splits)")
     parser.add_argument("--max-escalations", type=int, help="cascade: extensions allowed per question "
                         f"(default: {PipelineConfig().max_escalations})")
+    parser.add_argument("--abstain-threshold", type=float,
+                        help="withhold an answer whose probability of being right is below this: 0 never abstains, "
+                             "1 always (default: the threshold fitted on the train splits)")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
     parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
@@ -55,7 +58,8 @@ def _resources(args: argparse.Namespace, **extra: Any):
 
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
-                                "max_escalations": args.max_escalations}.items() if v is not None}
+                                "max_escalations": args.max_escalations,
+                                "abstain_threshold": args.abstain_threshold}.items() if v is not None}
     if args.tier and not args.policy:
         kwargs["policy"] = "fixed"
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
@@ -65,15 +69,21 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
 def format_answer(result: dict[str, Any], show_trace: bool = False, include_answer: bool = True) -> str:
     """An answer as the service returns it (unless already streamed), its sources, a cost line and
     optionally the trace."""
-    from app.service import cost_line
+    from app.service import abstention_note, closest_passages, cost_line
 
     lines = [result["answer"] or "(no answer)"] if include_answer else []
     trace = result.get("trace", {})
+    note = abstention_note(result)
+    if note:
+        lines += ["", note]
     if result.get("citations"):
         lines.append("")
         lines.append("Sources:")
         for c in result["citations"]:
             lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
+    elif note or not result.get("supported", True):
+        lines += ["", "Closest passages:"]
+        lines += [f"  {p['title']} (score {p['score']:.2f}): {p['text']}" for p in closest_passages(result)]
     lines.append("")
     lines.append(cost_line(result))
     if show_trace:

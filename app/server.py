@@ -59,6 +59,25 @@ class AskRequest(BaseModel):
                                         "unsure), adaptive (the trained router picks the first tier), fixed or baseline")
     tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")
     model: Optional[StrictStr] = Field(None, description="generator preset, one of /health's `models`")
+    abstain_threshold: Optional[float] = Field(
+        None, ge=0.0, le=1.0, description="withhold an answer whose probability of being right is below this: "
+                                          "0 never abstains, 1 always (default: the threshold fitted on the train splits)")
+
+
+class ClosestPassage(BaseModel):
+    title: str
+    text: str
+    score: float
+    passage_id: str
+
+
+class AnswerabilityCheck(BaseModel):
+    decision: str = Field(description="answer, or abstain")
+    by: str = Field(description="score (the answerability model), model (the generator itself abstained) or "
+                                "unchecked (no model loaded, or a closed-book answer)")
+    score: Optional[float] = Field(None, description="the probability that the answer is right")
+    threshold: float
+    withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
 
 
 class Citation(BaseModel):
@@ -91,7 +110,11 @@ class AskResponse(BaseModel):
     corrected: bool
     supported: bool = Field(description="a cited passage holds the answer's words; false: no shown passage "
                                         "supports it (or the model abstained)")
-    abstained: bool = Field(description="the model said the evidence does not hold the answer")
+    abstained: bool = Field(description="no answer is given: the model said the evidence does not hold it, or "
+                                        "the answerability check found it too unlikely to be right")
+    answerability: Optional[AnswerabilityCheck] = Field(None, description="the check after the answer")
+    closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer is given or no passage "
+                                          "supports it: the best passages retrieved")
     rewritten_question: Optional[str]
     trace: dict[str, Any]
 
@@ -144,7 +167,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         cancel = threading.Event()
         task = asyncio.ensure_future(run_in_threadpool(
             service.ask, body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
-            model=body.model, owner=_user(request), cancel=cancel))
+            abstain_threshold=body.abstain_threshold, model=body.model, owner=_user(request), cancel=cancel))
         while not task.done():
             await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
             if not task.done() and await request.is_disconnected():
@@ -187,7 +210,8 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
         cancel = threading.Event()
         events = service.stream(body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
-                                model=body.model, owner=_user(request), cancel=cancel)
+                                abstain_threshold=body.abstain_threshold, model=body.model, owner=_user(request),
+                                cancel=cancel)
         first = await run_in_threadpool(next, events)  # input errors surface here, as 4xx, before the stream starts
         return StreamingResponse(_sse(first, events, cancel), media_type="text/event-stream")
 

@@ -35,6 +35,7 @@ from components.passages import SourceDocument
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
+from components.answerability import AnswerabilityModel
 from pipeline.configuration import ConfigurationError, PipelineConfig, validate_question
 from pipeline.context import RAGContext, ResourceConfig
 
@@ -121,6 +122,16 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
             "doc_id": (c.get("metadata") or {}).get("doc_id")}
 
 
+def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The answerability check as the API returns it: the decision, who made it, the score and
+    threshold, and the answer it withheld."""
+    if not check:
+        return None
+    score = check.get("score")
+    return {"decision": check["decision"], "by": check["by"], "score": None if score is None else round(score, 4),
+            "threshold": round(check["threshold"], 4), "withheld_answer": check.get("withheld_answer")}
+
+
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     """The answer as the API returns it: tier, answer, citations, timing and tokens (and the trace)."""
     trace = result.get("trace", {})
@@ -132,6 +143,10 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "citations": [public_citation(c) for c in result.get("citations", [])],
         "supported": bool(trace.get("supported", result.get("citations"))),
         "abstained": bool(trace.get("abstained")),
+        "answerability": public_check(trace.get("answerability")),
+        "closest": [{"title": p["title"], "text": p["text"], "score": round(float(p["score"]), 4), "passage_id": p["id"]}
+                    for p in closest_passages({"trace": trace})]
+        if trace.get("abstained") or not trace.get("supported", True) else [],
         "timing_ms": {"total": round(wall_ms, 1), **timings},
         "tokens": {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens"),
                    "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")},
@@ -141,6 +156,29 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "rewritten_question": (trace.get("rewrite") or {}).get("standalone"),
         "trace": trace,
     }
+
+
+CLOSEST_SHOWN = 3
+"""Passages shown with an answer that was not given (the chat, the CLI)."""
+
+
+def abstention_note(result: dict[str, Any]) -> str | None:
+    """What a reader is told when no answer is given, in the chat and the terminal alike: that the
+    knowledge base does not seem to hold it and, when the check withheld the model's answer, that
+    answer with how likely it was to be right."""
+    if not result.get("abstained"):
+        return None
+    note = "The knowledge base does not seem to hold the answer."
+    check = result.get("answerability") or {}
+    if check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
+        note += (f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: it is "
+                 f"{check['score']:.0%} likely to be right, below the {check['threshold']:.0%} threshold.")
+    return note
+
+
+def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The best retrieved passages, shown when the answer was not given or not supported."""
+    return list(result.get("trace", {}).get("passages") or [])[:CLOSEST_SHOWN]
 
 
 def cost_line(result: dict[str, Any]) -> str:
@@ -216,6 +254,17 @@ class RAGService:
         service._generators[model] = ctx.generator
         return service
 
+    @property
+    def default_abstain_threshold(self) -> float:
+        """The threshold an answer is checked against when the question sets none: the configured
+        one, else the one fitted with the loaded answerability model (0 without a model: never)."""
+        if self.pipeline.abstain_threshold is not None:
+            return self.pipeline.abstain_threshold
+        model = self._context.answerability if self._context is not None else None
+        if model is None and self._context is None and self.resources.answerability is not None:
+            model = AnswerabilityModel.load(self.resources.answerability)
+        return model.threshold if model is not None else 0.0
+
     # ------------------------------------------------------------------ resources
     def warm_up(self) -> RAGContext:
         with self._load_lock:
@@ -274,9 +323,14 @@ class RAGService:
 
     # ------------------------------------------------------------------ questions
     def _prepare(self, question: Any, session_id: str | None, policy: str | None, tier: str | None,
-                 model: str | None, owner: str | None, cancel: threading.Event | None):
+                 model: str | None, owner: str | None, cancel: threading.Event | None,
+                 abstain_threshold: float | None = None):
         question = validate_question(question, self.pipeline.max_question_chars)
-        overrides = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
+        overrides: dict[str, Any] = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
+        if abstain_threshold is not None:
+            if isinstance(abstain_threshold, bool) or not isinstance(abstain_threshold, (int, float)):
+                raise ConfigurationError(f"abstain_threshold must be a number in [0, 1], got {abstain_threshold!r}")
+            overrides["abstain_threshold"] = float(abstain_threshold)
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
         ctx = self._context_for(model)
         graph, config = self._graph_for(session_id, owner)  # a malformed session id fails here, before queueing
@@ -314,10 +368,12 @@ class RAGService:
 
     def ask(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
             tier: str | None = None, model: str | None = None, owner: str | None = None,
-            cancel: threading.Event | None = None) -> dict[str, Any]:
+            cancel: threading.Event | None = None, abstain_threshold: float | None = None) -> dict[str, Any]:
         """The answer to one question. ``owner``: the logged-in user (sessions are theirs alone);
-        ``cancel``: set it to stop the run (raises :class:`Cancelled`)."""
-        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel)
+        ``cancel``: set it to stop the run (raises :class:`Cancelled`); ``abstain_threshold``:
+        withhold an answer less likely right than this (0 never, 1 always; default: the fitted one)."""
+        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel,
+                                                   abstain_threshold)
         line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:
@@ -334,7 +390,7 @@ class RAGService:
 
     def stream(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
                tier: str | None = None, model: str | None = None, owner: str | None = None,
-               cancel: threading.Event | None = None) -> Iterator[dict[str, Any]]:
+               cancel: threading.Event | None = None, abstain_threshold: float | None = None) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (the questions ahead in line, again each time fewer are left, then
         each node as it finishes), ``token`` (answer
         text as generated), ``escalate`` (the cascade found the answer so far unsure and extends
@@ -343,7 +399,8 @@ class RAGService:
         raised by the first ``next()``, before anything is queued. Closing the iterator, or
         setting ``cancel``, stops the run."""
         cancel = cancel or threading.Event()
-        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel)
+        graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel,
+                                                   abstain_threshold)
         line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:

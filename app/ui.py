@@ -24,8 +24,9 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import Cancelled, RAGService
+from app.service import Cancelled, RAGService, abstention_note, closest_passages
 from components.model_files import cache_dir
+from nodes.generate import is_abstention
 from components.storage import atomic_write_text
 from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, validate_question
 
@@ -102,7 +103,6 @@ JS = """
 }
 """
 """Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
-CLOSEST_SHOWN = 3  # passages shown when the answer is not in the evidence
 
 _UNSAFE = re.compile(r"([\\<>\[\]])")
 
@@ -160,6 +160,9 @@ def summary_line(result: dict[str, Any]) -> str:
     if escalations:
         parts.append("first answer was unsure, so it read more" if escalations == 1
                      else f"read more {escalations} times before it was sure")
+    check = result.get("answerability") or {}
+    if check.get("by") == "score" and check.get("decision") == "answer":
+        parts.append(f"{check['score']:.0%} likely right")
     if result.get("rewritten_question"):
         parts.append("follow-up read as: " + result["rewritten_question"])
     return " · ".join(parts)
@@ -175,6 +178,9 @@ def figures(result: dict[str, Any]) -> str:
     prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
     rows += [("prompt tokens", f"{prompt}"), ("prompt tokens computed (the rest reused)", f"{tokens.get('evaluated')}"),
              ("output tokens", f"{tokens['output']}"), ("corrective retrieval", "yes" if result["corrected"] else "no")]
+    check = result.get("answerability") or {}
+    if check.get("score") is not None:
+        rows.append(("answerability", f"{check['score']:.2f} against threshold {check['threshold']:.2f}: {check['decision']}"))
     rows += [(f"{node} (ms)", f"{ms:,.0f}") for node, ms in result["timing_ms"].items()]
     return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
 
@@ -203,8 +209,9 @@ def answer_text(result: dict[str, Any]) -> str:
     citations = result["citations"]
     markers = " ".join(f"[{i}]" for i in range(1, len(citations) + 1))
     text = f"{plain(result['answer'])} {markers}".strip()
-    if result.get("abstained"):
-        return f"{text}\n\nThe knowledge base does not seem to hold the answer. The closest passages it found are below."
+    note = abstention_note(result)
+    if note:
+        return f"{text}\n\n{plain(note)} The closest passages it found are below."
     if not result.get("supported", bool(citations)):
         return f"{text}\n\n⚠️ Unsupported: none of the passages read holds this answer. Check it before relying on it."
     return text
@@ -218,7 +225,7 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     for i, c in enumerate(result["citations"], 1):
         messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
     if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
-        for i, p in enumerate((result.get("trace", {}).get("passages") or [])[:CLOSEST_SHOWN], 1):
+        for i, p in enumerate(closest_passages(result), 1):
             messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p.get("source", ""), p.get("score")))
     messages.append(gr.ChatMessage(role="assistant", content=figures(result),
                                    metadata={"title": summary_line(result), "status": "done"}))
@@ -232,7 +239,7 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
 def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
     """An earlier turn as the chat shows it again after a reload."""
     result = {"answer": turn["answer"], "citations": turn["citations"], "supported": bool(turn["citations"]),
-              "abstained": False}
+              "abstained": is_abstention(turn["answer"])}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 gr.ChatMessage(role="assistant", content=answer_text(result))]
     messages += [_source_message(i, c["title"], c["text"], c["source"], c["score"])
@@ -246,14 +253,15 @@ def _pending(title: str) -> gr.ChatMessage:
 
 def answer_events(service: RAGService, message: str, *, session: str | None, owner: str | None,
                   policy: str | None, tier: str | None, model: str | None, show_trace: bool,
-                  cancel: threading.Event | None = None) -> Iterator[list[gr.ChatMessage]]:
+                  cancel: threading.Event | None = None,
+                  abstain_threshold: float | None = None) -> Iterator[list[gr.ChatMessage]]:
     """The chat's view of the service's stream: the wait in line, progress, the growing answer,
     then the answer with its sources. A refused question becomes a ``gr.Error`` with the message
     every front door gives; setting ``cancel`` raises :class:`Cancelled` at the next token."""
     answer = ""
     try:
         for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model, owner=owner,
-                                    cancel=cancel):
+                                    cancel=cancel, abstain_threshold=abstain_threshold):
             if event["type"] == "status" and event.get("requests_ahead"):
                 ahead = event["requests_ahead"]
                 yield [_pending(f"Waiting for {ahead} earlier question{'s' if ahead > 1 else ''} to be answered…")]
@@ -280,6 +288,7 @@ def _failure(text: str) -> gr.ChatMessage:
 def build_ui(service: RAGService) -> gr.Blocks:
     default_settings = {"session": None, "policy": service.pipeline.policy, "tier": service.pipeline.tier,
                         "model": service.resources.model, "show_trace": False,
+                        "abstain": service.default_abstain_threshold,
                         "pending": ""}  # the question being answered: a reload mid-answer gives it back
 
     def settings_of(saved: dict | None) -> dict:
@@ -290,6 +299,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
             saved["tier"] = default_settings["tier"]
         if saved["model"] not in service.models:
             saved["model"] = default_settings["model"]
+        if isinstance(saved["abstain"], bool) or not isinstance(saved["abstain"], (int, float)) \
+                or not 0 <= saved["abstain"] <= 1:
+            saved["abstain"] = default_settings["abstain"]
         return saved
 
     def restore(saved: dict | None, request: gr.Request):
@@ -310,11 +322,12 @@ def build_ui(service: RAGService) -> gr.Blocks:
         if interrupted:
             gr.Info("The page was reloaded before your last question was answered: it is back in the box.")
         saved["pending"] = ""
-        return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"],
+        return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"], saved["abstain"],
                 gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
 
-    def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool) -> dict:
-        return {**settings_of(saved), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace}
+    def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool, abstain: float) -> dict:
+        return {**settings_of(saved), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace,
+                "abstain": abstain}
 
     def begin(message: str, history: list):
         """Take the question from the box (a refused one stays there, with a warning)."""
@@ -340,7 +353,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
         try:
             for shown in answer_events(service, question, session=saved["session"], owner=_owner(request),
                                        policy=saved["policy"], tier=saved["tier"], model=saved["model"],
-                                       show_trace=saved["show_trace"], cancel=cancel):
+                                       show_trace=saved["show_trace"], cancel=cancel,
+                                       abstain_threshold=saved["abstain"]):
                 yield [*history, *shown]
         except Cancelled:
             partial = [m for m in shown if not (m.metadata or {}).get("status") == "pending"]
@@ -469,6 +483,10 @@ def build_ui(service: RAGService) -> gr.Blocks:
             model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model",
                                 info="other models load on first use" if len(service.models) > 1 else None,
                                 interactive=len(service.models) > 1)
+            abstain = gr.Slider(0.0, 1.0, value=default_settings["abstain"], step=0.01, elem_id="abstain",
+                                label="Abstain below",
+                                info="how likely an answer must be to be right to be given; below it the chat "
+                                     "says the knowledge base does not hold the answer (0: always answer)")
             show_trace = gr.Checkbox(value=False, label="Show trace")
             gr.Markdown("### Your documents")
             limit_mb = service.max_upload_bytes / 2**20
@@ -488,12 +506,12 @@ def build_ui(service: RAGService) -> gr.Blocks:
                          show_label=False, autofocus=True)
 
         # Settings are remembered by the browser; the conversation by the server.
-        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace, box])
+        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace, abstain, box])
         demo.load(None, js="() => window.innerWidth", outputs=width).then(
             lambda w: gr.Sidebar(open=not w or w >= PHONE_WIDTH), width, sidebar, queue=False)
         demo.load(document_list, None, [documents, chosen])
-        for control in (policy, tier, model, show_trace):
-            control.change(remember, [saved, policy, tier, model, show_trace], saved)
+        for control in (policy, tier, model, show_trace, abstain):
+            control.change(remember, [saved, policy, tier, model, show_trace, abstain], saved)
 
         def answer_chain(trigger) -> None:
             trigger.then(mark_pending, [question, saved], saved, queue=False).then(

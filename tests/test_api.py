@@ -56,11 +56,27 @@ class TestAsk:
         ({"question": 42}, 422, "string"),
         ({}, 422, "question"),
         ({"question": "Who?", "k": 3}, 422, "Extra inputs"),
+        ({"question": "Who?", "abstain_threshold": 1.5}, 422, "less than or equal to 1"),
+        ({"question": "Who?", "abstain_threshold": "high"}, 422, "valid number"),
     ])
     def test_bad_requests(self, client, payload, status, message):
         response = client.post("/ask", json=payload)
         assert response.status_code == status, response.text
         assert message in response.text
+
+    def test_the_abstain_threshold_is_the_knob(self, client):
+        """0 gives the answer the check scored; 1 withholds that same answer, says so, and cites nothing."""
+        question = {"question": "Who directed 2001: A Space Odyssey?", "tier": "easy"}
+        never = client.post("/ask", json={**question, "abstain_threshold": 0}).json()
+        always = client.post("/ask", json={**question, "abstain_threshold": 1}).json()
+        assert always["abstained"] is True and always["citations"] == [] and always["supported"] is False
+        assert always["answerability"]["decision"] == "abstain" and always["answerability"]["threshold"] == 1.0
+        assert always["closest"] and {"title", "text", "score", "passage_id"} <= set(always["closest"][0])
+        if never["answerability"]["by"] == "model":
+            pytest.skip("the model abstained by itself: the check had nothing to decide")
+        assert never["answerability"]["decision"] == "answer" and not never["abstained"]
+        assert always["answerability"]["withheld_answer"] == never["answer"]
+        assert always["answerability"]["score"] == never["answerability"]["score"]
 
     def test_not_json(self, client):
         response = client.post("/ask", content=b"question=hi", headers={"content-type": "text/plain"})

@@ -464,3 +464,27 @@ def test_an_unsupported_answer_is_marked_not_attributed(browser):
         page.close()
     finally:
         demo.close()
+
+
+def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server):
+    """The one knob of the answerability check, in the settings: at 1 every answer is withheld, the
+    chat says the knowledge base does not seem to hold it and shows the closest passages; the
+    setting survives a reload."""
+    url, _ = server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_chat(page, url)
+    if not page.locator("#abstain").is_visible():
+        page.locator("button[aria-label='Toggle Sidebar']").click()
+    number = page.locator("#abstain input[type='number']")
+    number.fill("1")
+    number.press("Enter")
+    page.wait_for_timeout(500)
+    ask(page, "Who directed 2001: A Space Odyssey?")
+    text = wait_answered(page)
+    assert "does not seem to hold the answer" in text and "closest:" in text
+    open_chat(page, url)
+    if not page.locator("#abstain").is_visible():
+        page.locator("button[aria-label='Toggle Sidebar']").click()
+    assert float(page.locator("#abstain input[type='number']").input_value()) == 1.0
+    context.close()

@@ -69,6 +69,18 @@ class TestAsk:
         assert "correction not needed" in summary and "{" not in summary  # chat issue, defect 8
 
 
+    def test_a_withheld_answer_says_so_and_shows_the_closest_passages(self, index_dir):
+        result = cli("ask", "Who directed 2001: A Space Odyssey?", "--index", str(index_dir), "--model", "smollm2-135m",
+                     "--tier", "easy", "--abstain-threshold", "1", "--no-stream")
+        assert result.returncode == 0, result.stderr
+        assert "The knowledge base does not seem to hold the answer." in result.stdout
+        assert "Closest passages:" in result.stdout and "Sources:" not in result.stdout
+
+    def test_an_out_of_range_threshold_is_refused(self, capsys, index_dir):
+        assert main(["ask", "Who?", "--index", str(index_dir), "--abstain-threshold", "2"]) != 0
+        assert "abstain_threshold is a probability in [0, 1]" in capsys.readouterr().err
+
+
 class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):
         result = subprocess.run(
