@@ -47,6 +47,25 @@ def area_under(curve: Sequence[tuple[float, float]]) -> float:
     return area / (curve[-1][0] - curve[0][0])
 
 
+KNOB = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+"""Thresholds the report shows the figures at, for choosing the knob."""
+
+
+def at_threshold(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, float]:
+    """Overall F1, answerable F1 and the share answered had the check used ``threshold``, from the
+    recorded scores and the answers as given before the check."""
+    def abstains(r: Mapping[str, Any]) -> bool:
+        check = r["answerability"]
+        return check["by"] == "model" or (check["score"] is not None and check["score"] < threshold)
+
+    scored = [(r, abstains(r)) for r in rows]
+    f1 = [abstention_f1({"answerable": r["answerable"], "f1": r["f1_unchecked"]}, a) for r, a in scored]
+    answerable = [f for f, (r, _) in zip(f1, scored, strict=True) if r["answerable"]]
+    return {"threshold": threshold, "f1": 100 * sum(f1) / len(f1),
+            "f1_answerable": 100 * sum(answerable) / len(answerable) if answerable else float("nan"),
+            "answered": 100 * sum(not a for _, a in scored) / len(scored)}
+
+
 def _abstained(record: Mapping[str, Any]) -> bool:
     return record["prediction"] == ""
 
@@ -88,4 +107,5 @@ def abstention_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
     curve = risk_coverage(pairs)
     figures["curve"] = curve
     figures["aurc"] = area_under(curve)
+    figures["knob"] = [at_threshold(rows, t) for t in KNOB]
     return figures

@@ -131,5 +131,10 @@ def _abstention_table(table: dict[str, dict[str, Any]] | None) -> list[str]:
     if squad:
         lines.append("| Never answering: overall F1 | " + " | ".join(f"{table[n]['never_answer_f1']:.1f}" for n in names)
                      + " |")
+    for n in names:
+        lines += ["", f"{n} at other thresholds (the same answers, rescored):", "",
+                  "| threshold | overall F1 | answerable F1 | answered % |", "| --- | --- | --- | --- |"]
+        lines += [f"| {k['threshold']:.2f} | {k['f1']:.1f} | {k['f1_answerable']:.1f} | {k['answered']:.1f} |"
+                  for k in table[n]["knob"]]
     lines += ["", "![risk–coverage](risk_coverage.png)"]
     return lines

@@ -4,6 +4,8 @@
   the question-first prompt and the warm instruction prefix every system gets.
 * ``baseline-cold``: the previous release's baseline: evidence-first prompt, every token of every
   prompt evaluated (no prefix reuse).
+* ``baseline-evidence-first``, ``baseline-question-both``: the baseline in the other prompt
+  layouts (warm, like the baseline), to compare the layouts' answers on the same questions.
 * ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
 * ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
   cascade escalating from there; ``--adaptive-tier`` replaces the router by one fixed tier.
@@ -51,6 +53,10 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("baseline", "fixed k = 5, no rerank, compression or correction", PipelineConfig(policy="baseline")),
             System("baseline-cold", "the previous release's baseline: evidence-first prompt, no prefix reuse",
                    PipelineConfig(policy="baseline", prompt_layout="evidence_first"), cold=True),
+            System("baseline-evidence-first", "the baseline with the evidence-first prompt (question last)",
+                   PipelineConfig(policy="baseline", prompt_layout="evidence_first")),
+            System("baseline-question-both", "the baseline with the question both before and after the evidence",
+                   PipelineConfig(policy="baseline", prompt_layout="question_both")),
             System("cascade", "the fitted cascade: Medium first, extended in place to Hard when the answer is unsure",
                    PipelineConfig(policy="cascade")),
             System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),

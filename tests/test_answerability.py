@@ -242,26 +242,33 @@ class TestAbstentionFigures:
 
     @staticmethod
     def record(answerable, f1, withheld, score, by="score", check_ms=10.0, latency=1000.0):
-        return {"answerable": answerable, "f1": 0.0 if withheld else f1, "em": 0.0 if withheld else float(f1 == 1.0),
-                "prediction": "" if withheld or by == "model" else "x",
-                "f1_unchecked": f1, "em_unchecked": float(f1 == 1.0),
-                "prediction_unchecked": "" if by == "model" else "x",
-                "answerability": {"by": by, "score": score, "threshold": 0.4, "decision": "abstain" if withheld else "answer"},
+        """A record as the benchmark writes it: ``f1`` is the answer's before the check; an
+        abstention (the check's or the model's) scores 1 on an unanswerable question, 0 otherwise."""
+        abstained = withheld or by == "model"
+        given = (0.0 if answerable else 1.0) if abstained else f1
+        return {"answerable": answerable, "f1": given, "em": given, "prediction": "" if abstained else "x",
+                "f1_unchecked": f1, "em_unchecked": f1, "prediction_unchecked": "" if by == "model" else "x",
+                "answerability": {"by": by, "score": 0.0 if by == "model" else score, "threshold": 0.4,
+                                  "decision": "abstain" if abstained else "answer"},
                 "timings_ms": {"check_answer": check_ms}, "latency_ms": latency}
 
     def test_the_table(self):
         from eval.abstention import abstention_figures
 
-        rows = [self.record(True, 1.0, False, 0.9), self.record(True, 1.0, True, 0.3),
-                self.record(False, 0.0, True, 0.2), self.record(False, 1.0, False, 0.0, by="model")]
-        rows[3]["f1"] = 1.0  # the model's own abstention on an unanswerable question scores 1
+        rows = [self.record(True, 1.0, False, 0.9), self.record(True, 0.5, True, 0.3),
+                self.record(False, 0.0, True, 0.2), self.record(False, 1.0, False, None, by="model"),
+                self.record(True, 0.5, False, 0.45)]
         f = abstention_figures(rows)
-        assert f["f1"] == 50.0 and f["f1_unchecked"] == 75.0  # the check cost one right answer
-        assert f["false_abstention"] == 50.0 and f["unanswerable_abstained"] == 100.0
-        assert f["unanswerable_abstained_unchecked"] == 50.0 and f["never_answer_f1"] == 50.0
-        assert f["answered"] == 25.0 and f["by_model"] == 25.0 and f["threshold"] == 0.4
+        assert f["f1"] == pytest.approx(70.0) and f["f1_unchecked"] == pytest.approx(60.0)
+        assert f["f1_answerable"] == pytest.approx(50.0) and f["f1_answerable_unchecked"] == pytest.approx(200 / 3)
+        assert f["false_abstention"] == pytest.approx(100 / 3) and f["unanswerable_abstained"] == 100.0
+        assert f["unanswerable_abstained_unchecked"] == 50.0 and f["never_answer_f1"] == 40.0
+        assert f["answered"] == 40.0 and f["by_model"] == 20.0 and f["threshold"] == 0.4
         assert f["median_time_added"] == pytest.approx(100 * (1000 / 990 - 1))
         assert [c for c, _ in f["curve"]][-1] == 100.0
+        never, strict = f["knob"][0], f["knob"][-1]
+        assert never["threshold"] == 0.0 and never["f1"] == pytest.approx(60.0) and never["answered"] == 80.0
+        assert strict["threshold"] == 0.5 and strict["f1"] == pytest.approx(60.0) and strict["answered"] == 20.0
 
     def test_records_without_a_check_have_no_table(self):
         from eval.abstention import abstention_figures
