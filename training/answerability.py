@@ -203,6 +203,9 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
         "",
         "## Each feature alone (AUROC for right vs not, on train)",
         "",
+        "Sorted by how far from 0.5; below 0.5 the feature is higher on the answers that are not right "
+        "(as informative as 1 − AUROC).",
+        "",
         "| feature | what it measures | AUROC |",
         "| --- | --- | --- |",
     ]
