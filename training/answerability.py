@@ -39,7 +39,7 @@ import numpy as np
 from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel, fit_logistic
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
 from training.cascade import auroc
-from training.labelling import TrainingSet, add_training_run_arguments
+from training.labelling import TrainingSet, run_fit_parser
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs.jsonl"
@@ -302,11 +302,9 @@ def fit_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    run_parser = sub.add_parser("run", help="answer the training questions, recording every feature (resumable)")
-    add_training_run_arguments(run_parser)
-    fit_parser = sub.add_parser("fit", help="fit the model and its threshold from the recorded answers")
+    parser, _, fit_parser = run_fit_parser(
+        __doc__.split("\n\n")[0], RUNS_FILE, "answer the training questions, recording every feature (resumable)",
+        "fit the model and its threshold from the recorded answers")
     fit_parser.add_argument("--max-hotpot-loss", type=float, default=1.0,
                             help="HotpotQA train F1 points the threshold may lose to false abstentions (default 1)")
     fit_parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the coefficients (default 1)")
@@ -315,8 +313,6 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
                             help=f"where the fitted model goes (default: {DEFAULT_MODEL})")
-    for p in (run_parser, fit_parser):
-        p.add_argument("--out", type=Path, default=RUNS_FILE, help=f"runs JSONL (default: {RUNS_FILE})")
     args = parser.parse_args(argv)
     return run(args) if args.command == "run" else fit_command(args)
 

@@ -37,7 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, LAYOUTS, Budget, PipelineConfig
-from training.labelling import TrainingSet, add_training_run_arguments
+from training.labelling import TrainingSet, run_fit_parser
 
 GRID: tuple[int | None, ...] = (32, 64, 128, None)
 """Evidence budgets (generator tokens; ``None``: all five passages, the baseline's evidence) every
@@ -335,17 +335,13 @@ def fit_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    run_parser = sub.add_parser("run", help="answer the training questions at every budget (resumable)")
-    add_training_run_arguments(run_parser)
+    parser, run_parser, fit_parser = run_fit_parser(
+        __doc__.split("\n\n")[0], RUNS_FILE, "answer the training questions at every budget (resumable)",
+        "fit tiers, signal and threshold from the recorded runs")
     run_parser.add_argument("--baselines", type=Path, action="append", default=[],
                             help="an earlier runs file whose baseline answers to reuse (repeatable)")
-    fit_parser = sub.add_parser("fit", help="fit tiers, signal and threshold from the recorded runs")
     fit_parser.add_argument("--max-f1-loss", type=float, default=0.5, help="F1 points the cascade may lose (default 0.5)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
-    for p in (run_parser, fit_parser):
-        p.add_argument("--out", type=Path, default=RUNS_FILE, help=f"runs JSONL (default: {RUNS_FILE})")
     args = parser.parse_args(argv)
     return run(args) if args.command == "run" else fit_command(args)
 

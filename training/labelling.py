@@ -124,12 +124,24 @@ def training_questions(sets: Iterable[TrainingSet], seed: int, root: str | None 
     return interleave(sample(load(s.dataset, s.split, root), s.size, seed) for s in sets)
 
 
-def add_training_run_arguments(parser) -> None:
-    """The options of a command that answers a training sample: its size, seed, model and data."""
-    parser.add_argument("--per-dataset", type=int, default=None, help="cap the questions per dataset")
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
-    parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+def run_fit_parser(description: str, runs_file, run_help: str, fit_help: str):
+    """A ``run`` / ``fit`` command's parser: ``run`` answers a training sample (its size, seed,
+    model and data), ``fit`` reads what it recorded; both take the runs file (``--out``). Returns
+    the parser and the two subcommands' parsers, for the options of their own."""
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=description)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run_parser = sub.add_parser("run", help=run_help)
+    run_parser.add_argument("--per-dataset", type=int, default=None, help="cap the questions per dataset")
+    run_parser.add_argument("--seed", type=int, default=13)
+    run_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    run_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    fit_parser = sub.add_parser("fit", help=fit_help)
+    for p in (run_parser, fit_parser):
+        p.add_argument("--out", type=Path, default=runs_file, help=f"runs JSONL (default: {runs_file})")
+    return parser, run_parser, fit_parser
 
 
 def _parse_sets(text: str | None, per_dataset: int | None) -> list[TrainingSet]:
