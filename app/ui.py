@@ -205,13 +205,13 @@ def _source_message(number: int, title: str, text: str, source: str, score: floa
 
 def answer_text(result: dict[str, Any]) -> str:
     """The answer with its citation markers, numbered in the order the sources are shown; a
-    warning when no shown passage holds it."""
+    warning when no shown passage holds it; for an abstention, the note that says so."""
     citations = result["citations"]
     markers = " ".join(f"[{i}]" for i in range(1, len(citations) + 1))
     text = f"{plain(result['answer'])} {markers}".strip()
     note = abstention_note(result)
-    if note:
-        return f"{text}\n\n{plain(note)} The closest passages it found are below."
+    if note:  # the note says it in words; the abstention's wording adds nothing
+        return f"{plain(note)} The closest passages it found are below."
     if not result.get("supported", bool(citations)):
         return f"{text}\n\n⚠️ Unsupported: none of the passages read holds this answer. Check it before relying on it."
     return text
