@@ -23,14 +23,16 @@ def visited(ctx, question, **overrides):
 
 
 class TestStructure:
-    def test_six_nodes_and_conditional_edges(self):
+    def test_nodes_and_conditional_edges(self):
         g = graph.get_graph()
         assert {"start_turn", "condense_question", "classify_tier", "retrieve", "grade_confidence", "rerank",
-                "compress", "generate", "grade_answer"} <= set(g.nodes)
+                "compress", "generate", "grade_answer", "check_answer"} <= set(g.nodes)
         conditional = {(e.source, e.target) for e in g.edges if e.conditional}
         assert {("start_turn", "condense_question"), ("start_turn", "classify_tier"), ("grade_confidence", "retrieve"),
                 ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
-                ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate")} <= conditional
+                ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate"),
+                ("grade_answer", "compress"), ("grade_answer", "check_answer")} <= conditional
+        assert ("check_answer", "__end__") in {(e.source, e.target) for e in g.edges}
 
     def test_input_and_output_schemas(self):
         assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents"}
@@ -40,16 +42,17 @@ class TestStructure:
 class TestRouting:
     def test_easy_skips_rerank(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="easy")
-        assert "rerank" not in steps and steps[-3:] == ["compress", "generate", "grade_answer"]
+        assert "rerank" not in steps and steps[-4:] == ["compress", "generate", "grade_answer", "check_answer"]
 
     def test_medium_reranks_and_compresses(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="medium")
         assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate",
-                         "grade_answer"]
+                         "grade_answer", "check_answer"]
 
     def test_baseline_retrieves_five_and_generates(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
-        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "generate", "grade_answer"]
+        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "generate", "grade_answer",
+                         "check_answer"]
         out = ask(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
         assert len(out["trace"]["passages"]) == 5 and "compression" not in out["trace"]
 
@@ -75,10 +78,12 @@ class TestOutput:
     def test_trace_fields(self, ctx):
         out = ask(ctx, "When was the Eiffel Tower built?", tier="medium")
         trace = out["trace"]
-        for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms"):
+        for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms",
+                    "answerability"):
             assert key in trace, key
         assert set(trace["timings_ms"]) == {"start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank",
-                                            "compress", "generate", "grade_answer"}
+                                            "compress", "generate", "grade_answer", "check_answer"}
+        assert trace["answerability"]["decision"] in ("answer", "abstain")
         assert all(p["rerank_score"] is not None for p in trace["passages"])
         assert len(trace["context"]) <= 1200
         for c in out["citations"]:
@@ -149,7 +154,7 @@ class TestInputsAndBudgets:
         steps = []
         for update in graph.stream({"question": "What is the capital of France?"}, context=closed, stream_mode="updates"):
             steps.extend(update)
-        assert steps == ["start_turn", "classify_tier", "generate", "grade_answer"]
+        assert steps == ["start_turn", "classify_tier", "generate", "grade_answer", "check_answer"]
 
     def test_per_question_inputs_do_not_carry_over(self, ctx):
         from langgraph.checkpoint.memory import InMemorySaver
