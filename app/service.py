@@ -28,6 +28,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
 from app.errors import NotFoundError, RequestError, TooBusyError
+from components.answerability import AnswerabilityModel
 from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, preset_installed
@@ -35,8 +36,7 @@ from components.passages import SourceDocument
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
-from components.answerability import AnswerabilityModel
-from pipeline.configuration import ConfigurationError, PipelineConfig, validate_question
+from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -132,6 +132,14 @@ def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
             "threshold": round(check["threshold"], 4), "withheld_answer": check.get("withheld_answer")}
 
 
+def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The closest passages, as the API gives them when no answer is given or none is supported."""
+    if not trace.get("abstained") and trace.get("supported", True):
+        return []
+    return [{"title": p["title"], "text": p["text"], "score": round(float(p["score"]), 4), "passage_id": p["id"]}
+            for p in closest_passages({"trace": trace})]
+
+
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     """The answer as the API returns it: tier, answer, citations, timing and tokens (and the trace)."""
     trace = result.get("trace", {})
@@ -144,9 +152,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "supported": bool(trace.get("supported", result.get("citations"))),
         "abstained": bool(trace.get("abstained")),
         "answerability": public_check(trace.get("answerability")),
-        "closest": [{"title": p["title"], "text": p["text"], "score": round(float(p["score"]), 4), "passage_id": p["id"]}
-                    for p in closest_passages({"trace": trace})]
-        if trace.get("abstained") or not trace.get("supported", True) else [],
+        "closest": public_closest(trace),
         "timing_ms": {"total": round(wall_ms, 1), **timings},
         "tokens": {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens"),
                    "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")},
@@ -260,9 +266,10 @@ class RAGService:
         one, else the one fitted with the loaded answerability model (0 without a model: never)."""
         if self.pipeline.abstain_threshold is not None:
             return self.pipeline.abstain_threshold
-        model = self._context.answerability if self._context is not None else None
-        if model is None and self._context is None and self.resources.answerability is not None:
-            model = AnswerabilityModel.load(self.resources.answerability)
+        if self._context is not None:
+            model = self._context.answerability
+        else:  # not loaded yet: the file the context will load
+            model = AnswerabilityModel.load(self.resources.answerability) if self.resources.answerability else None
         return model.threshold if model is not None else 0.0
 
     # ------------------------------------------------------------------ resources
@@ -328,8 +335,8 @@ class RAGService:
         question = validate_question(question, self.pipeline.max_question_chars)
         overrides: dict[str, Any] = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
         if abstain_threshold is not None:
-            if isinstance(abstain_threshold, bool) or not isinstance(abstain_threshold, (int, float)):
-                raise ConfigurationError(f"abstain_threshold must be a number in [0, 1], got {abstain_threshold!r}")
+            if not is_probability(abstain_threshold):
+                raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {abstain_threshold!r}")
             overrides["abstain_threshold"] = float(abstain_threshold)
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
         ctx = self._context_for(model)

@@ -28,7 +28,7 @@ from app.service import Cancelled, RAGService, abstention_note, closest_passages
 from components.model_files import cache_dir
 from nodes.generate import is_abstention
 from components.storage import atomic_write_text
-from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, validate_question
+from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, is_probability, validate_question
 
 log = logging.getLogger(__name__)
 
@@ -299,8 +299,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
             saved["tier"] = default_settings["tier"]
         if saved["model"] not in service.models:
             saved["model"] = default_settings["model"]
-        if isinstance(saved["abstain"], bool) or not isinstance(saved["abstain"], (int, float)) \
-                or not 0 <= saved["abstain"] <= 1:
+        if not is_probability(saved["abstain"]):
             saved["abstain"] = default_settings["abstain"]
         return saved
 

@@ -61,13 +61,18 @@ def token_entropy(logits: np.ndarray) -> float:
     return token_stats(logits)[2]
 
 
+def _softmax(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The shifted logits, their softmax, and the softmax's normaliser (for the entropy)."""
+    z = logits.astype(np.float64) - np.max(logits)
+    p = np.exp(z)
+    total = float(p.sum())
+    return z, p / total, total
+
+
 def token_stats(logits: np.ndarray) -> tuple[float, float, float]:
     """The softmax of one step's logits summarised: the top probability, its margin over the
     runner-up, and the Shannon entropy in nats."""
-    z = logits.astype(np.float64) - np.max(logits)
-    p = np.exp(z)
-    total = p.sum()
-    p /= total
+    z, p, total = _softmax(logits)
     top2 = np.partition(p, -2)[-2:] if p.size > 1 else np.array([0.0, p[0]])
     return float(top2[1]), float(top2[1] - top2[0]), float(np.log(total) - np.dot(p, z))
 
@@ -78,9 +83,7 @@ FIRST_TOP = 8
 
 def top_tokens(logits: np.ndarray, n: int) -> list[tuple[int, float]]:
     """The ``n`` most probable token ids of one step's logits with their probabilities, best first."""
-    z = logits.astype(np.float64) - np.max(logits)
-    p = np.exp(z)
-    p /= p.sum()
+    _, p, _ = _softmax(logits)
     n = min(n, p.size)
     best = np.argpartition(p, -n)[-n:]
     return [(int(i), float(p[i])) for i in best[np.argsort(-p[best])]]

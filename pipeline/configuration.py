@@ -37,6 +37,11 @@ FILLS = ("relevance", "rank")
 """How a token budget is filled (``Budget.fill``)."""
 
 
+def is_probability(value: object) -> bool:
+    """Whether ``value`` is a number (not a bool) in [0, 1]: what a threshold on a probability takes."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+
 class ConfigurationError(ValueError):
     """An unknown or out-of-range configuration value. The message lists the valid values."""
 
@@ -189,7 +194,7 @@ class PipelineConfig:
             raise ConfigurationError(f"accept_threshold must be a finite number, got {self.accept_threshold}")
         if self.max_escalations < 0:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
-        if self.abstain_threshold is not None and not 0.0 <= self.abstain_threshold <= 1.0:
+        if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):
             raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
 
     def ladder(self, start: str) -> list[Budget]:
