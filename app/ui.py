@@ -288,7 +288,7 @@ def _failure(text: str) -> gr.ChatMessage:
 def build_ui(service: RAGService) -> gr.Blocks:
     default_settings = {"session": None, "policy": service.pipeline.policy, "tier": service.pipeline.tier,
                         "model": service.resources.model, "show_trace": False,
-                        "abstain": service.default_abstain_threshold,
+                        "abstain": round(service.default_abstain_threshold, 3),  # as the slider shows it
                         "pending": ""}  # the question being answered: a reload mid-answer gives it back
 
     def settings_of(saved: dict | None) -> dict:

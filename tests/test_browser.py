@@ -9,6 +9,7 @@ import time
 
 import httpx
 import pytest
+from components.answerability import AnswerabilityModel
 from servers import free_port, start_server, wait_healthy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -477,6 +478,8 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
     if not page.locator("#abstain").is_visible():
         page.locator("button[aria-label='Toggle Sidebar']").click()
     number = page.locator("#abstain input[type='number']")
+    shown = number.input_value()  # the fitted threshold, readable: not 0.0433132...
+    assert len(shown.split(".")[-1]) <= 3 and abs(float(shown) - AnswerabilityModel.load().threshold) < 5e-4
     number.fill("1")
     number.press("Enter")
     page.wait_for_timeout(500)
