@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
 
@@ -57,6 +58,7 @@ class PassageIndex:
         self._passages: list[Passage] = []
         self._ids: dict[str, int] = {}
         self._generation = 0
+        self._revision = uuid.uuid4().hex
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ contents
@@ -69,6 +71,13 @@ class PassageIndex:
     def __iter__(self):
         with self._lock:
             return iter(list(self._passages))
+
+    @property
+    def revision(self) -> str:
+        """Names the index's contents: the saved files' checksums while it is as saved or loaded, a
+        fresh random id after any change not yet saved. Answers cached under one revision are never
+        served under another (:mod:`components.query_cache`)."""
+        return self._revision
 
     def passage(self, passage_id: str) -> Passage:
         return self._passages[self._ids[passage_id]]
@@ -89,6 +98,7 @@ class PassageIndex:
                     keep.append(row)
             if keep:
                 self._faiss.add(vectors[keep])
+                self._revision = uuid.uuid4().hex
             return len(keep)
 
     def remove(self, passage_ids: Iterable[str]) -> int:
@@ -103,6 +113,7 @@ class PassageIndex:
             gone = set(rows)
             self._passages = [p for row, p in enumerate(self._passages) if row not in gone]
             self._ids = {p.id: row for row, p in enumerate(self._passages)}
+            self._revision = uuid.uuid4().hex
             return len(rows)
 
     def documents(self) -> list[dict]:
@@ -179,6 +190,7 @@ class PassageIndex:
         }
         atomic_write_text(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n")
         self._generation, self.directory = generation, directory
+        self._revision = _revision(manifest)
         for stale in list(directory.glob("index-*.faiss")) + list(directory.glob("passages-*.jsonl")):
             if stale.name not in files.values():
                 stale.unlink(missing_ok=True)
@@ -223,6 +235,7 @@ class PassageIndex:
         index._passages = passages
         index._ids = {p.id: i for i, p in enumerate(passages)}
         index._generation = manifest["generation"]
+        index._revision = _revision(manifest)
         return index
 
     @classmethod
@@ -231,6 +244,10 @@ class PassageIndex:
         if (Path(directory) / MANIFEST).is_file():
             return cls.load(directory, embedder=embedder, dimension=dimension)
         return cls(embedder, dimension, directory)
+
+
+def _revision(manifest: dict) -> str:
+    return f"{manifest['sha256']['faiss'][:16]}-{manifest['sha256']['passages'][:16]}"
 
 
 def _read_manifest(directory: Path) -> dict:
