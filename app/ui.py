@@ -265,7 +265,8 @@ def answer_events(service: RAGService, message: str, *, session: str | None, own
             if event["type"] == "status" and event.get("requests_ahead"):
                 ahead = event["requests_ahead"]
                 yield [_pending(f"Waiting for {ahead} earlier question{'s' if ahead > 1 else ''} to be answered…")]
-            elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "classify_tier"):
+            elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "lookup_cache",
+                                                                       "classify_tier"):
                 yield [_pending("Searching the knowledge base…")]
             elif event["type"] == "escalate":  # the answer so far was unsure: a new one follows
                 answer = ""

@@ -58,6 +58,12 @@ def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str,
         "timings_ms": trace.get("timings_ms", {}),
         "mean_token_entropy": trace.get("mean_token_entropy"),
     }
+    energy = trace.get("energy") or {}
+    record.update(energy_j=energy.get("joules"), energy_method=energy.get("method"),
+                  retrievals=(0 if not passages else 1 + int((trace.get("correction") or {}).get("rounds", 0))))
+    for key in ("gate", "self_route", "cache"):  # the policies' decisions, when they made one
+        if key in trace:
+            record[key] = {k: v for k, v in trace[key].items() if k != "probe"}
     check = trace.get("answerability")
     if check is not None:  # the answer before the answerability check, to score both from one run
         unchecked = prediction_text(check.get("withheld_answer", output.get("answer", "")))

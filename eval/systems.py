@@ -13,6 +13,11 @@
   budgets, evidence-first prompt, no cascade), for comparison.
 * The thesis' ablation ladder, routed the same way on the thesis' tiers: ``routing`` (the chosen
   tier's k and token budget only), ``routing+compression``, then ``adaptive-thesis`` (full).
+* The published routing ideas, each a policy of the same graph: ``retrieve-or-not`` (a gate on
+  the question and a retrieval probe picks closed book or the baseline, RAGRouter), ``lazy``
+  (a two-sentence summary of the top documents first, the top passages appended when the
+  answer's entropy is high, L-RAG) and ``self-route`` (the generator picks straight,
+  step-by-step or retrieval itself).
 * Reference rows: ``no-retrieval`` (closed book) and ``oracle`` (the gold context, uncompressed).
 """
 
@@ -20,9 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pipeline.configuration import BASELINE, DEFAULT_TIERS, THESIS_TIERS, Budget, ConfigurationError, PipelineConfig
+from pipeline.configuration import (BASELINE, CLOSED_BOOK, DEFAULT_TIERS, THESIS_TIERS, Budget, ConfigurationError,
+                                    PipelineConfig)
 
-CLOSED_BOOK = Budget("closed-book", k=0, context_chars=None, max_new_tokens=64, rerank=False, correct=False)
+POLICY_SYSTEMS = ("baseline", "cascade", "adaptive", "retrieve-or-not", "lazy", "self-route", "no-retrieval", "oracle")
+"""The rows of the policy comparison (#17): every published routing idea and the reference rows."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,12 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("routing+compression", f"the thesis' routing and compression ({how})",
                    PipelineConfig(**routed, tiers=_ladder(rerank=False, correct=False), prompt_layout="evidence_first",
                                   max_escalations=0)),
+            System("retrieve-or-not", "a gate on the question and a top-10 probe: closed book or k = 5 (RAGRouter)",
+                   PipelineConfig(policy="retrieve-or-not")),
+            System("lazy", "a summary of the top documents first; the top passages appended when unsure (L-RAG)",
+                   PipelineConfig(policy="lazy")),
+            System("self-route", "the generator chooses straight, step-by-step or retrieval",
+                   PipelineConfig(policy="self-route")),
             System("no-retrieval", "closed book: the generator alone",
                    PipelineConfig(policy="fixed", tier=CLOSED_BOOK.name, tiers={CLOSED_BOOK.name: CLOSED_BOOK})),
             System("oracle", "the gold context handed to the generator, uncompressed",

@@ -1,14 +1,16 @@
 """Wire the nodes into the adaptive RAG state machine.
 
-    START -> start_turn --(earlier turns and the question refers back)--> condense_question -> classify_tier
-    start_turn --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
+    START -> start_turn --(earlier turns and the question refers back)--> condense_question -> lookup_cache
+    start_turn --(otherwise)--> lookup_cache --(answered from the query cache)--> finish_turn
+    lookup_cache --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
     classify_tier --(k = 0: closed book)--> generate
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
     grade_confidence --(budget reranks)--> rerank
     grade_confidence / rerank --(budget compresses)--> compress -> generate
     grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
     grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
-    grade_answer --(otherwise: accepted)--> check_answer (answer, or abstain below the threshold) -> END
+    grade_answer --(otherwise: accepted)--> check_answer (answer, or abstain below the threshold) -> finish_turn
+    finish_turn (energy; the answer into the query cache) -> END
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
-from graph.routing import after_classify, after_grade, after_grade_answer, after_rerank, after_start
+from graph.routing import after_cache, after_classify, after_grade, after_grade_answer, after_rerank, after_start
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     check_answer,
     classify_tier,
     compress,
     condense_question,
+    finish_turn,
     generate,
     grade_answer,
     grade_confidence,
+    lookup_cache,
     rerank,
     retrieve,
     start_turn,
@@ -36,6 +40,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder = StateGraph(State, context_schema=RAGContext, input_schema=InputState, output_schema=OutputState)
     builder.add_node("start_turn", start_turn)
     builder.add_node("condense_question", condense_question)
+    builder.add_node("lookup_cache", lookup_cache)
     builder.add_node("classify_tier", classify_tier)
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade_confidence", grade_confidence)
@@ -44,10 +49,12 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("generate", generate)
     builder.add_node("grade_answer", grade_answer)
     builder.add_node("check_answer", check_answer)
+    builder.add_node("finish_turn", finish_turn)
 
     builder.add_edge(START, "start_turn")
-    builder.add_conditional_edges("start_turn", after_start, ["condense_question", "classify_tier"])
-    builder.add_edge("condense_question", "classify_tier")
+    builder.add_conditional_edges("start_turn", after_start, ["condense_question", "lookup_cache"])
+    builder.add_edge("condense_question", "lookup_cache")
+    builder.add_conditional_edges("lookup_cache", after_cache, ["finish_turn", "classify_tier"])
     builder.add_conditional_edges("classify_tier", after_classify, ["retrieve", "generate"])
     builder.add_edge("retrieve", "grade_confidence")
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
@@ -55,7 +62,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "grade_answer")
     builder.add_conditional_edges("grade_answer", after_grade_answer, ["compress", "check_answer"])
-    builder.add_edge("check_answer", END)
+    builder.add_edge("check_answer", "finish_turn")
+    builder.add_edge("finish_turn", END)
     return builder
 
 

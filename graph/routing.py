@@ -20,11 +20,16 @@ def refers_back(question: str) -> bool:
     return bool(_REFERS_BACK.search(question))
 
 
-def after_start(state: State) -> Literal["condense_question", "classify_tier"]:
+def after_start(state: State) -> Literal["condense_question", "lookup_cache"]:
     """Rewrite the question first only in a conversation, and only when it refers back."""
     if state.get("turns") and refers_back(state["question"]):
         return "condense_question"
-    return "classify_tier"
+    return "lookup_cache"
+
+
+def after_cache(state: State) -> Literal["finish_turn", "classify_tier"]:
+    """An answer served from the query cache is finished; any other question is answered."""
+    return "finish_turn" if state.get("cached") else "classify_tier"
 
 
 def _budget(state: State) -> BudgetData:

@@ -4,9 +4,11 @@ from nodes.check_answer import check_answer
 from nodes.classify_tier import classify_tier
 from nodes.compress import compress
 from nodes.condense_question import condense_question
+from nodes.finish_turn import finish_turn
 from nodes.generate import generate
 from nodes.grade_answer import grade_answer
 from nodes.grade_confidence import grade_confidence
+from nodes.lookup_cache import lookup_cache
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
 from nodes.start_turn import start_turn
@@ -14,6 +16,7 @@ from nodes.start_turn import start_turn
 __all__ = [
     "start_turn",
     "condense_question",
+    "lookup_cache",
     "classify_tier",
     "retrieve",
     "grade_confidence",
@@ -22,4 +25,5 @@ __all__ = [
     "generate",
     "grade_answer",
     "check_answer",
+    "finish_turn",
 ]

@@ -2,7 +2,11 @@
 
 Policies: ``cascade`` (the first tier of its ladder, escalating on low confidence), ``adaptive``
 (the trained router picks the starting tier from the query embedding), ``fixed`` (the configured
-or overridden tier) and ``baseline`` (fixed k = 5, no rerank, compression or correction). The
+or overridden tier), ``baseline`` (fixed k = 5, no rerank, compression or correction),
+``retrieve-or-not`` (a gate on the embedding and a top-10 probe search picks closed book or the
+baseline), ``lazy`` (the summary context first, the top passages appended when the answer is
+unsure) and ``self-route`` (the generator picks straight, step-by-step or retrieval from a
+one-token routing prompt; the choice and its cost are in the trace). The
 settings carry the ladder of tiers the cascade may escalate to; retrieval fetches the largest k
 of the ladder once, so every step draws on the same ranked passages. The (standalone) question
 is embedded here, once; the router and retrieval reuse the vector. The router's class
@@ -12,14 +16,59 @@ probabilities go into the trace.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Mapping
 
+import numpy as np
 from langgraph.runtime import Runtime
 
-from pipeline.configuration import ConfigurationError
+from components.generator import max_tokens_kwargs
+from components.retrieval_gate import PROBE_K, probe_features
+from nodes.base import context_of, timed
+from pipeline.configuration import CLOSED_BOOK, REASONING, SELF_ROUTES, Budget, ConfigurationError, PipelineConfig
 from pipeline.context import RAGContext
 from pipeline.state import State
-from nodes.base import context_of, timed
+from prompts import SELF_ROUTE_LETTERS, self_route_messages
+
+
+def gate(ctx: RAGContext, pipeline: PipelineConfig, embedding: Any) -> tuple[Budget, dict[str, Any]]:
+    """The retrieve-or-not decision: closed book when the gate's probability that the closed-book
+    answer is enough reaches the threshold, else the baseline; and its trace."""
+    if ctx.retrieval_gate is None:
+        raise ConfigurationError("policy 'retrieve-or-not' needs a fitted gate (ResourceConfig.retrieval_gate)")
+    start = time.perf_counter()
+    hits = ctx.index.search(embedding, PROBE_K) if len(ctx.index) else []
+    probe = probe_features([h.score for h in hits],
+                           [h.passage.metadata.get("doc_id") or h.passage.title for h in hits])
+    probability = ctx.retrieval_gate.closed_book_probability(embedding.tolist(), probe)
+    threshold = pipeline.gate_threshold if pipeline.gate_threshold is not None else ctx.retrieval_gate.threshold
+    closed = probability >= threshold
+    return (CLOSED_BOOK if closed else pipeline.baseline), {
+        "decision": "closed-book" if closed else "retrieve", "closed_book_probability": probability,
+        "threshold": threshold, "probe": probe, "inference_ms": (time.perf_counter() - start) * 1000.0}
+
+
+def self_route(ctx: RAGContext, pipeline: PipelineConfig, question: str) -> tuple[Budget, dict[str, Any]]:
+    """The generator's own choice among :data:`pipeline.configuration.SELF_ROUTES`: the most probable
+    of the choice letters at its first generated token. The routing prompt's instructions are a
+    pinned prefix like the answer prompt's, so only the question's tokens are new."""
+    start = time.perf_counter()
+    reply = ctx.generator.invoke(self_route_messages(question), **max_tokens_kwargs(ctx.generator, 1))
+    top = (reply.response_metadata or {}).get("first_top") or []
+    probabilities = {route: sum(p for piece, p in top if piece.strip().upper() == letter)
+                     for route, letter in zip(SELF_ROUTES, SELF_ROUTE_LETTERS, strict=True)}
+    if any(probabilities.values()):
+        choice = max(SELF_ROUTES, key=lambda route: probabilities[route])
+    else:  # none of the letters among the most probable tokens: read what it wrote, else retrieve
+        written = reply.text.strip()[:1].upper()
+        choice = dict(zip(SELF_ROUTE_LETTERS, SELF_ROUTES, strict=True)).get(written, "retrieval")
+    usage: Mapping[str, Any] = reply.usage_metadata or {}
+    metadata: Mapping[str, Any] = reply.response_metadata or {}
+    budget = {"straight": CLOSED_BOOK, "reasoning": REASONING, "retrieval": pipeline.baseline}[choice]
+    return budget, {"choice": choice, "probabilities": probabilities, "raw_output": reply.text,
+                    "prompt_tokens": usage.get("input_tokens"),
+                    "prompt_tokens_evaluated": metadata.get("prompt_tokens_evaluated", usage.get("input_tokens")),
+                    "output_tokens": usage.get("output_tokens"),
+                    "route_ms": (time.perf_counter() - start) * 1000.0}
 
 
 @timed("classify_tier")
@@ -27,9 +76,21 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = state.get("standalone_question") or state["question"]
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
-    embedding = ctx.embedder.embed_query(question)
+    # lookup_cache embedded the question; embed it here only when this node runs on its own
+    stored = state.get("query_embedding")
+    embedding = np.asarray(stored, dtype=np.float32) if stored else ctx.embedder.embed_query(question)
     trace: dict[str, Any] = {"policy": pipeline.policy}
-    if pipeline.policy == "adaptive":
+    update: dict[str, Any] = {}
+    signal, threshold = pipeline.confidence_signal, pipeline.accept_threshold
+    if pipeline.policy == "retrieve-or-not":
+        budget, trace["gate"] = gate(ctx, pipeline, embedding)
+    elif pipeline.policy == "self-route":
+        budget, route = self_route(ctx, pipeline, question)
+        trace["self_route"] = route
+        update["overhead"] = [{key: route[key] for key in ("prompt_tokens", "prompt_tokens_evaluated", "output_tokens")}]
+    elif pipeline.policy == "lazy":
+        budget, signal, threshold = pipeline.summary, pipeline.lazy_signal, pipeline.lazy_threshold
+    elif pipeline.policy == "adaptive":
         if ctx.router is None:
             raise ConfigurationError("policy 'adaptive' needs a trained tier router (ResourceConfig.router); "
                                      "load one or use policy 'fixed' or 'baseline'")
@@ -49,8 +110,8 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "ladder": [b.as_dict() for b in ladder],
         "retrieve_k": max([budget.k, *(b.k for b in ladder)]),
         "layout": pipeline.prompt_layout,
-        "confidence_signal": pipeline.confidence_signal,
-        "accept_threshold": pipeline.accept_threshold,
+        "confidence_signal": signal,
+        "accept_threshold": threshold,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,
         "k_extra": pipeline.k_extra,
@@ -58,4 +119,4 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "abstain_threshold": pipeline.abstain_threshold,
     }
     trace.update({"tier": budget.name, "budget": budget.as_dict()})
-    return {"settings": settings, "query_embedding": embedding.tolist(), "trace": trace}
+    return {**update, "settings": settings, "query_embedding": embedding.tolist(), "trace": trace}

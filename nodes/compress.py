@@ -12,6 +12,11 @@ unchanged, and passages not yet used are appended as new items until the larger 
 tier without a token budget then appends them all). The prompt then shares everything up to the old evidence
 with the one already evaluated, and the model evaluates only what was added. A budget in
 characters (``context_chars``, the thesis' tiers) selects afresh.
+
+``fill="summary"`` (the lazy policy's first context) takes, for each document of the ranked
+passages in the order they rank, its first sentences from the index (a document's lead), one item
+per document, while they fit the token budget (at least one). Passages supplied with the question
+are their own lead. An escalation then appends the ranked passages the summary does not already hold.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from components.embedder import Embedder
+from components.index import PassageIndex
 from components.passages import split_sentences
+from pipeline.configuration import SUMMARY_SENTENCES
 from pipeline.context import RAGContext
 from pipeline.state import EvidenceItem, PassageHit, State
 from nodes.base import context_of, timed
@@ -94,6 +101,40 @@ def select_evidence(
     return evidence, False
 
 
+def document_lead(passage: PassageHit, index: PassageIndex, sentences: int = SUMMARY_SENTENCES) -> tuple[str, list[str]]:
+    """A passage's document's first ``sentences`` sentences and their passage ids, from the index
+    (ids ``<doc_id>#p0s0``, ``#p0s1``, …); the passage itself when its document is not indexed
+    that way (a passage supplied with the question)."""
+    doc_id = passage["metadata"].get("doc_id")
+    ids = [f"{doc_id}#p0s{i}" for i in range(sentences)] if doc_id else []
+    found = [index.passage(pid) for pid in ids if pid in index]
+    if not found:
+        return passage["text"], [passage["id"]]
+    return " ".join(p.text for p in found), [p.id for p in found]
+
+
+def summary_evidence(passages: Sequence[PassageHit], index: PassageIndex, budget_tokens: int,
+                     count_tokens: Callable[[str], int]) -> list[EvidenceItem]:
+    """The leads of the ranked passages' documents, best-ranked document first, one item each,
+    while they fit ``budget_tokens`` (at least one)."""
+    evidence: list[EvidenceItem] = []
+    seen: set[str] = set()
+    used = 0
+    for p in passages:
+        doc = p["metadata"].get("doc_id") or p["id"]
+        if doc in seen:
+            continue
+        seen.add(doc)
+        text, ids = document_lead(p, index)
+        item: EvidenceItem = {"n": len(evidence) + 1, "passage_id": ids[0], "title": p["title"], "text": text}
+        cost = count_tokens(format_evidence([item])) + 1
+        if used + cost > budget_tokens and evidence:
+            break
+        evidence.append(item)
+        used += cost
+    return evidence
+
+
 def extend_evidence(
     passages: Sequence[PassageHit],
     query: np.ndarray,
@@ -112,7 +153,8 @@ def extend_evidence(
     evidence: the evidence is then always the top passages in order, the start of any larger
     budget's."""
     used_ids = {e["passage_id"] for e in existing}
-    fresh = [p for p in passages if p["id"] not in used_ids]
+    held = " ".join(e["text"] for e in existing)  # a summary item holds more than its first passage
+    fresh = [p for p in passages if p["id"] not in used_ids and p["text"] not in held]
     used = count_tokens(format_evidence(existing)) if existing else 0
     limit = budget_tokens if budget_tokens is not None else float("inf")
     evidence = list(existing)
@@ -165,7 +207,10 @@ def compress(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     query = np.asarray(state["query_embedding"], dtype=np.float32)
     tokens = budget.get("context_tokens")
     existing = state.get("evidence") or []
-    if tokens is not None or existing:  # a token budget, or the cascade extending its evidence
+    if budget.get("fill") == "summary" and not existing:
+        evidence = summary_evidence(passages, ctx.index, tokens or 0, ctx.generator.count_tokens)  # a summary has a budget
+        truncated = False
+    elif tokens is not None or existing:  # a token budget, or the cascade extending its evidence
         evidence, truncated = extend_evidence(passages, query, existing, tokens, ctx.embedder, ctx.generator.count_tokens,
                                               budget.get("fill", "relevance"))
     elif budget["context_chars"] is not None:

@@ -26,7 +26,7 @@ from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
 from nodes.base import context_of, timed
-from prompts import ABSTENTION, answer_messages, closed_book_messages, format_evidence
+from prompts import ABSTENTION, answer_messages, closed_book_messages, final_answer, format_evidence, reasoning_messages
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _PREAMBLE = re.compile(r"^\s*(?:the\s+)?answer(?:\s+is)?\s*:\s*", re.IGNORECASE)
@@ -146,12 +146,16 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     evidence = state.get("evidence") or evidence_from_passages(passages)
     question = state.get("standalone_question") or state["question"]
     layout = settings.get("layout", "question_first")
-    messages = answer_messages(question, evidence, layout) if evidence else closed_book_messages(question)
+    reasoning = not evidence and budget.get("reasoning", False)
+    if evidence:
+        messages = answer_messages(question, evidence, layout)
+    else:
+        messages = reasoning_messages(question) if reasoning else closed_book_messages(question)
     start = time.perf_counter()
     reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"]))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
-    answer, marked = split_citations(raw, len(evidence))
+    answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))
     cited, source = cite(answer, marked, evidence)
 
     by_id = {p["id"]: p for p in passages}
@@ -187,8 +191,9 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     steps = [*(state.get("steps") or []), step]
 
     def total(key: str) -> int | None:
-        values = [s[key] for s in steps]  # type: ignore[literal-required]
-        return None if any(v is None for v in values) else sum(values)
+        """Over every answer and any other prompt the question cost (self-route's routing prompt)."""
+        values = [s.get(key) for s in [*steps, *(state.get("overhead") or [])]]
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
     return {
         "answer": answer,

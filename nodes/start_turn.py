@@ -29,6 +29,11 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "corrections": 0,
         "low_confidence": False,
         "steps": [],
+        "overhead": [],
         "escalations": 0,
+        "query_embedding": [],
+        "cached": False,
+        "cache_scope": None,
+        "energy_mark": ctx.energy.mark(),
         "trace": {NEW_TRACE: True, "question": question},
     }

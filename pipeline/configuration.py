@@ -14,7 +14,7 @@ from typing import Any, Mapping
 LAYOUTS = ("question_first", "question_both", "evidence_first")
 """Answer prompt layouts (``prompts.LAYOUTS`` holds their templates)."""
 
-POLICIES = ("cascade", "adaptive", "fixed", "baseline")
+POLICIES = ("cascade", "adaptive", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route")
 """Valid values of ``PipelineConfig.policy``.
 
 ``cascade`` (default): answer at the ladder's first tier, score the answer's confidence, and when it is
@@ -24,7 +24,18 @@ low extend the evidence in place to the next tier's budget and answer again (at 
 cascade escalates from there.
 ``fixed``: every question gets ``PipelineConfig.tier``, no escalation.
 ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, no compression, no correction).
+``retrieve-or-not`` (RAGRouter): a logistic regression on the question's embedding and cheap
+retrieval-probe features (:mod:`components.retrieval_gate`) decides between answering closed-book
+and the k = 5 baseline.
+``lazy`` (L-RAG): answer first from a compact summary (the first sentences of the top retrieved
+documents, ``PipelineConfig.summary``); when the answer's predictive entropy is above the
+calibrated threshold, append the top passages in place and answer again.
+``self-route``: the generator chooses, from a short routing prompt, between answering straight
+(closed book), reasoning step by step (closed book) and retrieval (the k = 5 baseline).
 """
+
+SELF_ROUTES = ("straight", "reasoning", "retrieval")
+"""The choices the ``self-route`` policy offers the generator, in the routing prompt's order."""
 
 CONFIDENCE_SIGNALS = ("min_prob", "first_prob", "first_margin", "mean_logprob", "neg_mean_entropy")
 """How an answer's confidence is read from its tokens (higher is more confident for each):
@@ -33,7 +44,7 @@ over the runner-up, the mean log-probability, and the negated mean entropy. Cita
 the end of the answer are left out; an abstention counts as no confidence."""
 
 
-FILLS = ("relevance", "rank")
+FILLS = ("relevance", "rank", "summary")
 """How a token budget is filled (``Budget.fill``)."""
 
 
@@ -58,7 +69,10 @@ class Budget:
     ``fill`` says how a token budget is filled: ``relevance`` (the most question-relevant sentences
     first, skipping any that do not fit) or ``rank`` (whole passages in ranked order, stopping at
     the first that does not fit, at least one: every tier's evidence is then the start of the next
-    one's, and a tier without a token budget holds all k passages, as the baseline does).
+    one's, and a tier without a token budget holds all k passages, as the baseline does) or
+    ``summary`` (the first :data:`SUMMARY_SENTENCES` sentences of each retrieved document, in the
+    order its passages rank, while they fit the budget: the lazy policy's compact first context).
+    ``reasoning`` asks a closed-book answer to think step by step before it answers.
     """
 
     name: str
@@ -70,6 +84,7 @@ class Budget:
     context_tokens: int | None = None
     fill: str = "relevance"
     cascade: bool = True  # the cascade policy climbs this tier (else only the router or a fixed policy uses it)
+    reasoning: bool = False  # closed book only: think step by step, then answer
 
     def __post_init__(self) -> None:
         if self.fill not in FILLS:
@@ -84,6 +99,10 @@ class Budget:
             raise ConfigurationError(
                 f"budget {self.name!r}: context_tokens must be >= 1 or None, got {self.context_tokens}"
             )
+        if self.reasoning and self.k:
+            raise ConfigurationError(f"budget {self.name!r}: reasoning is for closed-book budgets (k = 0)")
+        if self.fill == "summary" and self.context_tokens is None:
+            raise ConfigurationError(f"budget {self.name!r}: a summary fill needs context_tokens")
         if self.max_new_tokens < 1:
             raise ConfigurationError(
                 f"budget {self.name!r}: max_new_tokens must be >= 1, got {self.max_new_tokens}"
@@ -103,6 +122,7 @@ class Budget:
             "max_new_tokens": self.max_new_tokens,
             "rerank": self.rerank,
             "correct": self.correct,
+            "reasoning": self.reasoning,
         }
 
 
@@ -138,6 +158,22 @@ def cheapest_first(tiers) -> list[str]:
 BASELINE = Budget("baseline", k=5, context_chars=None, max_new_tokens=128, rerank=False, correct=False)
 """The fixed k = 5 reference pipeline: top-5 passages straight into the prompt."""
 
+SUMMARY_SENTENCES = 2
+"""How many leading sentences of a document the ``summary`` fill takes (L-RAG's compact context)."""
+
+SUMMARY = Budget("summary", k=5, context_chars=None, context_tokens=96, fill="summary", max_new_tokens=64,
+                 rerank=False, correct=False, cascade=False)
+"""The lazy policy's first context: the first two sentences of the top retrieved documents that fit
+96 generator tokens (one or two documents)."""
+
+CLOSED_BOOK = Budget("closed-book", k=0, context_chars=None, max_new_tokens=64, rerank=False, correct=False,
+                     cascade=False)
+"""No retrieval: the generator answers from what it knows."""
+
+REASONING = Budget("reasoning", k=0, context_chars=None, max_new_tokens=192, rerank=False, correct=False,
+                   cascade=False, reasoning=True)
+"""No retrieval; the generator reasons step by step before its answer (self-route's second choice)."""
+
 
 @dataclass(frozen=True)
 class PipelineConfig:
@@ -163,6 +199,14 @@ class PipelineConfig:
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
     # with the model.
     abstain_threshold: float | None = None
+    # retrieve-or-not: answer closed-book when the gate (components/retrieval_gate.json, fit on the train
+    # splits) gives closed-book answering at least this probability of being right; None: the fitted threshold.
+    gate_threshold: float | None = None
+    # lazy: the summary context first; extend to the top passages when the answer's confidence (this signal)
+    # is below the threshold, both calibrated on the train splits (docs/policies/README.md).
+    summary: Budget = SUMMARY
+    lazy_signal: str = "neg_mean_entropy"
+    lazy_threshold: float = -0.5
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -196,11 +240,23 @@ class PipelineConfig:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):
             raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
+        if self.gate_threshold is not None and not is_probability(self.gate_threshold):
+            raise ConfigurationError(f"gate_threshold is a probability in [0, 1], got {self.gate_threshold}")
+        if self.lazy_signal not in CONFIDENCE_SIGNALS:
+            raise ConfigurationError(f"unknown lazy_signal {self.lazy_signal!r}; "
+                                     f"valid signals: {', '.join(CONFIDENCE_SIGNALS)}")
+        if not math.isfinite(self.lazy_threshold):
+            raise ConfigurationError(f"lazy_threshold must be a finite number, got {self.lazy_threshold}")
+        if self.summary.fill != "summary":
+            raise ConfigurationError(f"the lazy policy's summary budget needs fill 'summary', got {self.summary.fill!r}")
 
     def ladder(self, start: str) -> list[Budget]:
         """The tiers the cascade may escalate to from ``start``: the costlier ones, cheapest first,
         at most ``max_escalations``. Empty for the ``fixed`` and ``baseline`` policies, and from a
-        tier without a token budget (there is no evidence to extend in place)."""
+        tier without a token budget (there is no evidence to extend in place). The ``lazy`` policy's
+        ladder from its summary is the costliest tier alone (all the top passages)."""
+        if self.policy == "lazy" and start == self.summary.name:
+            return [self.tiers[cheapest_first(self.tiers)[-1]]][: self.max_escalations]
         if self.policy not in ("cascade", "adaptive") or self.tiers[start].context_tokens is None:
             return []
         order = cheapest_first(self.tiers)
@@ -228,7 +284,7 @@ class PipelineConfig:
         if not overrides:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "max_escalations",
-                   "abstain_threshold"}
+                   "abstain_threshold", "gate_threshold", "lazy_threshold"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

@@ -17,9 +17,12 @@ from typing import Any
 
 from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, AnswerabilityModel
 from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
+from components.energy import EnergyMeter
 from components.generator import Generator, load_chat_model
 from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
+from components.query_cache import QueryCache
+from components.retrieval_gate import DEFAULT_GATE, RetrievalGate
 from components.reranker import Reranker, load_reranker
 from pipeline.configuration import ConfigurationError, PipelineConfig
 from router.model import DEFAULT_WEIGHTS, TierRouter
@@ -41,6 +44,8 @@ class ResourceConfig:
     reranker: str | None = None  # None: the offline hybrid reranker
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
+    retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
+    query_cache: str | None = None  # a SQLite file (or ":memory:") for the query cache; None: no cache
     n_threads: int = 2
     n_ctx: int = 4096
 
@@ -69,6 +74,9 @@ class RAGContext:
     resources: ResourceConfig | None = None
     router: TierRouter | None = None
     answerability: AnswerabilityModel | None = None  # None: check_answer gives every answer unchecked
+    retrieval_gate: RetrievalGate | None = None  # None: the retrieve-or-not policy is unavailable
+    query_cache: QueryCache | None = None  # None: every question is answered afresh
+    energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
     def load(cls, resources: ResourceConfig | None = None, pipeline: PipelineConfig | None = None, *,
@@ -98,11 +106,17 @@ class RAGContext:
             router = TierRouter.load(resources.router, embedder=embedder.name, dimension=embedder.dimension)
             router.check_tiers(list((pipeline or PipelineConfig()).tiers))
         answerability = AnswerabilityModel.load(resources.answerability) if resources.answerability else None
+        gate = RetrievalGate.load(resources.retrieval_gate) if resources.retrieval_gate else None
+        if gate is not None and gate.dimension not in (0, embedder.dimension):
+            raise ConfigurationError(f"the retrieve-or-not gate reads {gate.dimension}-d embeddings, "
+                                     f"embedder {embedder.name!r} gives {embedder.dimension}-d ones")
+        query_cache = QueryCache(resources.query_cache) if resources.query_cache else None
         reranker = load_reranker(resources.reranker)
         reranker.warm_up()
         generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
         generator.warm_up()
-        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability)
+        return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
+                   gate, query_cache)
 
     @property
     def model_name(self) -> str | None:

@@ -42,6 +42,8 @@ class Overrides(TypedDict, total=False):
     accept_threshold: float
     max_escalations: int
     abstain_threshold: float | None
+    gate_threshold: float | None
+    lazy_threshold: float
 
 
 class InputDocument(TypedDict):
@@ -100,6 +102,7 @@ class BudgetData(TypedDict):
     max_new_tokens: int
     rerank: bool
     correct: bool  # may a low-confidence retrieval trigger the corrective step
+    reasoning: NotRequired[bool]  # closed book: think step by step, then answer
 
 
 class Settings(TypedDict):
@@ -119,6 +122,47 @@ class Settings(TypedDict):
     max_corrections: int
     abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
 
+
+
+class GateTrace(TypedDict):
+    """The retrieve-or-not policy's decision (:mod:`components.retrieval_gate`)."""
+
+    decision: str  # "closed-book" or "retrieve"
+    closed_book_probability: float  # the gate's probability that the closed-book answer is enough
+    threshold: float  # closed book at or above this
+    probe: dict[str, float]  # the retrieval-probe features it read
+    inference_ms: float  # the probe search and the gate
+
+
+class SelfRouteTrace(TypedDict):
+    """The self-route policy's choice: the generator's own, from a one-token routing prompt."""
+
+    choice: str  # straight, reasoning or retrieval (pipeline.configuration.SELF_ROUTES)
+    probabilities: dict[str, float]  # of each choice's letter at the first generated token
+    raw_output: str
+    prompt_tokens: int | None
+    prompt_tokens_evaluated: int | None
+    output_tokens: int | None
+    route_ms: float
+
+
+class EnergyTrace(TypedDict):
+    """What answering the question cost in energy (:mod:`components.energy`)."""
+
+    joules: float
+    method: str  # "measured" (RAPL counters) or "estimated" (CPU time x a power figure)
+    source: str  # which counters, or which power figure
+    cpu_s: float  # this process's CPU seconds, every thread
+    wall_s: float
+
+
+class CacheTrace(TypedDict):
+    """A question answered from the query cache (:mod:`components.query_cache`)."""
+
+    hit: str  # "exact" (the same normalised question) or "semantic" (a near-paraphrase)
+    similarity: float  # cosine of the two questions' embeddings (1 for an exact hit)
+    cached_question: str  # the question the answer was first given to
+    age_s: float  # how long ago
 
 
 class RouterTrace(TypedDict):
@@ -234,6 +278,10 @@ class Trace(TypedDict, total=False):
     escalations: int
     final_tier: str
     answerability: AnswerabilityTrace
+    gate: GateTrace  # retrieve-or-not policy only
+    self_route: SelfRouteTrace  # self-route policy only
+    cache: CacheTrace  # answered from the query cache only
+    energy: EnergyTrace
     timings_ms: dict[str, float]  # per node, summed when a node runs twice
 
 
@@ -263,6 +311,10 @@ class State(InputState, total=False):
     low_confidence: bool
     evidence: list[EvidenceItem]
     steps: list[Step]  # the cascade's answers to this question so far
+    overhead: list[dict[str, Any]]  # prompts the question cost besides its answers (self-route's routing)
+    energy_mark: dict[str, Any]  # components.energy.EnergyMeter.mark() at the question's start
+    cache_scope: str | None  # what a cached answer must have been made under; None: not cached
+    cached: bool  # the answer came from the query cache
     escalations: int
     answer: str
     citations: list[Citation]

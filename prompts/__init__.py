@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Mapping
@@ -62,6 +63,32 @@ def check_messages(question: str, evidence: Iterable[Mapping], layout: str, answ
 def closed_book_messages(question: str) -> list[BaseMessage]:
     """No evidence (a budget without retrieval): the model answers from what it knows."""
     return [SystemMessage(template("closed_book_system")), HumanMessage(f"Question: {question}")]
+
+
+SELF_ROUTE_LETTERS = ("A", "B", "C")
+"""The routing prompt's letters for ``pipeline.configuration.SELF_ROUTES`` (straight, reasoning, retrieval)."""
+
+
+def self_route_messages(question: str) -> list[BaseMessage]:
+    """The self-route policy's routing prompt: one letter says how the model wants to answer."""
+    return [SystemMessage(template("self_route_system")), HumanMessage(f"Question: {question}")]
+
+
+def reasoning_messages(question: str) -> list[BaseMessage]:
+    """Closed book, thinking step by step first; :func:`final_answer` reads the answer line."""
+    return [SystemMessage(template("reasoning_system")), HumanMessage(f"Question: {question}")]
+
+
+_ANSWER_LINE = re.compile(r"answer\s*:\s*(.+)", re.IGNORECASE)
+
+
+def final_answer(text: str) -> str:
+    """The answer of a step-by-step reply: what follows the last "Answer:", else its last line."""
+    found = _ANSWER_LINE.findall(text)
+    if found:
+        return found[-1].strip()
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def condense_messages(history: Iterable[Mapping], question: str) -> list[BaseMessage]:

@@ -25,14 +25,16 @@ def visited(ctx, question, **overrides):
 class TestStructure:
     def test_nodes_and_conditional_edges(self):
         g = graph.get_graph()
-        assert {"start_turn", "condense_question", "classify_tier", "retrieve", "grade_confidence", "rerank",
-                "compress", "generate", "grade_answer", "check_answer"} <= set(g.nodes)
+        assert {"start_turn", "condense_question", "lookup_cache", "classify_tier", "retrieve", "grade_confidence",
+                "rerank", "compress", "generate", "grade_answer", "check_answer", "finish_turn"} <= set(g.nodes)
         conditional = {(e.source, e.target) for e in g.edges if e.conditional}
-        assert {("start_turn", "condense_question"), ("start_turn", "classify_tier"), ("grade_confidence", "retrieve"),
+        assert {("start_turn", "condense_question"), ("start_turn", "lookup_cache"), ("lookup_cache", "classify_tier"),
+                ("lookup_cache", "finish_turn"), ("grade_confidence", "retrieve"),
                 ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
                 ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate"),
                 ("grade_answer", "compress"), ("grade_answer", "check_answer")} <= conditional
-        assert ("check_answer", "__end__") in {(e.source, e.target) for e in g.edges}
+        plain = {(e.source, e.target) for e in g.edges}
+        assert {("check_answer", "finish_turn"), ("finish_turn", "__end__")} <= plain
 
     def test_input_and_output_schemas(self):
         assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents"}

@@ -56,10 +56,10 @@ class TestAfterStart:
         assert after_start({"question": "When did he die?", "turns": [self.TURN]}) == "condense_question"
 
     def test_standalone_question_skips_rewrite(self):
-        assert after_start({"question": "Who wrote Hamlet?", "turns": [self.TURN]}) == "classify_tier"
+        assert after_start({"question": "Who wrote Hamlet?", "turns": [self.TURN]}) == "lookup_cache"
 
     def test_no_history_no_rewrite(self):
-        assert after_start({"question": "When did he die?"}) == "classify_tier"
+        assert after_start({"question": "When did he die?"}) == "lookup_cache"
 
     @pytest.mark.parametrize("q", ["And his wife?", "What about Paris?", "Where is it?", "Who built that?"])
     def test_refers_back(self, q):

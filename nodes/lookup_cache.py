@@ -1,0 +1,53 @@
+"""lookup-cache: embed the question once, and answer it from the query cache when it can.
+
+The (standalone) question is embedded here; classification, the policies' probes and retrieval
+reuse the vector. With a query cache configured (``RAGContext.query_cache``), a question asked
+before under the same generator, configuration and knowledge-base revision, or a near-paraphrase
+of one (:mod:`components.query_cache`), gets the cached answer, its citations and its trace, with
+``trace.cache`` saying which match served it; the edge then skips straight to ``finish_turn``.
+Questions that come with their own documents are never cached.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from components.query_cache import scope_key
+from nodes.base import context_of, timed
+from pipeline.context import RAGContext
+from pipeline.state import State
+
+NOT_CACHED = ("question", "timings_ms", "energy", "cache")
+"""Trace keys that describe one run, not the answer: never stored, never served."""
+
+
+@timed("lookup_cache")
+def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    question = state.get("standalone_question") or state["question"]
+    embedding = ctx.embedder.embed_query(question)
+    update: dict[str, Any] = {"query_embedding": embedding.tolist(), "cache_scope": None, "cached": False}
+    if ctx.query_cache is None or state.get("documents"):
+        return update
+    pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
+    scope = scope_key(ctx.model_name, pipeline, ctx.index.revision)
+    update["cache_scope"] = scope
+    hit = ctx.query_cache.lookup(question, embedding, scope)
+    if hit is None:
+        return update
+    trace = {key: value for key, value in hit.trace.items() if key not in NOT_CACHED}
+    trace["cache"] = {"hit": hit.match, "similarity": hit.similarity, "cached_question": hit.question,
+                      "age_s": hit.age_s}
+    return {
+        **update,
+        "cached": True,
+        "answer": hit.answer,
+        "citations": hit.citations,
+        "overrides": {},
+        "documents": [],
+        "turns": [{"question": state["question"], "standalone_question": question, "answer": hit.answer,
+                   "citations": hit.citations}],
+        "trace": trace,
+    }

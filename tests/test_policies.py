@@ -1,0 +1,312 @@
+"""The routing policies of #17 (retrieve-or-not, lazy, self-route), the query cache and per-query
+energy: each component on its own, then each policy through the compiled graph on real components."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from components.energy import DEFAULT_WATTS_PER_CORE, METHODS, EnergyMeter, rapl_zones
+from components.logistic import ModelFileError
+from components.passages import Passage
+from components.query_cache import QueryCache, normalise, scope_key
+from components.retrieval_gate import PROBE_FEATURES, PROBE_K, RetrievalGate, RetrievalGateError, probe_features
+from graph import graph
+from pipeline.configuration import (CLOSED_BOOK, REASONING, SELF_ROUTES, SUMMARY, Budget, ConfigurationError,
+                                    PipelineConfig)
+from prompts import final_answer
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+class TestEnergyMeter:
+    def test_estimate_from_cpu_time_without_counters(self, tmp_path):
+        meter = EnergyMeter(watts_per_core=10.0, rapl_root=tmp_path)  # an empty folder: no counters
+        assert meter.method == "estimated"
+        mark = meter.mark()
+        sum(i * i for i in range(200_000))  # some CPU work
+        reading = meter.since(mark)
+        assert reading["method"] == "estimated"
+        assert reading["cpu_s"] >= 0 and reading["wall_s"] >= 0
+        assert reading["joules"] == pytest.approx(reading["cpu_s"] * 10.0)
+        assert "10.00 W" in reading["source"]
+
+    def test_measured_from_rapl_counters_with_wraparound(self, tmp_path):
+        zone = tmp_path / "intel-rapl:0"
+        zone.mkdir()
+        (zone / "max_energy_range_uj").write_text("1000000\n")
+        (zone / "energy_uj").write_text("999000\n")
+        (tmp_path / "intel-rapl:0:0").mkdir()  # a sub-zone: inside the package, never counted twice
+        meter = EnergyMeter(rapl_root=tmp_path)
+        assert meter.method == "measured" and len(rapl_zones(tmp_path)) == 1
+        mark = meter.mark()
+        (zone / "energy_uj").write_text("1999\n")  # wrapped: 1,000 µJ to the top, then 2,000 more
+        reading = meter.since(mark)
+        assert reading["method"] == "measured"
+        assert reading["joules"] == pytest.approx(3000 / 1e6)
+
+    def test_the_power_figure_comes_from_the_environment_and_is_checked(self, monkeypatch, tmp_path):
+        monkeypatch.delenv("ADAPTIVE_RAG_WATTS_PER_CORE", raising=False)
+        assert EnergyMeter(rapl_root=tmp_path).watts_per_core == DEFAULT_WATTS_PER_CORE
+        monkeypatch.setenv("ADAPTIVE_RAG_WATTS_PER_CORE", "7.5")
+        assert EnergyMeter(rapl_root=tmp_path).watts_per_core == 7.5
+        for bad in ("lots", "0", "-3"):
+            monkeypatch.setenv("ADAPTIVE_RAG_WATTS_PER_CORE", bad)
+            with pytest.raises(ValueError, match="ADAPTIVE_RAG_WATTS_PER_CORE"):
+                EnergyMeter(rapl_root=tmp_path)
+
+
+class TestQueryCache:
+    def test_normalise(self):
+        assert normalise("  Who WROTE   Hamlet?! ") == normalise("who wrote hamlet") == "who wrote hamlet"
+        assert normalise("Ｗho wrote Hamlet") == "who wrote hamlet"  # NFKC: full-width letters
+
+    def test_exact_then_semantic_then_miss(self):
+        cache = QueryCache(similarity=0.9)
+        cache.store("Who wrote Hamlet?", unit(1, 0, 0), "s", "Shakespeare", [{"n": 1}], {"tier": "medium"})
+        exact = cache.lookup("who wrote hamlet", unit(0, 1, 0), "s")  # the vector does not matter for an exact hit
+        assert exact is not None and exact.match == "exact" and exact.answer == "Shakespeare"
+        assert exact.citations == [{"n": 1}] and exact.trace == {"tier": "medium"}
+        near = cache.lookup("Hamlet was written by whom?", unit(1, 0.2, 0), "s")  # cosine 0.98
+        assert near is not None and near.match == "semantic" and near.similarity == pytest.approx(0.98, abs=0.01)
+        assert near.question == "Who wrote Hamlet?"
+        assert cache.lookup("Who wrote Macbeth?", unit(1, 1, 0), "s") is None  # cosine 0.71
+
+    def test_scopes_never_share_answers(self):
+        cache = QueryCache()
+        cache.store("Who wrote Hamlet?", unit(1, 0), scope_key("model", "config", "rev1"), "Shakespeare", [], {})
+        assert cache.lookup("Who wrote Hamlet?", unit(1, 0), scope_key("model", "config", "rev2")) is None
+        assert cache.lookup("Who wrote Hamlet?", unit(1, 0), scope_key("model", "config", "rev1")) is not None
+
+    def test_persists_in_sqlite_and_evicts_the_oldest(self, tmp_path):
+        path = tmp_path / "cache.sqlite"
+        cache = QueryCache(path, max_entries=2)
+        for i, q in enumerate(["one", "two", "three"]):
+            cache.store(q, unit(1, i), "s", q.upper(), [], {})
+        assert len(cache) == 2
+        cache.close()
+        again = QueryCache(path)
+        assert again.lookup("one", unit(0, 0, 1), "s") is None
+        assert again.lookup("three", unit(0, 0, 1), "s").answer == "THREE"
+        rows = sqlite3.connect(path).execute("SELECT vector FROM entries").fetchall()
+        assert all(len(r[0]) == 2 * 4 for r in rows)  # float32 bytes, not pickle
+        again.clear()
+        assert len(again) == 0
+
+    @pytest.mark.parametrize("kwargs", [{"similarity": 0.0}, {"similarity": 1.5}, {"max_entries": 0}])
+    def test_bad_settings_are_refused(self, kwargs):
+        with pytest.raises(ValueError):
+            QueryCache(**kwargs)
+
+
+class TestRetrievalGate:
+    def test_probe_features(self):
+        scores = [0.9, 0.7, 0.6] + [0.5] * 7
+        docs = ["a", "a", "b"] + ["c"] * 7
+        f = probe_features(scores, docs)
+        assert set(f) == set(PROBE_FEATURES)
+        assert f["top_score"] == pytest.approx(0.9) and f["score_gap"] == pytest.approx(0.2)
+        assert f["score_drop_3"] == pytest.approx(0.3) and f["score_drop_10"] == pytest.approx(0.4)
+        assert f["title_agreement"] == pytest.approx(0.2)
+
+    def test_a_short_list_is_padded_and_an_empty_one_is_zero(self):
+        f = probe_features([0.8, 0.6], ["a", "b"])
+        assert f[f"score_drop_{PROBE_K}"] == pytest.approx(0.2) and f["title_agreement"] == 0.5
+        assert set(probe_features([], []).values()) == {0.0}
+        with pytest.raises(ValueError):
+            probe_features([0.5], [])
+
+    def test_scores_and_round_trips(self, tmp_path):
+        gate = RetrievalGate(("top_score", "q0"), (0.5, 0.0), (0.1, 1.0), (-2.0, 1.0), 0.0, {"threshold": 0.7})
+        assert gate.dimension == 1 and gate.threshold == 0.7
+        low = gate.closed_book_probability([0.0, 9.9], {"top_score": 0.3})  # weak retrieval: closed book likelier
+        high = gate.closed_book_probability([0.0, 9.9], {"top_score": 0.7})
+        assert 0 < high < 0.5 < low < 1
+        gate.save(tmp_path / "gate.json")
+        assert RetrievalGate.load(tmp_path / "gate.json") == gate
+
+    def test_bad_files_and_features_are_refused(self, tmp_path):
+        with pytest.raises(RetrievalGateError, match="unknown feature"):
+            RetrievalGate(("colour",), (0.0,), (1.0,), (1.0,), 0.0)
+        (tmp_path / "bad.json").write_text("[1, 2]")
+        with pytest.raises(RetrievalGateError, match="not a JSON object"):
+            RetrievalGate.load(tmp_path / "bad.json")
+        with pytest.raises(ModelFileError, match="not found"):
+            RetrievalGate.load(tmp_path / "missing.json")
+
+    def test_the_shipped_gate_loads(self):
+        gate = RetrievalGate.load()
+        assert 0.0 <= gate.threshold <= 1.0 and gate.metadata["fitted_by"] == "python -m training.policies fit"
+
+
+class TestConfiguration:
+    def test_every_policy_is_valid(self):
+        for policy in ("retrieve-or-not", "lazy", "self-route"):
+            assert PipelineConfig().with_overrides({"policy": policy}).policy == policy
+
+    def test_budgets_are_checked(self):
+        with pytest.raises(ConfigurationError, match="closed-book"):
+            Budget("x", k=5, context_chars=None, max_new_tokens=8, rerank=False, correct=False, reasoning=True)
+        with pytest.raises(ConfigurationError, match="context_tokens"):
+            Budget("x", k=5, context_chars=None, max_new_tokens=8, rerank=False, correct=False, fill="summary")
+        assert CLOSED_BOOK.k == REASONING.k == 0 and REASONING.reasoning and SUMMARY.fill == "summary"
+
+    def test_the_lazy_ladder_is_the_top_passages(self):
+        config = PipelineConfig(policy="lazy")
+        assert [b.name for b in config.ladder(SUMMARY.name)] == ["hard"]
+        assert replace(config, max_escalations=0).ladder(SUMMARY.name) == []
+
+    @pytest.mark.parametrize("changes, message", [({"gate_threshold": 1.5}, "gate_threshold"),
+                                                  ({"lazy_threshold": math.inf}, "lazy_threshold"),
+                                                  ({"lazy_signal": "vibes"}, "lazy_signal")])
+    def test_bad_values_are_refused(self, changes, message):
+        with pytest.raises(ConfigurationError, match=message):
+            PipelineConfig(**changes)
+
+    def test_final_answer_of_a_reasoning_reply(self):
+        assert final_answer("Paris is in France.\nAnswer: Paris") == "Paris"
+        assert final_answer("answer: 1889\nso the Answer: 1887") == "1887"
+        assert final_answer("It was built in 1889.") == "It was built in 1889."
+
+
+class TestIndexRevision:
+    def test_changes_with_the_contents_and_survives_save_and_load(self, tmp_path, embedder):
+        from components.index import PassageIndex
+
+        index = PassageIndex(embedder.name, embedder.dimension, tmp_path / "ix")
+        empty = index.revision
+        passages = [Passage("d#p0s0", "T", "A sentence.", {"doc_id": "d"})]
+        index.add(passages, embedder.embed_documents(["T: A sentence."]))
+        assert index.revision != empty
+        index.save()
+        saved = index.revision
+        assert PassageIndex.load(tmp_path / "ix").revision == saved
+        index.remove(["d#p0s0"])
+        assert index.revision not in (saved, empty)
+
+
+# ---------------------------------------------------------------- through the compiled graph
+QUESTION = "When was the Eiffel Tower built?"
+
+
+def with_policy(ctx, **changes):
+    return ctx.with_pipeline(PipelineConfig(**changes))
+
+
+class TestLazyPolicy:
+    def test_summary_first_then_the_top_passages_appended_in_place(self, ctx):
+        lazy = with_policy(ctx, policy="lazy", lazy_threshold=1e9)  # never accept the summary answer
+        out = graph.invoke({"question": QUESTION}, context=lazy)
+        steps = out["trace"]["steps"]
+        assert [s["tier"] for s in steps] == ["summary", "hard"]
+        assert steps[0]["decision"] == "extend" and steps[1]["decision"] == "accept"
+        # the summary is each document's lead: its first sentence passages, one item per document
+        first_items = steps[0]["evidence_items"]
+        evidence = out["trace"]["context"].splitlines()
+        assert all(line.startswith(f"[{i}] ") for i, line in enumerate(evidence, 1))
+        lead = ctx.index.passage("wiki/Eiffel Tower#p0s0").text
+        assert lead in evidence[0]
+        assert len(evidence) > first_items
+        # extended in place: the second prompt evaluates less than it holds
+        assert steps[1]["prompt_tokens_evaluated"] < steps[1]["prompt_tokens"]
+
+    def test_a_confident_summary_answer_is_accepted(self, ctx):
+        lazy = with_policy(ctx, policy="lazy", lazy_threshold=-1e9)  # accept anything
+        out = graph.invoke({"question": QUESTION}, context=lazy)
+        assert [s["tier"] for s in out["trace"]["steps"]] in (["summary"], ["summary", "hard"])  # an abstention extends
+        assert out["trace"]["steps"][0]["tier"] == "summary"
+        if not out["trace"]["steps"][0]["abstained"]:
+            assert len(out["trace"]["steps"]) == 1
+
+
+class TestRetrieveOrNot:
+    def gate(self, bias: float) -> RetrievalGate:
+        return RetrievalGate(("top_score",), (0.5,), (0.1,), (0.0,), bias, {"threshold": 0.5})
+
+    def test_the_gate_sends_a_question_closed_book(self, ctx):
+        closed = replace(ctx, retrieval_gate=self.gate(5.0)).with_pipeline(PipelineConfig(policy="retrieve-or-not"))
+        out = graph.invoke({"question": QUESTION}, context=closed)
+        gate = out["trace"]["gate"]
+        assert gate["decision"] == "closed-book" and gate["closed_book_probability"] > 0.99
+        assert set(gate["probe"]) == set(PROBE_FEATURES)
+        assert out["trace"]["budget"]["k"] == 0 and out["trace"]["passages"] == []
+
+    def test_the_gate_sends_a_question_to_retrieval(self, ctx):
+        retrieve = replace(ctx, retrieval_gate=self.gate(-5.0)).with_pipeline(PipelineConfig(policy="retrieve-or-not"))
+        out = graph.invoke({"question": QUESTION}, context=retrieve)
+        assert out["trace"]["gate"]["decision"] == "retrieve"
+        assert out["trace"]["tier"] == "baseline" and len(out["trace"]["passages"]) == 5
+
+    def test_the_threshold_is_a_per_question_override(self, ctx):
+        gated = replace(ctx, retrieval_gate=self.gate(0.0)).with_pipeline(PipelineConfig(policy="retrieve-or-not"))
+        out = graph.invoke({"question": QUESTION, "overrides": {"gate_threshold": 1.0}}, context=gated)
+        assert out["trace"]["gate"]["threshold"] == 1.0 and out["trace"]["gate"]["decision"] == "retrieve"
+
+    def test_without_a_gate_the_policy_says_what_is_missing(self, ctx):
+        bare = replace(ctx, retrieval_gate=None).with_pipeline(PipelineConfig(policy="retrieve-or-not"))
+        with pytest.raises(ConfigurationError, match="gate"):
+            graph.invoke({"question": QUESTION}, context=bare)
+
+
+class TestSelfRoute:
+    def test_the_choice_its_cost_and_the_path_agree(self, ctx):
+        out = graph.invoke({"question": QUESTION}, context=with_policy(ctx, policy="self-route"))
+        route = out["trace"]["self_route"]
+        assert route["choice"] in SELF_ROUTES
+        assert set(route["probabilities"]) == set(SELF_ROUTES)
+        expected = {"straight": "closed-book", "reasoning": "reasoning", "retrieval": "baseline"}[route["choice"]]
+        assert out["trace"]["tier"] == expected
+        # the routing prompt's tokens count in the question's totals
+        answer_tokens = sum(s["prompt_tokens"] for s in out["trace"]["steps"])
+        assert out["trace"]["input_tokens"] == answer_tokens + route["prompt_tokens"]
+
+    def test_a_reasoning_answer_is_its_last_line(self, ctx):
+        reasoning = with_policy(ctx, policy="fixed", tier="reasoning", tiers={"reasoning": REASONING})
+        out = graph.invoke({"question": QUESTION}, context=reasoning)
+        raw = out["trace"]["raw_output"]
+        assert out["answer"] == final_answer(raw) or out["answer"] in raw
+
+
+class TestQueryCacheInTheGraph:
+    def test_repeats_and_paraphrases_are_served_and_a_changed_index_is_not(self, ctx, embedder):
+        from components.index import PassageIndex
+
+        index = PassageIndex(embedder.name, embedder.dimension)
+        docs = [p for p in ctx.index if p.title in ("Eiffel Tower", "Moon")]
+        index.add(docs, embedder.embed_documents([p.embedding_text for p in docs]))
+        cached = replace(ctx, index=index, query_cache=QueryCache(similarity=0.9))
+        first = graph.invoke({"question": QUESTION}, context=cached)
+        assert "cache" not in first["trace"]
+        again = graph.invoke({"question": "when was the eiffel tower built"}, context=cached)
+        assert again["trace"]["cache"]["hit"] == "exact" and again["answer"] == first["answer"]
+        assert again["trace"]["timings_ms"].keys() == {"start_turn", "lookup_cache", "finish_turn"}
+        near = graph.invoke({"question": "In what year was the Eiffel Tower built?"}, context=cached)
+        assert near["trace"]["cache"]["hit"] == "semantic" and near["trace"]["cache"]["similarity"] >= 0.9
+        other = graph.invoke({"question": "How far is the Moon?"}, context=cached)
+        assert "cache" not in other["trace"]
+        index.remove([docs[-1].id])  # the knowledge base changed: nothing cached before is served
+        after = graph.invoke({"question": QUESTION}, context=cached)
+        assert "cache" not in after["trace"]
+
+    def test_questions_with_their_own_documents_are_never_cached(self, ctx):
+        cached = replace(ctx, query_cache=QueryCache())
+        docs = [{"title": "Zorblax", "text": "The Zorblax engine was invented by Ada Quill in 1901."}]
+        for _ in range(2):
+            out = graph.invoke({"question": "Who invented the Zorblax engine?", "documents": docs}, context=cached)
+            assert "cache" not in out["trace"]
+        assert len(cached.query_cache) == 0
+
+
+class TestEnergyInTheTrace:
+    def test_every_answer_records_its_energy_and_says_how(self, ctx):
+        out = graph.invoke({"question": QUESTION}, context=ctx)
+        energy = out["trace"]["energy"]
+        assert energy["method"] in METHODS and energy["joules"] >= 0 and energy["cpu_s"] >= 0
+        assert energy["wall_s"] > 0
