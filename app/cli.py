@@ -184,6 +184,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _query_cache(choice: str) -> str | None:
+    """``--query-cache``: sqlite (a file in the cache folder), a .sqlite path, memory, or off."""
+    from components.model_files import cache_dir
+
+    if choice == "off":
+        return None
+    if choice == "memory":
+        return ":memory:"
+    if choice == "sqlite":
+        return str(cache_dir() / "query_cache.sqlite")
+    return choice
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from app.conversations import open_store
     from app.security import parse_users
@@ -193,7 +206,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     users = parse_users(args.auth)
     pipeline = _pipeline(args)
     models = [m.strip() for m in (args.models or "").split(",") if m.strip()]
-    service = RAGService(_resources(args), pipeline, models=models,
+    service = RAGService(_resources(args, query_cache=_query_cache(args.query_cache)), pipeline, models=models,
                          max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
                          checkpointer=open_store(args.conversations))
     run(service, host=args.host, port=args.port, users=users, body_timeout_s=args.body_timeout)
@@ -249,6 +262,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "a .sqlite path, a postgresql:// connection string (for several server processes; "
                             "better given as $ADAPTIVE_RAG_CONVERSATIONS, which keeps a password out of the "
                             "process list), or memory (forgotten on restart)")
+    serve.add_argument("--query-cache", default="sqlite",
+                       help="answers to repeated and near-repeated questions: sqlite (default: a file in the cache "
+                            "folder), a .sqlite path, memory (forgotten on restart) or off; an answer is only served "
+                            "for the same model, settings and knowledge base")
     serve.add_argument("--body-timeout", type=float, default=30,
                        help="seconds a client has to send a request body (default 30)")
     _pipeline_options(serve)

@@ -56,7 +56,9 @@ class AskRequest(BaseModel):
                                             description="conversation id (letters, digits, '.', '_', '-'); "
                                                         "follow-ups use its history")
     policy: Optional[StrictStr] = Field(None, description="cascade (default: more evidence only when the answer is "
-                                        "unsure), adaptive (the trained router picks the first tier), fixed or baseline")
+                                        "unsure), adaptive (the trained router picks the first tier), fixed, baseline, "
+                                        "retrieve-or-not (closed book or retrieval, by a gate), lazy (a summary "
+                                        "first, passages when unsure) or self-route (the model chooses)")
     tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")
     model: Optional[StrictStr] = Field(None, description="generator preset, one of /health's `models`")
     abstain_threshold: Optional[float] = Field(
@@ -97,6 +99,17 @@ class RouterDecision(BaseModel):
     inference_ms: float
 
 
+class CacheHit(BaseModel):
+    hit: str = Field(description="exact (the same question, normalised) or semantic (a near-paraphrase)")
+    similarity: float
+    cached_question: str = Field(description="the question the cached answer was first given to")
+
+
+class Energy(BaseModel):
+    joules: float
+    method: str = Field(description="measured (the CPU's RAPL counters) or estimated (CPU time x a power figure)")
+
+
 class AskResponse(BaseModel):
     tier: Optional[str]
     router: Optional[RouterDecision] = Field(None, description="the router's decision (adaptive policy)")
@@ -116,6 +129,8 @@ class AskResponse(BaseModel):
     closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer is given or no passage "
                                           "supports it: the best passages retrieved")
     rewritten_question: Optional[str]
+    cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
+    energy: Optional[Energy] = Field(None, description="what answering cost in energy")
     trace: dict[str, Any]
 
 

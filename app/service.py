@@ -160,6 +160,9 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "escalations": trace.get("escalations", 0),
         "corrected": bool(trace.get("corrected")),
         "rewritten_question": (trace.get("rewrite") or {}).get("standalone"),
+        "cache": {k: trace["cache"][k] for k in ("hit", "similarity", "cached_question")} if trace.get("cache") else None,
+        "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
+                   if trace.get("energy") else None),
         "trace": trace,
     }
 
@@ -198,12 +201,13 @@ def cost_line(result: dict[str, Any]) -> str:
     cost = f"{prompt} prompt + {tokens['output']} output tokens"
     if tokens.get("evaluated") is not None:
         cost += f" ({tokens['evaluated']} prompt tokens evaluated)"
-    return " · ".join([
-        tier,
-        f"correction {'fired' if result['corrected'] else 'not needed'}",
-        cost,
-        f"{result['timing_ms']['total'] / 1000:.1f} s",
-    ])
+    parts = [tier, f"correction {'fired' if result['corrected'] else 'not needed'}", cost,
+             f"{result['timing_ms']['total'] / 1000:.1f} s"]
+    if result.get("energy"):
+        parts.append(f"{result['energy']['joules']:.1f} J ({result['energy']['method']})")
+    if result.get("cache"):
+        parts.insert(0, f"answered from the query cache ({result['cache']['hit']} match)")
+    return " · ".join(parts)
 
 
 class RAGService:

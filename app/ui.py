@@ -156,6 +156,8 @@ def summary_line(result: dict[str, Any]) -> str:
     items = steps[-1].get("evidence_items") if steps else None
     read = f"{items} passage{'s' if items != 1 else ''}" if items else "no passages"
     parts = [f"{result['timing_ms']['total'] / 1000:.1f} s", f"read {read}"]
+    if result.get("cache"):  # nothing was read or generated: the answer was given before
+        parts[1] = f"answered before (to “{result['cache']['cached_question']}”)"
     escalations = result.get("escalations") or 0
     if escalations:
         parts.append("first answer was unsure, so it read more" if escalations == 1

@@ -42,7 +42,7 @@ class LogisticModel:
 
     def __post_init__(self) -> None:
         if not self.features:
-            raise self.error(f"a {self.kind} needs at least one feature")
+            raise self.error(f"the {self.kind} needs at least one feature")
         known = self.known_features
         unknown = [f for f in self.features if known is not None and f not in known]
         if unknown:
@@ -86,7 +86,8 @@ class LogisticModel:
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, cls.error):
                 raise
-            raise cls.error(f"not a {cls.kind}: {exc!r}") from exc
+            article = "an" if cls.kind[:1] in "aeiou" else "a"
+            raise cls.error(f"not {article} {cls.kind}: {exc!r}") from exc
 
     @classmethod
     def load(cls: type[M], path: str | Path) -> M:

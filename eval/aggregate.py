@@ -55,6 +55,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             "tiers": dict(Counter(r["tier"] for r in rows)),
             "final_tiers": dict(Counter(r.get("final_tier") or r["tier"] for r in rows)),
             "escalations": dict(Counter(str(r.get("escalations", 0)) for r in rows)),
+            "retrievals_mean": _mean(r.get("retrievals") for r in rows),
+            "energy_mean_j": _mean(r.get("energy_j") for r in rows),
+            "energy_methods": sorted({r["energy_method"] for r in rows if r.get("energy_method")}),
         }
         answerable = [r for r in rows if r["answerable"]]
         if len(answerable) < len(rows):  # SQuAD 2.0: report both halves
@@ -78,11 +81,27 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
                 1 - figures["prompt_tokens_evaluated_mean"] / base["prompt_tokens_evaluated_mean"])
             figures["f1_delta_vs_baseline"] = figures["f1"] - base["f1"]
             figures["em_delta_vs_baseline"] = figures["em"] - base["em"]
+    for cost in ("latency_mean_ms", "energy_mean_j"):
+        summary.setdefault("pareto", {})[cost] = pareto_front(summary["systems"], cost)
     cold = summary["systems"].get("baseline-cold")
     if cold:
         for figures in summary["systems"].values():
             figures["speedup_vs_baseline_cold"] = cold["latency_mean_ms"] / figures["latency_mean_ms"]
     return summary
+
+
+def pareto_front(systems: dict[str, dict[str, Any]], cost: str, quality: str = "f1") -> list[str]:
+    """The systems no other system beats on both counts: at most the cost and at least the quality,
+    and strictly better on one. Systems without the figure are left out."""
+    known = {n: f for n, f in systems.items()
+             if not math.isnan(f.get(cost, math.nan)) and not math.isnan(f.get(quality, math.nan))}
+
+    def beaten(name: str) -> bool:
+        a = known[name]
+        return any(b[cost] <= a[cost] and b[quality] >= a[quality] and (b[cost] < a[cost] or b[quality] > a[quality])
+                   for other, b in known.items() if other != name)
+
+    return [n for n in known if not beaten(n)]
 
 
 def by_routed_tier(records: list[dict[str, Any]], system: str = "adaptive",

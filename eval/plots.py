@@ -133,9 +133,37 @@ def risk_coverage_figure(summary: dict[str, Any], out: Path) -> Path | None:
     return _save(fig, out / "risk_coverage.png")
 
 
+def pareto_figure(summary: dict[str, Any], out: Path) -> Path | None:
+    """F1 against mean latency and against mean energy per question, one point per system, the
+    Pareto front (:func:`eval.aggregate.pareto_front`) joined by a line."""
+    s = summary["systems"]
+    front = summary.get("pareto", {})
+    panels = [("latency_mean_ms", 1e-3, "mean latency per question (s)"),
+              ("energy_mean_j", 1.0, "mean energy per question (J)")]
+    panels = [p for p in panels if any(not math.isnan(f.get(p[0], math.nan)) for f in s.values())]
+    if len(s) < 3 or not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    for ax, (key, scale, label) in zip(axes[0], panels, strict=True):
+        for name, f in s.items():
+            x = f.get(key, math.nan) * scale
+            on = name in front.get(key, [])
+            ax.scatter([x], [f["f1"]], marker="D" if on else "o", s=60 if on else 30,
+                       color="tab:red" if on else "tab:gray", zorder=3)
+            ax.annotate(name, (x, f["f1"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        line = sorted((s[n][key] * scale, s[n]["f1"]) for n in front.get(key, []))
+        if len(line) > 1:
+            ax.plot(*zip(*line, strict=True), color="tab:red", alpha=0.5, zorder=2)
+        ax.set_xlabel(label)
+        ax.set_ylabel("F1")
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Policies: F1 against cost (◆ Pareto front), {_title(summary)}")
+    return _save(fig, out / "pareto.png")
+
+
 def plot_run(summary: dict[str, Any], records: list[dict[str, Any]], out: Path) -> list[Path]:
     made = [retrieval_figure(summary, out), cost_figure(summary, out), tier_figure(summary, out), ablation_figure(summary, out),
-            risk_coverage_figure(summary, out)]
+            risk_coverage_figure(summary, out), pareto_figure(summary, out)]
     return [p for p in made if p is not None]
 
 

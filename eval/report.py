@@ -19,6 +19,7 @@ _ROWS = [
     ("Prompt tokens evaluated", "prompt_tokens_evaluated_mean", "{:.0f}"), ("Output tokens", "output_tokens_mean", "{:.1f}"),
     ("Non-generation work p50 (ms)", "overhead_p50_ms", "{:.1f}"),
     ("Passages in prompt", "passages_in_prompt_mean", "{:.1f}"), ("Correction fired (%)", "correction_rate", "{:.1f}"),
+    ("Retrievals per question", "retrievals_mean", "{:.2f}"), ("Energy per question (J)", "energy_mean_j", "{:.1f}"),
 ]
 
 
@@ -98,9 +99,39 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                             "final tier", ("evaluated", "prompt tokens evaluated"))
     lines += _by_tier_table(summary.get("adaptive_by_tier"), "adaptive", "Adaptive by routed tier", "tier",
                             ("input_tokens", "input tokens"))
+    lines += _policy_table(summary, systems)
     lines += _abstention_table(summary.get("abstention"))
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
     return "\n".join(lines) + "\n"
+
+
+def _policy_table(summary: dict[str, Any], systems: dict[str, System]) -> list[str]:
+    """Every routing policy side by side, with which ones are on the Pareto front (F1 against
+    latency, and against energy)."""
+    from eval.systems import POLICY_SYSTEMS
+
+    s = summary["systems"]
+    names = [n for n in s if n in POLICY_SYSTEMS]
+    if len(names) < 3:
+        return []
+    front = summary.get("pareto", {})
+    methods = sorted({m for n in names for m in s[n].get("energy_methods", [])})
+    lines = ["", "## The routing policies side by side", "",
+             "Every policy is a configuration of the same compiled graph; the questions were interleaved and each "
+             f"started from the same warm state. Energy is {' and '.join(methods) or 'not recorded'} "
+             "(components/energy.py). ◆ marks the Pareto front: no other policy is both cheaper and better on F1.", "",
+             "| policy | EM | F1 | latency mean / p95 (s) | prompt tokens evaluated | retrievals / question | "
+             "energy / question (J) | front: latency | front: energy |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for n in names:
+        f = s[n]
+        lines.append(f"| {n} | {_cell(f, 'em', '{:.1f}')} | {_cell(f, 'f1', '{:.1f}')} | "
+                     f"{_cell(f, 'latency_mean_ms', '{:.2f}', 1e-3)} / {_cell(f, 'latency_p95_ms', '{:.2f}', 1e-3)} | "
+                     f"{_cell(f, 'prompt_tokens_evaluated_mean', '{:.0f}')} | {_cell(f, 'retrievals_mean', '{:.2f}')} | "
+                     f"{_cell(f, 'energy_mean_j', '{:.1f}')} | {'◆' if n in front.get('latency_mean_ms', []) else ''} | "
+                     f"{'◆' if n in front.get('energy_mean_j', []) else ''} |")
+    lines += ["", "![policies: F1 against latency and energy](pareto.png)"]
+    return lines
 
 
 def _abstention_table(table: dict[str, dict[str, Any]] | None) -> list[str]:

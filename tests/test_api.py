@@ -41,6 +41,23 @@ class TestAsk:
         assert body["timing_ms"]["total"] >= body["timing_ms"]["generate"] > 0
         for citation in body["citations"]:
             assert {"title", "text", "score", "source"} <= set(citation)
+        assert body["energy"]["method"] in ("measured", "estimated") and body["energy"]["joules"] >= 0
+        assert body["cache"] is None  # this service has no query cache
+
+    def test_a_repeated_question_is_answered_from_the_cache(self, ctx):
+        from dataclasses import replace
+
+        from components.query_cache import QueryCache
+
+        cached = TestClient(create_app(RAGService.from_context(replace(ctx, query_cache=QueryCache()), "smollm2-135m"),
+                                       with_ui=False))
+        first = cached.post("/ask", json={"question": "What is Jupiter?", "policy": "baseline"}).json()
+        again = cached.post("/ask", json={"question": "what is jupiter", "policy": "baseline"}).json()
+        assert first["cache"] is None
+        assert again["cache"] == {"hit": "exact", "similarity": 1.0, "cached_question": "What is Jupiter?"}
+        assert again["answer"] == first["answer"] and again["citations"] == first["citations"]
+        other = cached.post("/ask", json={"question": "what is jupiter", "policy": "cascade"}).json()
+        assert other["cache"] is None  # another policy: another scope
 
     def test_policy_override(self, client):
         body = client.post("/ask", json={"question": "What is Jupiter?", "policy": "baseline"}).json()

@@ -142,3 +142,13 @@ class TestIngest:
         assert f"passages added: {1500 - partial}" in result.stdout  # long lines are cut at sentence ends
         resumed = PassageIndex.load(index_dir)
         assert len(resumed) == 1500 and {p.text for p in resumed} == set(sentences)
+
+
+def test_serve_keeps_the_query_cache_where_it_is_told(monkeypatch, tmp_path):
+    from app.cli import _query_cache, build_parser
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path))
+    assert build_parser().parse_args(["serve"]).query_cache == "sqlite"
+    assert _query_cache("sqlite") == str(tmp_path / "query_cache.sqlite")
+    assert _query_cache("memory") == ":memory:" and _query_cache("off") is None
+    assert _query_cache(str(tmp_path / "q.sqlite")) == str(tmp_path / "q.sqlite")

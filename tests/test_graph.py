@@ -44,17 +44,18 @@ class TestStructure:
 class TestRouting:
     def test_easy_skips_rerank(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="easy")
-        assert "rerank" not in steps and steps[-4:] == ["compress", "generate", "grade_answer", "check_answer"]
+        assert "rerank" not in steps and steps[-5:] == ["compress", "generate", "grade_answer", "check_answer",
+                                                          "finish_turn"]
 
     def test_medium_reranks_and_compresses(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", tier="medium")
-        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank", "compress", "generate",
-                         "grade_answer", "check_answer"]
+        assert steps == ["start_turn", "lookup_cache", "classify_tier", "retrieve", "grade_confidence", "rerank",
+                         "compress", "generate", "grade_answer", "check_answer", "finish_turn"]
 
     def test_baseline_retrieves_five_and_generates(self, ctx):
         steps = visited(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
-        assert steps == ["start_turn", "classify_tier", "retrieve", "grade_confidence", "generate", "grade_answer",
-                         "check_answer"]
+        assert steps == ["start_turn", "lookup_cache", "classify_tier", "retrieve", "grade_confidence", "generate",
+                         "grade_answer", "check_answer", "finish_turn"]
         out = ask(ctx, "Who directed 2001: A Space Odyssey?", policy="baseline")
         assert len(out["trace"]["passages"]) == 5 and "compression" not in out["trace"]
 
@@ -81,10 +82,11 @@ class TestOutput:
         out = ask(ctx, "When was the Eiffel Tower built?", tier="medium")
         trace = out["trace"]
         for key in ("tier", "k", "corrected", "passages", "context", "prompt_tokens", "output_tokens", "timings_ms",
-                    "answerability"):
+                    "answerability", "energy"):
             assert key in trace, key
-        assert set(trace["timings_ms"]) == {"start_turn", "classify_tier", "retrieve", "grade_confidence", "rerank",
-                                            "compress", "generate", "grade_answer", "check_answer"}
+        assert set(trace["timings_ms"]) == {"start_turn", "lookup_cache", "classify_tier", "retrieve", "grade_confidence",
+                                            "rerank", "compress", "generate", "grade_answer", "check_answer",
+                                            "finish_turn"}
         assert trace["answerability"]["decision"] in ("answer", "abstain")
         assert all(p["rerank_score"] is not None for p in trace["passages"])
         assert len(trace["context"]) <= 1200
@@ -156,7 +158,8 @@ class TestInputsAndBudgets:
         steps = []
         for update in graph.stream({"question": "What is the capital of France?"}, context=closed, stream_mode="updates"):
             steps.extend(update)
-        assert steps == ["start_turn", "classify_tier", "generate", "grade_answer", "check_answer"]
+        assert steps == ["start_turn", "lookup_cache", "classify_tier", "generate", "grade_answer", "check_answer",
+                         "finish_turn"]
 
     def test_per_question_inputs_do_not_carry_over(self, ctx):
         from langgraph.checkpoint.memory import InMemorySaver

@@ -310,3 +310,41 @@ class TestEnergyInTheTrace:
         energy = out["trace"]["energy"]
         assert energy["method"] in METHODS and energy["joules"] >= 0 and energy["cpu_s"] >= 0
         assert energy["wall_s"] > 0
+
+
+class TestParetoFront:
+    def test_front_by_hand(self):
+        from eval.aggregate import pareto_front
+
+        systems = {"cheap": {"f1": 30.0, "cost": 1.0}, "good": {"f1": 40.0, "cost": 3.0},
+                   "worse": {"f1": 29.0, "cost": 2.0}, "tie": {"f1": 40.0, "cost": 3.0},
+                   "unknown": {"f1": 50.0, "cost": math.nan}}
+        assert pareto_front(systems, "cost") == ["cheap", "good", "tie"]
+
+
+def test_policy_comparison_end_to_end(tmp_path, tiny_squad):
+    """Every policy in one benchmark run on a tiny SQuAD file: energy and retrievals in each record,
+    the policy table with its Pareto marks, and the Pareto figure."""
+    import json
+
+    from eval.benchmark import main as benchmark_main
+    from eval.runner import read_records
+
+    out = tmp_path / "run"
+    systems = "baseline,retrieve-or-not,lazy,self-route,no-retrieval"
+    argv = ["--dataset", "squad", "--split", "dev", "--limit", "2", "--systems", systems, "--model", "smollm2-135m",
+            "--data-dir", str(tiny_squad), "--out", str(out)]
+    assert benchmark_main(argv) == 0
+    records = read_records(out / "records.jsonl")
+    assert len(records) == 10
+    assert all(r["energy_j"] >= 0 and r["energy_method"] in METHODS for r in records)
+    assert all(r["retrievals"] == 0 for r in records if r["system"] == "no-retrieval")
+    assert all(r["retrievals"] == 1 for r in records if r["system"] in ("baseline", "lazy"))
+    assert all(r["gate"]["decision"] in ("closed-book", "retrieve") for r in records if r["system"] == "retrieve-or-not")
+    assert all(r["self_route"]["choice"] in SELF_ROUTES for r in records if r["system"] == "self-route")
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["pareto"]["latency_mean_ms"]) <= set(systems.split(","))
+    assert summary["pareto"]["latency_mean_ms"]  # some system is always on the front
+    report = (out / "report.md").read_text()
+    assert "## The routing policies side by side" in report and "◆" in report
+    assert (out / "pareto.png").stat().st_size > 0
