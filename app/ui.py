@@ -183,6 +183,17 @@ def figures(result: dict[str, Any]) -> str:
     check = result.get("answerability") or {}
     if check.get("score") is not None:
         rows.append(("answerability", f"{check['score']:.2f} against threshold {check['threshold']:.2f}: {check['decision']}"))
+    trace = result.get("trace") or {}
+    if trace.get("gate"):
+        gate = trace["gate"]
+        rows.append(("retrieve-or-not", f"{gate['decision']} (closed book {gate['closed_book_probability']:.0%}, "
+                                        f"threshold {gate['threshold']:.0%})"))
+    if trace.get("self_route"):
+        rows.append(("the model chose", trace["self_route"]["choice"]))
+    if result.get("cache"):
+        rows.append(("query cache", f"{result['cache']['hit']} match, similarity {result['cache']['similarity']:.2f}"))
+    if result.get("energy"):
+        rows.append(("energy", f"{result['energy']['joules']:.1f} J ({result['energy']['method']})"))
     rows += [(f"{node} (ms)", f"{ms:,.0f}") for node, ms in result["timing_ms"].items()]
     return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
 

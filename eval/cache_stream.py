@@ -153,15 +153,16 @@ def run(args: argparse.Namespace) -> int:
                           r["question"].strip() == hit["cached_question"])
             row["false_hit"] = source["intent"] != item["intent"]
             row["saved_ms"] = first_ms.get(source["intent"], ms) - ms
+            row["source_f1"] = source["f1"]  # the served answer, scored against the question it was made for
         else:
             first_ms.setdefault(item["intent"], ms)
         rows.append(row)
-    summary = summarise(rows, args.similarity)
     out_dir = REPORT_DIR / f"squad-{args.split}"
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / "stream.jsonl").open("w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    summary = summarise(rows, args.similarity)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     return 0
@@ -181,8 +182,7 @@ def summarise(rows: list[dict[str, Any]], similarity: float) -> dict[str, Any]:
         "false_hits": sum(bool(r.get("false_hit")) for r in hits),
         "false_hit_rate": sum(bool(r.get("false_hit")) for r in hits) / len(hits) if hits else 0.0,
         "f1_served_from_cache": 100 * float(np.mean([r["f1"] for r in hits])) if hits else None,
-        "f1_of_their_originals": 100 * float(np.mean([next(o["f1"] for o in rows if o["intent"] == r["intent"]
-                                                           and o["kind"] == "original") for r in hits])) if hits else None,
+        "f1_of_the_answers_when_first_given": 100 * float(np.mean([r["source_f1"] for r in hits])) if hits else None,
         "stream_seconds": total_ms / 1000,
         "seconds_saved": saved / 1000,
         "share_of_time_saved": saved / (total_ms + saved) if total_ms + saved else 0.0,
