@@ -348,3 +348,41 @@ def test_policy_comparison_end_to_end(tmp_path, tiny_squad):
     report = (out / "report.md").read_text()
     assert "## The routing policies side by side" in report and "◆" in report
     assert (out / "pareto.png").stat().st_size > 0
+
+
+class TestCacheStream:
+    def test_follow_ups_come_after_their_original_and_near_misses_are_other_intents(self):
+        from eval.cache_stream import build_stream
+        from eval.datasets import Example
+
+        class Echo:  # a generator that "paraphrases" by rewording a fixed way
+            def invoke(self, messages, **_):
+                from langchain_core.messages import AIMessage
+                return AIMessage(f"In other words: {messages[-1].content}")
+
+        examples = [Example(f"p{p}q{q}", f"Question {q} about paragraph {p}?", ("x",), "squad",
+                            meta={"context": f"paragraph {p}"}) for p in range(8) for q in range(2)]
+        stream = build_stream(examples, Echo(), n_intents=6, seed=1)
+        seen: set[str] = set()
+        for item in stream:
+            if item["kind"] in ("repeat", "paraphrase"):
+                assert item["intent"] in seen  # its original came first
+            if item["kind"] == "original":
+                seen.add(item["intent"])
+        misses = [s for s in stream if s["kind"] == "near-miss"]
+        assert misses and not {m["intent"] for m in misses} & seen  # another question of the same paragraph
+        assert {s["kind"] for s in stream} == {"original", "repeat", "paraphrase", "near-miss"}
+
+    def test_summary_by_hand(self):
+        from eval.cache_stream import summarise
+
+        rows = [{"kind": "original", "intent": "a", "hit": None, "latency_ms": 3000.0, "f1": 1.0},
+                {"kind": "repeat", "intent": "a", "hit": "exact", "latency_ms": 30.0, "f1": 1.0, "false_hit": False,
+                 "saved_ms": 2970.0, "source_f1": 1.0},
+                {"kind": "near-miss", "intent": "b", "hit": "semantic", "latency_ms": 30.0, "f1": 0.0,
+                 "false_hit": True, "saved_ms": 2970.0, "source_f1": 1.0},
+                {"kind": "paraphrase", "intent": "a", "hit": None, "latency_ms": 2970.0, "f1": 0.5}]
+        s = summarise(rows, 0.9)
+        assert s["hit_rate"] == 0.5 and s["false_hits"] == 1 and s["false_hit_rate"] == 0.5
+        assert s["by_kind"]["paraphrase"] == {"questions": 1, "hits": 0}
+        assert s["seconds_saved"] == pytest.approx(5.94) and s["f1_served_from_cache"] == pytest.approx(50.0)
