@@ -12,6 +12,8 @@ from eval.runner import RETRIEVAL_METRICS
 from pipeline.configuration import cheapest_first
 
 ANSWER_METRICS = ("em", "f1")
+REFERENCE_ROWS = ("oracle",)
+"""Rows no user can deploy (the gold context is handed over): shown, never on the Pareto front."""
 
 
 def _mean(values: Iterable[float | None]) -> float:
@@ -81,8 +83,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
                 1 - figures["prompt_tokens_evaluated_mean"] / base["prompt_tokens_evaluated_mean"])
             figures["f1_delta_vs_baseline"] = figures["f1"] - base["f1"]
             figures["em_delta_vs_baseline"] = figures["em"] - base["em"]
+    deployable = {n: f for n, f in summary["systems"].items() if n not in REFERENCE_ROWS}
     for cost in ("latency_mean_ms", "energy_mean_j"):
-        summary.setdefault("pareto", {})[cost] = pareto_front(summary["systems"], cost)
+        summary.setdefault("pareto", {})[cost] = pareto_front(deployable, cost)
     cold = summary["systems"].get("baseline-cold")
     if cold:
         for figures in summary["systems"].values():

@@ -35,7 +35,9 @@ def start_server(index_dir: Path, work: Path, *extra: str, log: str = "server.lo
     env.pop("ADAPTIVE_RAG_AUTH", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--index", str(work / "index"),
-         "--model", "smollm2-135m", "--tier", "easy", *extra],
+         "--model", "smollm2-135m", "--tier", "easy",
+         # each test answers afresh (a repeated question would otherwise be served from the cache)
+         *(() if "--query-cache" in extra else ("--query-cache", "off")), *extra],
         cwd=ROOT, stdout=(work / log).open("w"), stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 180
