@@ -491,7 +491,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
             policy = gr.Dropdown(list(POLICIES), value=service.pipeline.policy, label="Policy",
                                  info="cascade: a little evidence first, more only when the answer is "
                                       "unsure; adaptive: the trained router picks the first tier; fixed: the tier "
-                                      "below; baseline: top-5 passages, no rerank or compression")
+                                      "below; baseline: top-5 passages, no rerank or compression; retrieve-or-not: "
+                                      "a gate answers closed book or reads the top 5; lazy: a short summary first; "
+                                      "self-route: the model chooses")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")
             model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model",
                                 info="other models load on first use" if len(service.models) > 1 else None,

@@ -38,6 +38,8 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     if hit is None:
         return update
     trace = {key: value for key, value in hit.trace.items() if key not in NOT_CACHED}
+    # what this run cost: nothing was evaluated or generated (the steps still tell how the answer was made)
+    trace.update(input_tokens=0, prompt_tokens_evaluated=0, output_tokens=0)
     trace["cache"] = {"hit": hit.match, "similarity": hit.similarity, "cached_question": hit.question,
                       "age_s": hit.age_s}
     return {

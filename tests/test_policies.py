@@ -287,6 +287,7 @@ class TestQueryCacheInTheGraph:
         again = graph.invoke({"question": "when was the eiffel tower built"}, context=cached)
         assert again["trace"]["cache"]["hit"] == "exact" and again["answer"] == first["answer"]
         assert again["trace"]["timings_ms"].keys() == {"start_turn", "lookup_cache", "finish_turn"}
+        assert again["trace"]["prompt_tokens_evaluated"] == again["trace"]["output_tokens"] == 0  # it cost nothing
         near = graph.invoke({"question": "In what year was the Eiffel Tower built?"}, context=cached)
         assert near["trace"]["cache"]["hit"] == "semantic" and near["trace"]["cache"]["similarity"] >= 0.9
         other = graph.invoke({"question": "How far is the Moon?"}, context=cached)
