@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from components.logistic import LogisticModel, ModelFileError
+
+if TYPE_CHECKING:
+    from components.index import PassageIndex
 
 PROBE_K = 10
 """How many passages the probe search looks at."""
@@ -51,6 +54,13 @@ def probe_features(scores: Sequence[float], documents: Sequence[str]) -> dict[st
     features["score_mean"] = float(np.mean(padded))
     features["title_agreement"] = sum(d == documents[0] for d in documents[:PROBE_K]) / min(len(documents), PROBE_K)
     return features
+
+
+def probe(index: "PassageIndex", embedding: np.ndarray) -> dict[str, float]:
+    """The probe features of a top-:data:`PROBE_K` search of ``index`` (a hit's document is its
+    ``doc_id``, else its title); all zero for an empty index."""
+    hits = index.search(embedding, PROBE_K) if len(index) else []
+    return probe_features([h.score for h in hits], [h.passage.metadata.get("doc_id") or h.passage.title for h in hits])
 
 
 def embedding_features(embedding: Sequence[float]) -> dict[str, float]:

@@ -22,7 +22,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
-from components.retrieval_gate import PROBE_K, probe_features
+from components.retrieval_gate import probe
 from nodes.base import context_of, timed
 from pipeline.configuration import CLOSED_BOOK, REASONING, SELF_ROUTES, Budget, ConfigurationError, PipelineConfig
 from pipeline.context import RAGContext
@@ -36,15 +36,13 @@ def gate(ctx: RAGContext, pipeline: PipelineConfig, embedding: Any) -> tuple[Bud
     if ctx.retrieval_gate is None:
         raise ConfigurationError("policy 'retrieve-or-not' needs a fitted gate (ResourceConfig.retrieval_gate)")
     start = time.perf_counter()
-    hits = ctx.index.search(embedding, PROBE_K) if len(ctx.index) else []
-    probe = probe_features([h.score for h in hits],
-                           [h.passage.metadata.get("doc_id") or h.passage.title for h in hits])
-    probability = ctx.retrieval_gate.closed_book_probability(embedding.tolist(), probe)
+    features = probe(ctx.index, embedding)
+    probability = ctx.retrieval_gate.closed_book_probability(embedding.tolist(), features)
     threshold = pipeline.gate_threshold if pipeline.gate_threshold is not None else ctx.retrieval_gate.threshold
     closed = probability >= threshold
     return (CLOSED_BOOK if closed else pipeline.baseline), {
         "decision": "closed-book" if closed else "retrieve", "closed_book_probability": probability,
-        "threshold": threshold, "probe": probe, "inference_ms": (time.perf_counter() - start) * 1000.0}
+        "threshold": threshold, "probe": features, "inference_ms": (time.perf_counter() - start) * 1000.0}
 
 
 def self_route(ctx: RAGContext, pipeline: PipelineConfig, question: str) -> tuple[Budget, dict[str, Any]]:

@@ -72,7 +72,8 @@ def grid_pipeline(grid: Sequence[int | None] = GRID) -> PipelineConfig:
                           max_escalations=len(grid) - 1)
 
 
-def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
+def answer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the training runs keep of one benchmark record: the answer, its scores and its cost."""
     kept = {key: record.get(key) for key in ("answer", "em", "f1", "input_tokens", "prompt_tokens_evaluated",
                                              "output_tokens", "latency_ms")}
     return {**kept, "generate_ms": record["timings_ms"].get("generate")}
@@ -102,7 +103,7 @@ def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
     out["baseline"] = dict(baselines or {})
     for layout in [name for name in LAYOUTS if name not in out["baseline"]]:
         system = System(f"baseline-{layout}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=layout))
-        out["baseline"][layout] = _kept(run_one(ctx, system, example))
+        out["baseline"][layout] = answer_figures(run_one(ctx, system, example))
     return out
 
 

@@ -13,7 +13,7 @@ through the compiled graph, each from the same warm state:
 * the self-route policy as it ships (its choice is the model's own: nothing to fit), for the
   record;
 
-and keeps the question's retrieval-probe features (:func:`components.retrieval_gate.probe_features`)
+and keeps the question's retrieval-probe features (:func:`components.retrieval_gate.probe`)
 and embedding. One JSON line per question is appended as soon as it is done.
 
 ``fit`` then, with no model run:
@@ -42,23 +42,16 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from components.retrieval_gate import DEFAULT_GATE, PROBE_FEATURES, PROBE_K, RetrievalGate, probe_features
+from components.retrieval_gate import DEFAULT_GATE, PROBE_FEATURES, RetrievalGate, probe
 from components.logistic import fit_logistic
 from pipeline.configuration import CONFIDENCE_SIGNALS, PipelineConfig
-from training.cascade import auroc
+from training.cascade import answer_figures, auroc
 from training.labelling import TrainingSet, run_fit_parser
 
 SETS = (TrainingSet("squad", "train", 60), TrainingSet("hotpotqa", "train", 60))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "policy_runs.jsonl"
 CASCADE_RUNS = Path(__file__).resolve().parent / "labels" / "cascade_runs.jsonl"
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "policies"
-KEPT = ("answer", "em", "f1", "input_tokens", "prompt_tokens_evaluated", "output_tokens", "latency_ms")
-
-
-def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: record.get(key) for key in KEPT}
-
-
 def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every way of answering one training question that the fit needs."""
     from eval.metrics import exact_match, f1_score
@@ -68,16 +61,14 @@ def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> 
 
     systems = all_systems()
     embedding = ctx.embedder.embed_query(example.question)
-    hits = ctx.index.search(embedding, PROBE_K)
     out: dict[str, Any] = {
         "id": example.id, "dataset": example.dataset, "question": example.question,
         "answerable": example.answerable, "gold_answers": list(example.answers),
-        "probe": probe_features([h.score for h in hits], [h.passage.metadata.get("doc_id") or h.passage.title
-                                                          for h in hits]),
+        "probe": probe(ctx.index, embedding),
         "embedding": [round(float(v), 6) for v in embedding],
     }
-    out["closed_book"] = _kept(run_one(ctx, systems["no-retrieval"], example))
-    out["baseline"] = dict(baseline) if baseline else _kept(run_one(ctx, systems["baseline"], example))
+    out["closed_book"] = answer_figures(run_one(ctx, systems["no-retrieval"], example))
+    out["baseline"] = dict(baseline) if baseline else answer_figures(run_one(ctx, systems["baseline"], example))
     never = System("lazy-never", "lazy, never accepting the summary answer",
                    PipelineConfig(policy="lazy", lazy_threshold=1e9))
     record = run_one(ctx, never, example)
@@ -87,7 +78,7 @@ def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> 
         out["lazy"].append({**step, "em": exact_match(prediction, example.answers),
                             "f1": f1_score(prediction, example.answers)})
     route = run_one(ctx, systems["self-route"], example)
-    out["self_route"] = {**_kept(route), "choice": route.get("self_route", {}).get("choice")}
+    out["self_route"] = {**answer_figures(route), "choice": route.get("self_route", {}).get("choice")}
     return out
 
 
