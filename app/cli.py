@@ -40,6 +40,11 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "1 always (default: the threshold fitted on the train splits)")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
+    parser.add_argument("--probe-router", type=Path,
+                        help="the probe-router policy's router (.json; default: the bundled one)")
+    parser.add_argument("--router-threshold", type=float,
+                        help="probe-router: the cheapest rung at least this likely to be enough is taken (lower: "
+                             "cheaper; default: the threshold fitted on the train splits)")
     parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
     parser.add_argument("--threads", type=int, default=2, help="generator threads (default: 2)")
     parser.add_argument("--max-question-chars", type=int, default=2000)
@@ -52,6 +57,7 @@ def _resources(args: argparse.Namespace, **extra: Any):
         "index_dir": args.index, "embedder": args.embedder,
         "model": getattr(args, "model", None), "reranker": getattr(args, "reranker", None),
         "n_threads": getattr(args, "threads", None), "router": getattr(args, "router", None),
+        "probe_router": getattr(args, "probe_router", None),
     }.items() if v is not None}
     return ResourceConfig(**kwargs, **extra)
 
@@ -59,7 +65,8 @@ def _resources(args: argparse.Namespace, **extra: Any):
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
                                 "max_escalations": args.max_escalations,
-                                "abstain_threshold": args.abstain_threshold}.items() if v is not None}
+                                "abstain_threshold": args.abstain_threshold,
+                                "router_threshold": args.router_threshold}.items() if v is not None}
     if args.tier and not args.policy:
         kwargs["policy"] = "fixed"
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)

@@ -56,7 +56,8 @@ class AskRequest(BaseModel):
                                             description="conversation id (letters, digits, '.', '_', '-'); "
                                                         "follow-ups use its history")
     policy: Optional[StrictStr] = Field(None, description="cascade (default: more evidence only when the answer is "
-                                        "unsure), adaptive (the trained router picks the first tier), fixed, baseline, "
+                                        "unsure), adaptive (the trained router picks the first tier), probe-router (a router "
+                                        "that also sees the retrieval picks closed book or the first tier), fixed, baseline, "
                                         "retrieve-or-not (closed book or retrieval, by a gate), lazy (a summary "
                                         "first, passages when unsure) or self-route (the model chooses)")
     tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")

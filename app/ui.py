@@ -188,6 +188,10 @@ def figures(result: dict[str, Any]) -> str:
         gate = trace["gate"]
         rows.append(("retrieve-or-not", f"{gate['decision']} (closed book {gate['closed_book_probability']:.0%}, "
                                         f"threshold {gate['threshold']:.0%})"))
+    if trace.get("probe_router"):
+        route = trace["probe_router"]
+        enough = ", ".join(f"{rung} {p:.0%}" for rung, p in route["enough_probability"].items())
+        rows.append(("probe router", f"{route['tier']} (enough: {enough}; threshold {route['threshold']:.0%})"))
     if trace.get("self_route"):
         rows.append(("the model chose", trace["self_route"]["choice"]))
     if result.get("cache"):
@@ -490,7 +494,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
             gr.Markdown("### Settings")
             policy = gr.Dropdown(list(POLICIES), value=service.pipeline.policy, label="Policy",
                                  info="cascade: a little evidence first, more only when the answer is "
-                                      "unsure; adaptive: the trained router picks the first tier; fixed: the tier "
+                                      "unsure; adaptive: the trained router picks the first tier; probe-router: a router "
+                                      "that also looks at the retrieval picks closed book or the first tier; fixed: the tier "
                                       "below; baseline: top-5 passages, no rerank or compression; retrieve-or-not: "
                                       "a gate answers closed book or reads the top 5; lazy: a short summary first; "
                                       "self-route: the model chooses")

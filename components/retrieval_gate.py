@@ -68,17 +68,18 @@ def embedding_features(embedding: Sequence[float]) -> dict[str, float]:
     return {f"q{i}": float(v) for i, v in enumerate(embedding)}
 
 
-class RetrievalGateError(ModelFileError):
-    """A retrieve-or-not gate file that is missing, unreadable or inconsistent."""
+class ProbeModelError(ModelFileError):
+    """A probe-feature model file that is missing, unreadable or inconsistent."""
 
 
 @dataclass(frozen=True)
-class RetrievalGate(LogisticModel):
-    """``P(closed book is enough)`` from probe features and (optionally) the question's embedding."""
+class ProbeModel(LogisticModel):
+    """A logistic regression over probe features and (optionally) the question's embedding
+    (features ``q0``, ``q1``, …): the retrieve-or-not gate and each rung of the probe router."""
 
     known_features: ClassVar[Mapping[str, str] | None] = None  # probe features and q0…q<d-1>
-    error: ClassVar[type[ModelFileError]] = RetrievalGateError
-    kind: ClassVar[str] = "retrieve-or-not gate"
+    error: ClassVar[type[ModelFileError]] = ProbeModelError
+    kind: ClassVar[str] = "probe-feature model"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -89,13 +90,29 @@ class RetrievalGate(LogisticModel):
 
     @property
     def dimension(self) -> int:
-        """How many embedding dimensions the gate reads (0: probe features only)."""
-        return sum(1 for f in self.features if f.startswith("q") and f[1:].isdigit())
+        """How many embedding dimensions the model reads: one past the highest ``q<i>`` it uses (0:
+        probe features only)."""
+        return max((int(f[1:]) + 1 for f in self.features if f.startswith("q") and f[1:].isdigit()), default=0)
+
+    def probability(self, embedding: Sequence[float], probe: Mapping[str, float]) -> float:
+        if self.dimension and len(embedding) < self.dimension:
+            raise self.error(f"the {self.kind} reads {self.dimension}-d embeddings, got {len(embedding)}-d")
+        return self.score({**probe, **embedding_features(embedding[: self.dimension])})
+
+
+class RetrievalGateError(ProbeModelError):
+    """A retrieve-or-not gate file that is missing, unreadable or inconsistent."""
+
+
+@dataclass(frozen=True)
+class RetrievalGate(ProbeModel):
+    """``P(closed book is enough)`` from probe features and (optionally) the question's embedding."""
+
+    error: ClassVar[type[ModelFileError]] = RetrievalGateError
+    kind: ClassVar[str] = "retrieve-or-not gate"
 
     def closed_book_probability(self, embedding: Sequence[float], probe: Mapping[str, float]) -> float:
-        if self.dimension and len(embedding) < self.dimension:
-            raise self.error(f"the gate reads {self.dimension}-d embeddings, got {len(embedding)}-d")
-        return self.score({**probe, **embedding_features(embedding[: self.dimension])})
+        return self.probability(embedding, probe)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_GATE) -> "RetrievalGate":

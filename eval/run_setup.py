@@ -1,4 +1,4 @@
-"""The run-setup guard: a run folder remembers the generator and the tier router that wrote its
+"""The run-setup guard: a run folder remembers the generator and the trained routers that wrote its
 records (``run.json``), and resuming it with another is refused rather than mixed in."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from eval.systems import System
 from pipeline.context import RAGContext
 
 RUN_SETUP = "run.json"
+REQUIRED = ("model", "router_weights_sha256")
+"""Setup keys every run records; others (the probe router's) only when a system uses them."""
 
 
 class RunMismatchError(RuntimeError):
@@ -19,10 +21,20 @@ class RunMismatchError(RuntimeError):
 
 def run_setup(ctx: RAGContext, systems: list[System]) -> dict[str, Any]:
     """What decides the answers besides the questions: the generator and, when a system routes with
-    it, the trained router's weights."""
+    it, the trained router's weights and the probe router's file."""
     routed = any(s.pipeline.policy == "adaptive" for s in systems)
     router = ctx.router.metadata.get("weights_sha256") if routed and ctx.router is not None else None
-    return {"model": ctx.model_name, "router_weights_sha256": router}
+    setup = {"model": ctx.model_name, "router_weights_sha256": router}
+    if any(s.pipeline.policy == "probe-router" for s in systems) and ctx.probe_router is not None:
+        setup["probe_router_sha256"] = probe_router_digest(ctx.probe_router)
+    return setup
+
+
+def probe_router_digest(router) -> str:
+    """sha256 of the probe router as saved (its rungs, threshold, models and metadata)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(router.as_dict(), sort_keys=True).encode()).hexdigest()
 
 
 def _recorded_setup(out: Path, routed: bool) -> dict[str, Any] | None:
@@ -50,12 +62,15 @@ def check_run_setup(out: Path, setup: dict[str, Any]) -> None:
     from components.storage import atomic_write_text
 
     earlier = _recorded_setup(out, routed=setup["router_weights_sha256"] is not None)
-    if earlier is not None and earlier != setup:
-        changed = ", ".join(f"{k} {earlier.get(k)!r} -> {v!r}" for k, v in setup.items() if earlier.get(k) != v)
+    # a router the earlier invocations did not use (a system added to the run) is recorded, not a mismatch
+    core = {k: v for k, v in setup.items() if earlier is None or k in REQUIRED or k in earlier}
+    if earlier is not None and any(earlier.get(k) != v for k, v in core.items()):
+        changed = ", ".join(f"{k} {earlier.get(k)!r} -> {v!r}" for k, v in core.items() if earlier.get(k) != v)
         raise RunMismatchError(f"{out} holds answers from another setup ({changed}); "
                                "pass a new --out to start a fresh run")
-    if not (out / RUN_SETUP).exists():
-        atomic_write_text(out / RUN_SETUP, json.dumps(setup, indent=2) + "\n")
+    merged = {**(earlier or {}), **setup}
+    if not (out / RUN_SETUP).exists() or merged != earlier:
+        atomic_write_text(out / RUN_SETUP, json.dumps(merged, indent=2) + "\n")
 
 
 def previous_peak_rss(out: Path) -> float:

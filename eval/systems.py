@@ -9,6 +9,8 @@
 * ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
 * ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
   cascade escalating from there; ``--adaptive-tier`` replaces the router by one fixed tier.
+* ``probe-router``: a router that also reads a top-10 retrieval probe, trained on cost-aware
+  labels, picks closed book or the cascade's starting tier; the cascade escalates from there.
 * ``adaptive-thesis``: the thesis' router pipeline as the previous release ran it (character
   budgets, evidence-first prompt, no cascade), for comparison.
 * The thesis' ablation ladder, routed the same way on the thesis' tiers: ``routing`` (the chosen
@@ -28,7 +30,8 @@ from dataclasses import dataclass, replace
 from pipeline.configuration import (BASELINE, CLOSED_BOOK, DEFAULT_TIERS, THESIS_TIERS, Budget, ConfigurationError,
                                     PipelineConfig)
 
-POLICY_SYSTEMS = ("baseline", "cascade", "adaptive", "retrieve-or-not", "lazy", "self-route", "no-retrieval", "oracle")
+POLICY_SYSTEMS = ("baseline", "cascade", "adaptive", "probe-router", "retrieve-or-not", "lazy", "self-route",
+                  "no-retrieval", "oracle")
 """The rows of the policy comparison (#17): every published routing idea and the reference rows."""
 
 
@@ -67,6 +70,8 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade", "the fitted cascade: Medium first, extended in place to Hard when the answer is unsure",
                    PipelineConfig(policy="cascade")),
             System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),
+            System("probe-router", "a router on the question and a top-10 probe: closed book or the cascade's "
+                   "first tier (cost-aware labels)", PipelineConfig(policy="probe-router")),
             System("adaptive-thesis", f"the thesis' tiers and prompt, no cascade ({how})",
                    PipelineConfig(**routed, tiers=THESIS_TIERS, prompt_layout="evidence_first", max_escalations=0)),
             System("routing", f"the thesis tier's k and token budget only ({how})",

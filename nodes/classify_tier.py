@@ -1,7 +1,8 @@
 """classify-tier: fix the effective settings and pick the budget tier.
 
 Policies: ``cascade`` (the first tier of its ladder, escalating on low confidence), ``adaptive``
-(the trained router picks the starting tier from the query embedding), ``fixed`` (the configured
+(the trained router picks the starting tier from the query embedding), ``probe-router`` (a router
+that also reads a top-10 probe search picks closed book or the cascade's starting tier), ``fixed`` (the configured
 or overridden tier), ``baseline`` (fixed k = 5, no rerank, compression or correction),
 ``retrieve-or-not`` (a gate on the embedding and a top-10 probe search picks closed book or the
 baseline), ``lazy`` (the summary context first, the top passages appended when the answer is
@@ -43,6 +44,17 @@ def gate(ctx: RAGContext, pipeline: PipelineConfig, embedding: Any) -> tuple[Bud
     return (CLOSED_BOOK if closed else pipeline.baseline), {
         "decision": "closed-book" if closed else "retrieve", "closed_book_probability": probability,
         "threshold": threshold, "probe": features, "inference_ms": (time.perf_counter() - start) * 1000.0}
+
+
+def probe_route(ctx: RAGContext, pipeline: PipelineConfig, embedding: Any) -> tuple[Budget, dict[str, Any]]:
+    """The probe router's choice: closed book, or the tier the cascade starts at; and its trace."""
+    if ctx.probe_router is None:
+        raise ConfigurationError("policy 'probe-router' needs a fitted probe router (ResourceConfig.probe_router)")
+    start = time.perf_counter()
+    features = probe(ctx.index, embedding)
+    route = ctx.probe_router.decide(embedding.tolist(), features, pipeline.router_threshold)
+    budget = CLOSED_BOOK if route.rung == CLOSED_BOOK.name else pipeline.budget(route.rung)
+    return budget, {**route.as_dict(), "probe": features, "inference_ms": (time.perf_counter() - start) * 1000.0}
 
 
 def self_route(ctx: RAGContext, pipeline: PipelineConfig, question: str) -> tuple[Budget, dict[str, Any]]:
@@ -96,6 +108,8 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         decision = ctx.router.decide(embedding)
         trace["router"] = {**decision.as_dict(), "inference_ms": (time.perf_counter() - start) * 1000.0}
         budget = pipeline.budget(decision.tier)
+    elif pipeline.policy == "probe-router":
+        budget, trace["probe_router"] = probe_route(ctx, pipeline, embedding)
     elif pipeline.policy == "cascade":
         budget = pipeline.budget(pipeline.start_tier())
     else:

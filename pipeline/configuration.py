@@ -14,7 +14,7 @@ from typing import Any, Mapping
 LAYOUTS = ("question_first", "question_both", "evidence_first")
 """Answer prompt layouts (``prompts.LAYOUTS`` holds their templates)."""
 
-POLICIES = ("cascade", "adaptive", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route")
+POLICIES = ("cascade", "adaptive", "probe-router", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route")
 """Valid values of ``PipelineConfig.policy``.
 
 ``cascade`` (default): answer at the ladder's first tier, score the answer's confidence, and when it is
@@ -22,6 +22,9 @@ low extend the evidence in place to the next tier's budget and answer again (at 
 ``max_escalations`` times).
 ``adaptive``: the trained tier router picks the starting tier from the question's embedding; the
 cascade escalates from there.
+``probe-router``: a router that also sees the retrieval (:mod:`components.probe_router`: the
+question's embedding and a top-10 probe search, trained on cost-aware labels) picks closed book
+or the cascade's starting tier; the cascade escalates from there.
 ``fixed``: every question gets ``PipelineConfig.tier``, no escalation.
 ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, no compression, no correction).
 ``retrieve-or-not`` (RAGRouter): a logistic regression on the question's embedding and cheap
@@ -202,6 +205,9 @@ class PipelineConfig:
     # retrieve-or-not: answer closed-book when the gate (components/retrieval_gate.json, fit on the train
     # splits) gives closed-book answering at least this probability of being right; None: the fitted threshold.
     gate_threshold: float | None = None
+    # probe-router: take the cheapest rung whose probability of being enough reaches this (lower: cheaper,
+    # fewer right answers); None: the threshold fitted with the router (docs/probe_router/README.md).
+    router_threshold: float | None = None
     # lazy: the summary context first; extend to the top passages when the answer's confidence (this signal)
     # is below the threshold, both calibrated on the train splits (docs/policies/README.md: no threshold kept
     # train F1 within a point of the baseline's; this is the best train F1 the summary allows, extending 99%).
@@ -243,6 +249,8 @@ class PipelineConfig:
             raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
         if self.gate_threshold is not None and not is_probability(self.gate_threshold):
             raise ConfigurationError(f"gate_threshold is a probability in [0, 1], got {self.gate_threshold}")
+        if self.router_threshold is not None and not is_probability(self.router_threshold):
+            raise ConfigurationError(f"router_threshold is a probability in [0, 1], got {self.router_threshold}")
         if self.lazy_signal not in CONFIDENCE_SIGNALS:
             raise ConfigurationError(f"unknown lazy_signal {self.lazy_signal!r}; "
                                      f"valid signals: {', '.join(CONFIDENCE_SIGNALS)}")
@@ -253,12 +261,14 @@ class PipelineConfig:
 
     def ladder(self, start: str) -> list[Budget]:
         """The tiers the cascade may escalate to from ``start``: the costlier ones, cheapest first,
-        at most ``max_escalations``. Empty for the ``fixed`` and ``baseline`` policies, and from a
-        tier without a token budget (there is no evidence to extend in place). The ``lazy`` policy's
+        at most ``max_escalations``. Empty for the ``fixed`` and ``baseline`` policies, from a budget
+        that is not one of the tiers (closed book) and from a tier without a token budget (there is
+        no evidence to extend in place). The ``lazy`` policy's
         ladder from its summary is the costliest tier alone (all the top passages)."""
         if self.policy == "lazy" and start == self.summary.name:
             return [self.tiers[cheapest_first(self.tiers)[-1]]][: self.max_escalations]
-        if self.policy not in ("cascade", "adaptive") or self.tiers[start].context_tokens is None:
+        if (self.policy not in ("cascade", "adaptive", "probe-router") or start not in self.tiers
+                or self.tiers[start].context_tokens is None):
             return []
         order = cheapest_first(self.tiers)
         costlier = order[order.index(start) + 1:]
@@ -285,7 +295,7 @@ class PipelineConfig:
         if not overrides:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "max_escalations",
-                   "abstain_threshold", "gate_threshold", "lazy_threshold"}
+                   "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

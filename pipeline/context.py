@@ -21,6 +21,7 @@ from components.energy import EnergyMeter
 from components.generator import Generator, load_chat_model
 from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
+from components.probe_router import DEFAULT_PROBE_ROUTER, ProbeRouter
 from components.query_cache import QueryCache
 from components.retrieval_gate import DEFAULT_GATE, RetrievalGate
 from components.reranker import Reranker, load_reranker
@@ -45,6 +46,7 @@ class ResourceConfig:
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
     retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
+    probe_router: Path | None = DEFAULT_PROBE_ROUTER  # the router that sees the retrieval; None: that policy is unavailable
     query_cache: str | None = None  # a SQLite file (or ":memory:") for the query cache; None: no cache
     n_threads: int = 2
     n_ctx: int = 4096
@@ -76,6 +78,7 @@ class RAGContext:
     answerability: AnswerabilityModel | None = None  # None: check_answer gives every answer unchecked
     retrieval_gate: RetrievalGate | None = None  # None: the retrieve-or-not policy is unavailable
     query_cache: QueryCache | None = None  # None: every question is answered afresh
+    probe_router: ProbeRouter | None = None  # None: the probe-router policy is unavailable
     energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
@@ -110,13 +113,19 @@ class RAGContext:
         if gate is not None and gate.dimension not in (0, embedder.dimension):
             raise ConfigurationError(f"the retrieve-or-not gate reads {gate.dimension}-d embeddings, "
                                      f"embedder {embedder.name!r} gives {embedder.dimension}-d ones")
+        probe_router = ProbeRouter.load(resources.probe_router) if resources.probe_router else None
+        if probe_router is not None:
+            if probe_router.dimension not in (0, embedder.dimension):
+                raise ConfigurationError(f"the probe router reads {probe_router.dimension}-d embeddings, "
+                                         f"embedder {embedder.name!r} gives {embedder.dimension}-d ones")
+            probe_router.check_tiers(list((pipeline or PipelineConfig()).tiers))
         query_cache = QueryCache(resources.query_cache) if resources.query_cache else None
         reranker = load_reranker(resources.reranker)
         reranker.warm_up()
         generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
         generator.warm_up()
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
-                   gate, query_cache)
+                   gate, query_cache, probe_router)
 
     @property
     def model_name(self) -> str | None:

@@ -44,6 +44,7 @@ class Overrides(TypedDict, total=False):
     abstain_threshold: float | None
     gate_threshold: float | None
     lazy_threshold: float
+    router_threshold: float | None
 
 
 class InputDocument(TypedDict):
@@ -172,6 +173,16 @@ class RouterTrace(TypedDict):
     inference_ms: float
 
 
+class ProbeRouterTrace(TypedDict):
+    """The probe-router policy's choice (:mod:`components.probe_router`)."""
+
+    tier: str  # the rung it chose: closed-book or the cascade's starting tier
+    enough_probability: dict[str, float]  # per rung but the last: P(this rung or a cheaper one is enough)
+    threshold: float  # the cheapest rung at or above this is chosen, else the last
+    probe: dict[str, float]  # the retrieval-probe features it read
+    inference_ms: float  # the probe search and the router
+
+
 class RewriteTrace(TypedDict):
     original: str  # the follow-up as asked
     standalone: str  # what was retrieved and answered for
@@ -253,6 +264,7 @@ class Trace(TypedDict, total=False):
     tier: str
     budget: BudgetData
     router: RouterTrace  # adaptive policy only
+    probe_router: ProbeRouterTrace  # probe-router policy only
     rewrite: RewriteTrace  # follow-ups in a conversation only
     top_score: float  # best retrieval cosine, after any correction
     top_score_initial: float  # best retrieval cosine of the first retrieval

@@ -205,6 +205,17 @@ class TestRunAndAggregate:
         with pytest.raises(RunMismatchError, match="unreadable"):
             check_run_setup(tmp_path, setup)
 
+    def test_a_probe_router_added_to_a_run_is_recorded_then_checked(self, tmp_path):
+        from eval.run_setup import RunMismatchError, check_run_setup
+
+        setup = {"model": "qwen", "router_weights_sha256": None}
+        check_run_setup(tmp_path, setup)
+        check_run_setup(tmp_path, {**setup, "probe_router_sha256": "ppp"})  # a probe-router system joins the run
+        assert json.loads((tmp_path / "run.json").read_text())["probe_router_sha256"] == "ppp"
+        check_run_setup(tmp_path, setup)  # resuming without it is fine
+        with pytest.raises(RunMismatchError, match="probe_router_sha256 'ppp' -> 'qqq'"):
+            check_run_setup(tmp_path, {**setup, "probe_router_sha256": "qqq"})
+
     def test_resume_of_a_folder_from_before_run_json_checks_its_summary(self, tmp_path):
         from eval.run_setup import RunMismatchError, check_run_setup
 

@@ -64,32 +64,14 @@ def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from tqdm import tqdm
-
-    from eval.contexts import load_contexts
-    from eval.runner import read_records, run_one
+    from eval.runner import run_one
     from eval.systems import System
     from pipeline.configuration import PipelineConfig
-    from training.labelling import training_questions
+    from training.labelling import record_answers
 
-    sets = [replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in SETS]
-    questions = training_questions(sets, args.seed, args.data_dir)
-    done = {(r["dataset"], r["id"]) for r in read_records(args.out)}
-    todo = [e for e in questions if (e.dataset, e.id) not in done]
-    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
-    if not todo:
-        return 0
-    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model, answerability=None)
-    contexts = {dataset: replace(ctx, answerability=recording_model()) for (dataset, _), ctx in loaded.items()}
     system = System("cascade", "the shipped cascade, answers recorded unchecked", PipelineConfig(abstain_threshold=0.0))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr) as bar:
-        for example in todo:
-            record = _kept(run_one(contexts[example.dataset], system, example))
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.flush()
-            bar.update(1)
-    return 0
+    return record_answers(args, SETS, lambda ctx, example: _kept(run_one(ctx, system, example)),
+                          prepare=lambda ctx: replace(ctx, answerability=recording_model()), answerability=None)
 
 
 # ---- fitting, from the recorded runs only ----

@@ -79,27 +79,39 @@ def answer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
     return {**kept, "generate_ms": record["timings_ms"].get("generate")}
 
 
+def scored_steps(record: Mapping[str, Any], example) -> list[dict[str, Any]]:
+    """A benchmark record's answer steps, each with its EM and F1 against the example's gold answers."""
+    from eval.metrics import exact_match, f1_score
+    from eval.scoring import prediction_text
+
+    steps = []
+    for step in record["steps"]:
+        prediction = prediction_text(step["answer"])
+        steps.append({**step, "em": exact_match(prediction, example.answers), "f1": f1_score(prediction, example.answers)})
+    return steps
+
+
+def pad_grid(steps: list[dict[str, Any]], budgets: Sequence[int | None]) -> list[dict[str, Any]]:
+    """Each step labelled with its budget; when the evidence ran out before the last budget (nothing
+    left to add), the costlier budgets repeat the last answer at no cost."""
+    grid = [{**step, "budget": budget} for budget, step in zip(budgets, steps, strict=False)]
+    while grid and len(grid) < len(budgets):
+        grid.append({**grid[-1], "budget": budgets[len(grid)], "padded": True, "prompt_tokens_evaluated": 0,
+                     "output_tokens": 0, "generate_ms": 0.0})
+    return grid
+
+
 def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
                     baselines: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every grid budget (one never-accepting cascade) and the baseline in each layout, for one
     question; ``baselines`` already recorded for it (by an earlier run) are reused, not re-run."""
-    from eval.metrics import exact_match, f1_score
     from eval.runner import run_one
-    from eval.scoring import prediction_text
     from eval.systems import System
 
     out: dict[str, Any] = {"id": example.id, "dataset": example.dataset, "question": example.question,
                            "answerable": example.answerable, "gold_answers": list(example.answers)}
     record = run_one(ctx, System("grid", "never-accepting cascade over the grid", grid_pipeline(grid)), example)
-    steps = []
-    for budget, step in zip(grid, record["steps"], strict=False):
-        prediction = prediction_text(step["answer"])
-        steps.append({**step, "budget": budget, "em": exact_match(prediction, example.answers),
-                      "f1": f1_score(prediction, example.answers)})
-    while steps and len(steps) < len(grid):  # nothing was left to add: higher budgets give the same answer
-        steps.append({**steps[-1], "budget": grid[len(steps)], "padded": True, "prompt_tokens_evaluated": 0,
-                      "output_tokens": 0, "generate_ms": 0.0})
-    out["grid"] = steps
+    out["grid"] = pad_grid(scored_steps(record, example), grid)
     out["baseline"] = dict(baselines or {})
     for layout in [name for name in LAYOUTS if name not in out["baseline"]]:
         system = System(f"baseline-{layout}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=layout))
@@ -114,30 +126,11 @@ def read_runs(path: Path) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from training.labelling import record_answers
 
-    from eval.contexts import load_contexts
-    from training.labelling import training_questions
-
-    sets = [replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in SETS]
-    questions = training_questions(sets, args.seed, args.data_dir)
-    done = {(r["dataset"], r["id"]) for r in read_runs(args.out)}
     recorded = {(r["dataset"], r["id"]): r["baseline"] for path in args.baselines for r in read_runs(path)}
-    todo = [e for e in questions if (e.dataset, e.id) not in done]
-    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
-    if not todo:
-        return 0
-    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model)
-    contexts = {dataset: ctx for (dataset, _), ctx in loaded.items()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr) as bar:
-        for example in todo:
-            baselines = recorded.get((example.dataset, example.id))
-            record = answer_question(contexts[example.dataset], example, baselines=baselines)
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.flush()
-            bar.update(1)
-    return 0
+    return record_answers(args, SETS, lambda ctx, example: answer_question(
+        ctx, example, baselines=recorded.get((example.dataset, example.id))))
 
 
 # ---- fitting, from the recorded runs only ----

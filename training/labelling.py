@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 from pipeline.configuration import THESIS_TIERS, PipelineConfig
 
@@ -84,6 +84,40 @@ def derive_label(record: Mapping[str, Any], threshold: float = F1_THRESHOLD, uns
     return fallback_tier(record["dataset"]) if unsolved == "fallback" else TIERS[0]
 
 
+LABEL_RULES = ("cost-aware", "thesis")
+"""How a question's configuration label is derived from its answers at every configuration:
+``cost-aware`` (the cheapest within epsilon F1 of the best, hence the cheapest when none is right)
+or ``thesis`` (the cheapest correct one, else the dataset's fallback: the thesis' setup)."""
+COST_AWARE_EPSILON = 0.05
+"""F1 (0..1) within which a cheaper configuration's answer counts as good as the best one's."""
+
+
+def configuration_label(f1s: Sequence[float], ems: Sequence[float], rule: str = "cost-aware", *,
+                        epsilon: float = COST_AWARE_EPSILON, threshold: float = F1_THRESHOLD,
+                        fallback: int = -1) -> int:
+    """The index of a question's label among configurations given cheapest first, from each
+    configuration's F1 and EM. ``cost-aware``: the cheapest whose F1 is within ``epsilon`` of the
+    best (when none is right every F1 is 0, so the cheapest). ``thesis``: the cheapest correct one
+    (EM, or F1 >= ``threshold``), else index ``fallback``."""
+    if rule not in LABEL_RULES:
+        raise ValueError(f"unknown label rule {rule!r}; valid: {', '.join(LABEL_RULES)}")
+    if not f1s or len(f1s) != len(ems):
+        raise ValueError(f"need one F1 and one EM per configuration, got {len(f1s)} and {len(ems)}")
+    if rule == "cost-aware":
+        best = max(f1s)
+        return next(i for i, f1 in enumerate(f1s) if f1 >= best - epsilon)
+    correct = [i for i, (f1, em) in enumerate(zip(f1s, ems, strict=True)) if em >= 1.0 or f1 >= threshold]
+    return correct[0] if correct else range(len(f1s))[fallback]
+
+
+def sets_text(runs: Sequence[Mapping[str, Any]]) -> str:
+    """Which training sets recorded runs come from, with their counts: "squad train (40), …"."""
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r["dataset"]] = counts.get(r["dataset"], 0) + 1
+    return ", ".join(f"{d} train ({n})" for d, n in counts.items())
+
+
 def interleave(groups: Iterable[list]) -> list:
     """Round-robin over the groups, so any prefix mixes every dataset."""
     return [item for row in zip_longest(*groups) for item in row if item is not None]
@@ -122,6 +156,36 @@ def training_questions(sets: Iterable[TrainingSet], seed: int, root: str | None 
     from eval.datasets import load
 
     return interleave(sample(load(s.dataset, s.split, root), s.size, seed) for s in sets)
+
+
+def record_answers(args, sets: Iterable[TrainingSet], answer, *, prepare=None, **resource_options: Any) -> int:
+    """The ``run`` half of a ``run`` / ``fit`` command: answer each training question of ``sets``
+    (capped by ``args.per_dataset``, sampled with ``args.seed``) that ``args.out`` does not hold yet
+    with ``answer(ctx, example)``, appending each record as one JSON line as soon as it is done, so
+    an interrupted run resumes where it stopped. ``resource_options`` are further
+    :class:`pipeline.context.ResourceConfig` fields of the loaded contexts (a model left out while
+    recording, say); ``prepare(ctx)`` adjusts each context."""
+    from tqdm import tqdm
+
+    from eval.contexts import load_contexts
+
+    sets = [dataclasses.replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in sets]
+    questions = training_questions(sets, args.seed, args.data_dir)
+    done = {(r["dataset"], r["id"]) for r in read_labels(args.out)}
+    todo = [e for e in questions if (e.dataset, e.id) not in done]
+    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
+    if not todo:
+        return 0
+    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model, **resource_options)
+    contexts = {dataset: prepare(ctx) if prepare else ctx for (dataset, _), ctx in loaded.items()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr,
+                                                           mininterval=5.0) as bar:
+        for example in todo:
+            fh.write(json.dumps(answer(contexts[example.dataset], example), ensure_ascii=False) + "\n")
+            fh.flush()
+            bar.update(1)
+    return 0
 
 
 def run_fit_parser(description: str, runs_file, run_help: str, fit_help: str):

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -45,8 +44,8 @@ import numpy as np
 from components.retrieval_gate import DEFAULT_GATE, PROBE_FEATURES, RetrievalGate, probe
 from components.logistic import fit_logistic
 from pipeline.configuration import CONFIDENCE_SIGNALS, PipelineConfig
-from training.cascade import answer_figures, auroc
-from training.labelling import TrainingSet, run_fit_parser
+from training.cascade import answer_figures, auroc, scored_steps
+from training.labelling import TrainingSet, record_answers, run_fit_parser, sets_text
 
 SETS = (TrainingSet("squad", "train", 60), TrainingSet("hotpotqa", "train", 60))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "policy_runs.jsonl"
@@ -54,9 +53,7 @@ CASCADE_RUNS = Path(__file__).resolve().parent / "labels" / "cascade_runs.jsonl"
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "policies"
 def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every way of answering one training question that the fit needs."""
-    from eval.metrics import exact_match, f1_score
     from eval.runner import run_one
-    from eval.scoring import prediction_text
     from eval.systems import System, all_systems
 
     systems = all_systems()
@@ -71,12 +68,7 @@ def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> 
     out["baseline"] = dict(baseline) if baseline else answer_figures(run_one(ctx, systems["baseline"], example))
     never = System("lazy-never", "lazy, never accepting the summary answer",
                    PipelineConfig(policy="lazy", lazy_threshold=1e9))
-    record = run_one(ctx, never, example)
-    out["lazy"] = []
-    for step in record["steps"]:
-        prediction = prediction_text(step["answer"])
-        out["lazy"].append({**step, "em": exact_match(prediction, example.answers),
-                            "f1": f1_score(prediction, example.answers)})
+    out["lazy"] = scored_steps(run_one(ctx, never, example), example)
     route = run_one(ctx, systems["self-route"], example)
     out["self_route"] = {**answer_figures(route), "choice": route.get("self_route", {}).get("choice")}
     return out
@@ -89,30 +81,10 @@ def read_runs(path: Path) -> list[dict[str, Any]]:
 
 
 def run(args) -> int:
-    from tqdm import tqdm
-
-    from eval.contexts import load_contexts
-    from training.labelling import training_questions
-
-    sets = [replace(s, size=min(s.size, args.per_dataset)) if args.per_dataset else s for s in SETS]
-    questions = training_questions(sets, args.seed, args.data_dir)
-    done = {(r["dataset"], r["id"]) for r in read_runs(args.out)}
     recorded = {(r["dataset"], r["id"]): r["baseline"].get("question_first") for r in read_runs(CASCADE_RUNS)}
-    todo = [e for e in questions if (e.dataset, e.id) not in done]
-    print(f"{len(questions)} training questions, {len(questions) - len(todo)} already in {args.out}", file=sys.stderr)
-    if not todo:
-        return 0
     # no gate while recording: the gate is what this run's answers are for
-    loaded = load_contexts([(s.dataset, s.split) for s in sets], args.data_dir, args.model, retrieval_gate=None)
-    contexts = {dataset: ctx for (dataset, _), ctx in loaded.items()}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="question", file=sys.stderr) as bar:
-        for example in todo:
-            record = answer_question(contexts[example.dataset], example, recorded.get((example.dataset, example.id)))
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.flush()
-            bar.update(1)
-    return 0
+    return record_answers(args, SETS, lambda ctx, example: answer_question(
+        ctx, example, recorded.get((example.dataset, example.id))), retrieval_gate=None)
 
 
 # ---- fitting, from the recorded runs only ----
@@ -197,7 +169,7 @@ def fit(args) -> int:
     features = candidates[name]
     chosen = compared[name]["chosen"]
     gate = fit_logistic(gate_rows(runs, features), labels, features, l2=args.l2, model=RetrievalGate, metadata={
-        "threshold": chosen["threshold"], "features_set": name, "trained_on": _sets_text(runs),
+        "threshold": chosen["threshold"], "features_set": name, "trained_on": sets_text(runs),
         "questions": len(runs), "label": "closed-book F1 >= baseline F1", "positives": int(sum(labels)),
         "cv_auroc": compared[name]["auroc"], "train_f1_at_threshold": chosen["f1"],
         "train_closed_book_share": chosen["closed_book"], "max_f1_loss": args.max_f1_loss,
@@ -232,20 +204,13 @@ def fit(args) -> int:
     return 0
 
 
-def _sets_text(runs: Sequence[Mapping[str, Any]]) -> str:
-    counts: dict[str, int] = {}
-    for r in runs:
-        counts[r["dataset"]] = counts.get(r["dataset"], 0) + 1
-    return ", ".join(f"{d} train ({n})" for d, n in counts.items())
-
-
 def _report(runs, base_f1, closed_f1, compared, name, gate, lazy_rows, lazy, choices, args) -> str:
     chosen = compared[name]["chosen"]
     lines = [
         "# The routing policies, fit on the train splits",
         "",
         "Written by `python -m training.policies fit` from the answers `python -m training.policies run` recorded "
-        f"({_sets_text(runs)}; {len(runs)} questions, each from the same warm state). No dev question is used.",
+        f"({sets_text(runs)}; {len(runs)} questions, each from the same warm state). No dev question is used.",
         "",
         f"Train F1: k = 5 baseline {base_f1:.1f}, closed book {closed_f1:.1f}. "
         f"Closed book is enough (F1 at least the baseline's) on {sum(gate_label(r) for r in runs)} of {len(runs)} questions.",
