@@ -133,6 +133,25 @@ def risk_coverage_figure(summary: dict[str, Any], out: Path) -> Path | None:
     return _save(fig, out / "risk_coverage.png")
 
 
+def _label_points(ax, points: dict[str, tuple[float, float]]) -> None:
+    """Name each point just above and to the right of it; a label that would overlap one already
+    placed moves up a line at a time (with a thin leader line back to its point)."""
+    ax.figure.canvas.draw()  # settle the axis limits, so data map to display pixels
+    boxes: list[tuple[float, float, float, float]] = []
+    for name, (x, y) in sorted(points.items(), key=lambda item: item[1]):
+        if math.isnan(x):
+            continue
+        px, py = ax.transData.transform((x, y))
+        width, height = 6.2 * len(name) + 6, 12.0
+        lift = 0
+        while any(px + 5 < bx1 and bx0 < px + 5 + width and py + 4 + lift < by1 and by0 < py + 4 + lift + height
+                  for bx0, by0, bx1, by1 in boxes) and lift < 200:
+            lift += 12
+        boxes.append((px + 5, py + 4 + lift, px + 5 + width, py + 4 + lift + height))
+        ax.annotate(name, (x, y), textcoords="offset pixels", xytext=(5, 4 + lift), fontsize=8,
+                    arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.5} if lift else None)
+
+
 def pareto_figure(summary: dict[str, Any], out: Path) -> Path | None:
     """F1 against mean latency and against mean energy per question, one point per system, the
     Pareto front (:func:`eval.aggregate.pareto_front`) joined by a line."""
@@ -145,12 +164,12 @@ def pareto_figure(summary: dict[str, Any], out: Path) -> Path | None:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
     for ax, (key, scale, label) in zip(axes[0], panels, strict=True):
-        for name, f in s.items():
-            x = f.get(key, math.nan) * scale
+        points = {name: (f.get(key, math.nan) * scale, f["f1"]) for name, f in s.items()}
+        for name, (x, y) in points.items():
             on = name in front.get(key, [])
-            ax.scatter([x], [f["f1"]], marker="D" if on else "o", s=60 if on else 30,
+            ax.scatter([x], [y], marker="D" if on else "o", s=60 if on else 30,
                        color="tab:red" if on else "tab:gray", zorder=3)
-            ax.annotate(name, (x, f["f1"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        _label_points(ax, points)
         line = sorted((s[n][key] * scale, s[n]["f1"]) for n in front.get(key, []))
         if len(line) > 1:
             ax.plot(*zip(*line, strict=True), color="tab:red", alpha=0.5, zorder=2)

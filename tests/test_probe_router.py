@@ -222,3 +222,14 @@ class TestRecordedRuns:
             answers = rung_answers(r)
             assert len(answers) == len(RUNGS) and all(0.0 <= a["f1"] <= 1.0 for a in answers)
             assert 0 <= label(r) < len(RUNGS) and 0 <= label(r, "thesis") < len(RUNGS)
+
+
+def test_the_chat_figures_show_the_probe_routers_choice():
+    from app.ui import figures
+
+    trace = {"probe_router": {"tier": "easy", "enough_probability": {CLOSED_BOOK_RUNG: 0.1, "easy": 0.9, "medium": 0.95},
+                              "threshold": 0.82, "probe": {}, "inference_ms": 3.0}}
+    result = {"tier": "easy", "tokens": {"input": 120, "prompt": 120, "evaluated": 40, "output": 5}, "corrected": False,
+              "timing_ms": {"total": 900.0}, "trace": trace}
+    shown = figures(result)
+    assert "probe router: easy (enough: closed-book 10%, easy 90%, medium 95%; threshold 82%)" in shown
