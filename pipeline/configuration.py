@@ -14,7 +14,7 @@ from typing import Any, Mapping
 LAYOUTS = ("question_first", "question_both", "evidence_first")
 """Answer prompt layouts (``prompts.LAYOUTS`` holds their templates)."""
 
-POLICIES = ("cascade", "adaptive", "probe-router", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route")
+POLICIES = ("cascade", "adaptive", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route", "probe-router")
 """Valid values of ``PipelineConfig.policy``.
 
 ``cascade`` (default): answer at the ladder's first tier, score the answer's confidence, and when it is
