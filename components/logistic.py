@@ -23,6 +23,22 @@ class ModelFileError(ValueError):
     """A model file that is missing, unreadable or inconsistent."""
 
 
+def read_model_file(path: str | Path, kind: str, error: type[ModelFileError], fix: str = "") -> dict[str, Any]:
+    """A model file's JSON object, or ``error`` saying the ``kind`` of file is missing, unreadable or
+    not a JSON object (followed by ``fix``, what to do about it, when given)."""
+    path = Path(path).expanduser()
+    hint = f"; {fix}" if fix else ""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise error(f"{kind} not found: {path}{hint}") from exc
+    except (OSError, ValueError) as exc:
+        raise error(f"{kind} {path} is unreadable: {exc}{hint}") from exc
+    if not isinstance(data, dict):
+        raise error(f"{kind} {path} is not a JSON object{hint}")
+    return data
+
+
 @dataclass(frozen=True)
 class LogisticModel:
     """``P(positive) = sigmoid(intercept + sum(coef * (x - mean) / scale))`` over ``features``.
@@ -91,16 +107,7 @@ class LogisticModel:
 
     @classmethod
     def load(cls: type[M], path: str | Path) -> M:
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise cls.error(f"{cls.kind} not found: {path}") from exc
-        except (OSError, ValueError) as exc:
-            raise cls.error(f"{cls.kind} {path} is unreadable: {exc}") from exc
-        if not isinstance(data, dict):
-            raise cls.error(f"{cls.kind} {path} is not a JSON object")
-        return cls.from_dict(data)
+        return cls.from_dict(read_model_file(path, cls.kind, cls.error))
 
     def save(self, path: str | Path) -> None:
         atomic_write_text(Path(path), json.dumps(self.as_dict(), indent=2) + "\n")

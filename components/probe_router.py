@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from components.logistic import ModelFileError
+from components.logistic import ModelFileError, read_model_file
 from components.retrieval_gate import ProbeModel, ProbeModelError
 from components.storage import atomic_write_text
 
@@ -114,17 +114,8 @@ class ProbeRouter:
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_PROBE_ROUTER) -> "ProbeRouter":
-        path = Path(path).expanduser()
-        refit = "fit one with `python -m training.probe_router fit`"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError as exc:
-            raise ProbeRouterError(f"{KIND} not found: {path}; {refit}") from exc
-        except (OSError, ValueError) as exc:
-            raise ProbeRouterError(f"{KIND} {path} is unreadable ({exc}); {refit}") from exc
-        if not isinstance(data, dict):
-            raise ProbeRouterError(f"{KIND} {path} is not a JSON object; {refit}")
-        return cls.from_dict(data)
+        return cls.from_dict(read_model_file(path, KIND, ProbeRouterError,
+                                             "fit one with `python -m training.probe_router fit`"))
 
     def save(self, path: str | Path = DEFAULT_PROBE_ROUTER) -> None:
         atomic_write_text(Path(path), json.dumps(self.as_dict(), indent=2) + "\n")

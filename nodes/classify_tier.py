@@ -1,9 +1,9 @@
 """classify-tier: fix the effective settings and pick the budget tier.
 
 Policies: ``cascade`` (the first tier of its ladder, escalating on low confidence), ``adaptive``
-(the trained router picks the starting tier from the query embedding), ``probe-router`` (a router
-that also reads a top-10 probe search picks closed book or the cascade's starting tier), ``fixed`` (the configured
-or overridden tier), ``baseline`` (fixed k = 5, no rerank, compression or correction),
+(the trained router picks the starting tier from the query embedding), ``probe-router`` (a
+router that also reads a top-10 probe search picks closed book or the cascade's starting tier),
+``fixed`` (the configured or overridden tier), ``baseline`` (fixed k = 5, no rerank, compression or correction),
 ``retrieve-or-not`` (a gate on the embedding and a top-10 probe search picks closed book or the
 baseline), ``lazy`` (the summary context first, the top passages appended when the answer is
 unsure) and ``self-route`` (the generator picks straight, step-by-step or retrieval from a
