@@ -33,6 +33,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--accept-threshold", type=float,
                         help="cascade: accept an answer whose confidence reaches this, else extend the evidence "
                              f"(default: {PipelineConfig().accept_threshold:.3g}, fitted on the train splits)")
+    parser.add_argument("--stop-early", action=argparse.BooleanOptionalAction, default=None,
+                        help="cascade: stop an answer as soon as its confidence is certain to fall short, since it "
+                             "will be extended anyway (default: on; --no-stop-early finishes every answer)")
     parser.add_argument("--max-escalations", type=int, help="cascade: extensions allowed per question "
                         f"(default: {PipelineConfig().max_escalations})")
     parser.add_argument("--abstain-threshold", type=float,
@@ -64,7 +67,7 @@ def _resources(args: argparse.Namespace, **extra: Any):
 
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
-                                "max_escalations": args.max_escalations,
+                                "max_escalations": args.max_escalations, "stop_early": args.stop_early,
                                 "abstain_threshold": args.abstain_threshold,
                                 "router_threshold": args.router_threshold}.items() if v is not None}
     if args.tier and not args.policy:

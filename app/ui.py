@@ -180,10 +180,13 @@ def figures(result: dict[str, Any]) -> str:
     prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
     rows += [("prompt tokens", f"{prompt}"), ("prompt tokens computed (the rest reused)", f"{tokens.get('evaluated')}"),
              ("output tokens", f"{tokens['output']}"), ("corrective retrieval", "yes" if result["corrected"] else "no")]
+    trace = result.get("trace") or {}
+    cut = [step.get("output_tokens") for step in trace.get("steps") or [] if step.get("stopped_early")]
+    if cut:  # answers the cascade extended, stopped as soon as they were known to be unsure
+        rows.append(("unsure answers stopped early", f"{len(cut)}, after {', '.join(map(str, cut))} token(s)"))
     check = result.get("answerability") or {}
     if check.get("score") is not None:
         rows.append(("answerability", f"{check['score']:.2f} against threshold {check['threshold']:.2f}: {check['decision']}"))
-    trace = result.get("trace") or {}
     if trace.get("gate"):
         gate = trace["gate"]
         rows.append(("retrieve-or-not", f"{gate['decision']} (closed book {gate['closed_book_probability']:.0%}, "

@@ -7,7 +7,9 @@
   probability, its margin over the runner-up and the predictive entropy in ``response_metadata``,
   with the first step's most probable tokens (``first_top``; computed in a logits processor, at no
   measurable cost). ``invoke(..., pin_prefix=False)`` keeps a one-off prompt's instructions from
-  being pinned (a self-check's "instructions" are a whole answer prompt).
+  being pinned (a self-check's "instructions" are a whole answer prompt); ``invoke(...,
+  stop_when=rule)`` stops generating as soon as ``rule(probs, margins, pieces)`` is true (see
+  :data:`StopRule`), and the metadata says so (``stopped_early``).
 * Any other name or folder loads with transformers through ``langchain-huggingface``.
 
 llama.cpp contexts are not thread-safe: one lock serialises generation per model instance.
@@ -36,7 +38,7 @@ import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple, Sequence, cast
+from typing import Any, Callable, Iterator, NamedTuple, Sequence, cast
 
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -97,6 +99,13 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
+
+
+StopRule = Callable[[Sequence[float], Sequence[float], Sequence[str]], bool]
+"""Asked after each generated token is chosen, before it is evaluated: the probabilities and
+margins of the tokens chosen so far (the newest included) and the text pieces of those already
+evaluated (all but the newest); true stops the answer there, so a token that is not needed costs
+no forward pass. The cascade uses it to stop an answer it will extend anyway."""
 
 
 class KVSnapshot(NamedTuple):
@@ -288,11 +297,13 @@ class LlamaCppChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        from llama_cpp import LogitsProcessorList
+        from llama_cpp import LogitsProcessorList, StoppingCriteriaList
 
         self.warm_up()
         max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
         pin_prefix = bool(kwargs.get("pin_prefix", True))
+        stop_when: StopRule | None = kwargs.get("stop_when")
+        stopped: list[int] = []  # how many tokens had been chosen when stop_when first held
         probs: list[float] = []
         margins: list[float] = []
         entropies: list[float] = []
@@ -308,6 +319,18 @@ class LlamaCppChatModel(BaseChatModel):
             margins.append(margin)
             entropies.append(entropy)
             return scores
+
+        def stop_early(input_ids: Any, _logits: Any) -> bool:
+            if stop_when is None or not probs:
+                return False
+            if stopped:  # llama-cpp-python asks once more after the last token: the answer is over
+                return True
+            pieces = [self._llama.detokenize([t]).decode("utf-8", errors="replace")
+                      for t in input_ids[len(prompt):].tolist()]
+            if stop_when(probs, margins, pieces):
+                stopped.append(len(probs))
+                return True
+            return False
 
         with self._lock:
             prompt, template_stop, prefix = self._prompt_tokens(messages)
@@ -330,6 +353,7 @@ class LlamaCppChatModel(BaseChatModel):
                 stream=True,
                 seed=self.seed,
                 logits_processor=LogitsProcessorList([record_stats]),
+                stopping_criteria=StoppingCriteriaList([stop_early]) if stop_when is not None else None,
             )
             text_parts: list[str] = []
             finish_reason = None
@@ -366,6 +390,7 @@ class LlamaCppChatModel(BaseChatModel):
                     "token_margins": margins,
                     "token_entropies": entropies,
                     "first_top": top,
+                    "stopped_early": bool(stopped),
                     "model_name": Path(self.model_path).name,
                 },
                 chunk_position="last",
@@ -446,8 +471,9 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceC
     return HuggingFaceChatModel(llm=llm)
 
 
-def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int) -> dict[str, Any]:
-    """The call keyword that caps the answer length for this kind of chat model."""
+def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None) -> dict[str, Any]:
+    """The call keywords that cap the answer length for this kind of chat model, and stop it early
+    by ``stop_when`` where the model supports that (llama.cpp; others always finish the answer)."""
     if isinstance(chat_model, LlamaCppChatModel):
-        return {"max_tokens": max_new_tokens}
+        return {"max_tokens": max_new_tokens, **({"stop_when": stop_when} if stop_when is not None else {})}
     return {"pipeline_kwargs": {"max_new_tokens": max_new_tokens}}

@@ -124,6 +124,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "layout": pipeline.prompt_layout,
         "confidence_signal": signal,
         "accept_threshold": threshold,
+        "stop_early": pipeline.stop_early,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,
         "k_extra": pipeline.k_extra,

@@ -21,11 +21,13 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
-from components.generator import max_tokens_kwargs
+from components.generator import StopRule, max_tokens_kwargs
 from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
+from pipeline.configuration import EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
 from nodes.base import context_of, timed
+from nodes.grade_answer import can_extend
 from prompts import ABSTENTION, answer_messages, closed_book_messages, final_answer, format_evidence, reasoning_messages
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
@@ -123,9 +125,7 @@ def confidence(metadata: Mapping[str, Any], abstained: bool) -> Confidence:
     if abstained:  # below any answer's value of every signal, and finite, so JSON carries it
         return {"min_prob": 0.0, "first_prob": 0.0, "first_margin": 0.0, "mean_logprob": NO_CONFIDENCE,
                 "neg_mean_entropy": NO_CONFIDENCE}
-    pieces: list[str] = list(metadata.get("token_pieces") or [])
-    n = next((i for i, piece in enumerate(pieces) if "[" in piece), len(pieces))
-    n = min(max(n, 1), len(probs))
+    n = counted_tokens(list(metadata.get("token_pieces") or []), len(probs))
     margins = list(metadata.get("token_margins") or [0.0])
     entropies = list(metadata.get("token_entropies") or [0.0])[:n]
     return {
@@ -135,6 +135,34 @@ def confidence(metadata: Mapping[str, Any], abstained: bool) -> Confidence:
         "mean_logprob": sum(math.log(max(p, 1e-12)) for p in probs[:n]) / n,
         "neg_mean_entropy": -sum(entropies) / max(len(entropies), 1),
     }
+
+
+def counted_tokens(pieces: Sequence[str], n_probs: int) -> int:
+    """How many leading tokens an answer's confidence reads: those before the first citation
+    marker's piece (at least the first token, at most those with a probability)."""
+    n = next((i for i, piece in enumerate(pieces) if "[" in piece), len(pieces))
+    return min(max(n, 1), n_probs)
+
+
+def below_threshold(signal: str, threshold: float) -> StopRule:
+    """A rule that holds as soon as an answer's ``signal`` is certain to end below ``threshold``:
+    after the first token for ``first_prob`` and ``first_margin``; for ``min_prob``, once a counted
+    token is below it (the minimum can only fall). The newest token's text is not known yet, so it
+    counts only when it is the first. The same reading as :func:`confidence`, so an answer stopped
+    by it would have been extended had it been finished."""
+    if signal not in EARLY_SIGNALS:
+        raise ValueError(f"signal {signal!r} is not known before the answer ends; early signals: {', '.join(EARLY_SIGNALS)}")
+
+    def rule(probs: Sequence[float], margins: Sequence[float], pieces: Sequence[str]) -> bool:
+        if not probs:
+            return False
+        if signal == "first_prob":
+            return probs[0] < threshold
+        if signal == "first_margin":
+            return margins[0] < threshold
+        return min(probs[:counted_tokens(pieces, len(probs))]) < threshold
+
+    return rule
 
 
 @timed("generate")
@@ -151,8 +179,12 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         messages = answer_messages(question, evidence, layout)
     else:
         messages = reasoning_messages(question) if reasoning else closed_book_messages(question)
+    # an answer the cascade would extend anyway is stopped as soon as its confidence says so
+    signal = settings["confidence_signal"]
+    early = settings.get("stop_early", False) and signal in EARLY_SIGNALS and can_extend(state)
+    stop_when = below_threshold(signal, settings["accept_threshold"]) if early else None
     start = time.perf_counter()
-    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"]))
+    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))
@@ -185,6 +217,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "abstained": abstained,
         "confidence": confidence(metadata, abstained),
         "abstain_prob": opening_prob(metadata, ABSTENTION),
+        "stopped_early": bool(metadata.get("stopped_early")),
         "raw_output": raw,
         "generate_ms": generate_ms,
     }

@@ -5,7 +5,9 @@ see ``pipeline.configuration.CONFIDENCE_SIGNALS``) reaches ``accept_threshold`` 
 is any answer when no tier is left on the ladder, or when the next tier has nothing to add. An
 abstention always asks for more evidence while there is a tier left. Otherwise the settings move
 up one tier and the edge sends the question back to compress, which appends evidence in place.
-The decision is written into the step, so the trace shows each one. An accepted answer goes on
+An answer the generator stopped early (``stop_early``: its confidence was already certain to
+fall short) is extended like any unsure one. The decision is written into the step, so the trace
+shows each one. An accepted answer goes on
 to ``check_answer``, which gives it or abstains; an answer that was extended is never shown.
 """
 
@@ -20,6 +22,14 @@ from pipeline.state import State, Step
 from nodes.base import timed
 
 
+def can_extend(state: State) -> bool:
+    """Whether the question's answer could still be extended: a tier is left on the ladder and the
+    retrieval holds passages the evidence does not have yet."""
+    ladder = state["settings"].get("ladder") or []
+    in_evidence = {e["passage_id"] for e in state.get("evidence") or []}
+    return bool(ladder) and any(p["id"] not in in_evidence for p in state.get("passages") or [])
+
+
 @timed("grade_answer")
 def grade_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     settings = state["settings"]
@@ -29,9 +39,8 @@ def grade_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     step: Step = {**steps[-1]}
     score: float | None = step["confidence"].get(settings["confidence_signal"])  # type: ignore[assignment]
     ladder = list(settings.get("ladder") or [])
-    passages_left = len({p["id"] for p in state.get("passages") or []} - {e["passage_id"] for e in state.get("evidence") or []})
     confident = score is None or score >= settings["accept_threshold"]  # None: the model reports no probabilities
-    extend = bool(ladder) and passages_left > 0 and (step["abstained"] or not confident)
+    extend = can_extend(state) and (step["abstained"] or step.get("stopped_early", False) or not confident)
     step["decision"] = "extend" if extend else "accept"
     steps[-1] = step
     update: dict[str, Any] = {"steps": steps, "trace": {"steps": steps}}

@@ -47,6 +47,11 @@ over the runner-up, the mean log-probability, and the negated mean entropy. Cita
 the end of the answer are left out; an abstention counts as no confidence."""
 
 
+EARLY_SIGNALS = ("min_prob", "first_prob", "first_margin")
+"""The confidence signals known to fall short before the answer ends (the first token's figures,
+and a minimum that can only fall), so ``stop_early`` can stop an answer the cascade will extend."""
+
+
 FILLS = ("relevance", "rank", "summary")
 """How a token budget is filled (``Budget.fill``)."""
 
@@ -139,7 +144,7 @@ design. Medium's 1,200 characters rarely bind on five sentence passages."""
 
 DEFAULT_TIERS: Mapping[str, Budget] = {
     "easy": Budget("easy", k=5, context_chars=None, context_tokens=64, fill="rank", max_new_tokens=64, rerank=False,
-                   correct=False, cascade=False),
+                   correct=False),
     "medium": Budget("medium", k=5, context_chars=None, context_tokens=128, fill="rank", max_new_tokens=64,
                      rerank=False, correct=False),
     "hard": Budget("hard", k=5, context_chars=None, context_tokens=None, fill="rank", max_new_tokens=128,
@@ -191,12 +196,16 @@ class PipelineConfig:
     max_corrections: int = 1
     max_question_chars: int = 2000
     prompt_layout: str = "question_first"
-    # The cascade, as fitted on the train splits (docs/cascade/README.md): start at Medium (128 tokens of
-    # the top passages; Easy is not on the fitted ladder), accept when the answer's mean token
-    # log-probability reaches the threshold, else extend to Hard (all five passages).
-    confidence_signal: str = "mean_logprob"
-    accept_threshold: float = -0.44488900948593035  # accept an answer whose confidence reaches this, else extend
+    # The cascade, as fitted on the train splits (docs/cascade/README.md): start at Easy (64 tokens of the
+    # top passages), accept when the answer's lowest token probability reaches the threshold, else extend to
+    # Medium (128 tokens), then Hard (all five passages).
+    confidence_signal: str = "min_prob"
+    accept_threshold: float = 0.24534893143102707  # accept an answer whose confidence reaches this, else extend
     max_escalations: int = 2
+    # Stop generating an answer as soon as its confidence is certain to fall below the threshold (an answer the
+    # cascade would extend anyway), for the signals where that is known early (EARLY_SIGNALS); False: every answer
+    # is finished, as in releases before it.
+    stop_early: bool = True
     # Abstain when the answerability model (components/answerability.json, fit on the train splits:
     # docs/answerability/README.md) gives the answer a lower probability of being right than this.
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
@@ -245,6 +254,8 @@ class PipelineConfig:
             raise ConfigurationError(f"accept_threshold must be a finite number, got {self.accept_threshold}")
         if self.max_escalations < 0:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
+        if not isinstance(self.stop_early, bool):
+            raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):
             raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
         if self.gate_threshold is not None and not is_probability(self.gate_threshold):
@@ -294,8 +305,8 @@ class PipelineConfig:
         without a policy means that tier: the policy becomes ``fixed``."""
         if not overrides:
             return self
-        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "max_escalations",
-                   "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold"}
+        allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "stop_early",
+                   "max_escalations", "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

@@ -40,6 +40,7 @@ class Overrides(TypedDict, total=False):
     k_extra: int
     max_corrections: int
     accept_threshold: float
+    stop_early: bool
     max_escalations: int
     abstain_threshold: float | None
     gate_threshold: float | None
@@ -118,6 +119,7 @@ class Settings(TypedDict):
     layout: str  # the answer prompt's layout
     confidence_signal: str
     accept_threshold: float
+    stop_early: bool  # stop an answer that will be extended as soon as its confidence says so
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int
@@ -229,6 +231,7 @@ class Step(TypedDict):
     abstained: bool
     confidence: Confidence
     abstain_prob: NotRequired[float | None]  # at the first token, the probability of starting the abstention
+    stopped_early: NotRequired[bool]  # generation stopped once the confidence was certain to fall short
     raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
     decision: NotRequired[str]  # accept, extend; set by grade_answer

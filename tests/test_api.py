@@ -114,22 +114,23 @@ class TestStream:
         assert client.post("/ask/stream", json={"question": " "}).status_code == 400
 
     def test_an_escalation_announces_the_new_answer(self, ctx):
-        """An unsure first answer is followed by an ``escalate`` event; the tokens after it are the
-        final answer, and the result reports both steps and what each cost."""
+        """Each unsure answer is followed by an ``escalate`` event; the tokens after the last one are
+        the final answer, and the result reports every step and what each cost."""
         from pipeline.configuration import PipelineConfig
 
         unsure = RAGService.from_context(ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9)),
                                          "smollm2-135m")
         events = list(unsure.stream("Who discovered radium?"))
         kinds = [e["type"] for e in events]
-        assert kinds.count("escalate") == 1 and kinds[-1] == "result"
-        escalate = events[kinds.index("escalate")]
-        assert (escalate["from"], escalate["to"]) == ("medium", "hard")
-        after = "".join(e["text"] for e in events[kinds.index("escalate"):] if e["type"] == "token")
+        assert kinds.count("escalate") == 2 and kinds[-1] == "result"
+        escalations = [(e["from"], e["to"]) for e in events if e["type"] == "escalate"]
+        assert escalations == [("easy", "medium"), ("medium", "hard")]
+        last = len(kinds) - 1 - kinds[::-1].index("escalate")
+        after = "".join(e["text"] for e in events[last:] if e["type"] == "token")
         result = events[-1]
         assert result["trace"]["raw_output"] == after.strip()
-        assert (result["tier"], result["final_tier"], result["escalations"]) == ("medium", "hard", 1)
-        assert [s["decision"] for s in result["trace"]["steps"]] == ["extend", "accept"]
+        assert (result["tier"], result["final_tier"], result["escalations"]) == ("easy", "hard", 2)
+        assert [s["decision"] for s in result["trace"]["steps"]] == ["extend", "extend", "accept"]
         tokens = result["tokens"]
         assert tokens["evaluated"] < tokens["input"] and tokens["input"] > tokens["prompt"]
 

@@ -62,6 +62,24 @@ class TestSimulate:
         figures = simulate([HARD], (GRID[0], GRID[1]), "min_prob", 0.99, self.MODEL)
         assert figures["f1"] == 0.0 and figures["escalated"] == 100.0
 
+    def test_stopping_early_charges_a_decided_answer_one_token(self):
+        unsure = run([0.0, 1.0, 1.0, 1.0], [0.1, 0.9, 0.9, 0.9])
+        for step_ in unsure["grid"]:
+            step_["output_tokens"] = 10
+        model = (0.0, 1.0, 0.0)  # time is the tokens generated
+        finished = simulate([unsure], (GRID[0], GRID[1]), "first_prob", 0.5, model)
+        stopped = simulate([unsure], (GRID[0], GRID[1]), "first_prob", 0.5, model, stop_early=True)
+        assert finished["ms"] == 20.0 and stopped["ms"] == 11.0  # the extended answer costs its first token only
+        assert stopped["f1"] == finished["f1"] == 100.0  # the same decisions
+
+    def test_stopping_early_is_charged_in_full_when_the_first_token_did_not_decide(self):
+        late = run([0.0, 1.0, 1.0, 1.0], [0.9, 0.9, 0.9, 0.9])
+        late["grid"][0]["confidence"]["min_prob"] = 0.1  # a later token fell short: not known when
+        model = (0.0, 1.0, 0.0)
+        assert simulate([late], (GRID[0], GRID[1]), "min_prob", 0.5, model, stop_early=True)["ms"] == 8.0
+        # a signal read from the whole answer never stops early
+        assert simulate([late], (GRID[0], GRID[1]), "mean_logprob", 0.0, model, stop_early=True)["ms"] == 8.0
+
     def test_an_abstention_always_extends(self):
         abstaining = run([0.0, 1.0, 1.0, 1.0], [0.99, 0.9, 0.9, 0.9])
         abstaining["grid"][0]["abstained"] = True
@@ -75,6 +93,22 @@ class TestFit:
         assert result["feasible"] and chosen["f1"] == pytest.approx(100.0)
         assert chosen["ladder"][0] == GRID[0]  # the sure questions stop at the cheapest budget
         assert chosen["evaluated"] < result["baseline"]["evaluated"]
+
+    def test_offers_early_stopping_only_for_early_signals(self):
+        result = fit([EASY, HARD] * 3)
+        assert {c["signal"] for c in result["candidates"] if c["stop_early"]} == {"min_prob", "first_prob", "first_margin"}
+
+    def test_cross_validation_replays_each_fold_with_the_others_choice(self):
+        result = fit([EASY, HARD] * 5, folds=5)
+        cv = result["cross_validation"]
+        assert len(cv["chosen"]) == 5 and cv["f1"] == pytest.approx(100.0) and cv["ms"] < cv["reference_ms"]
+
+    def test_fits_on_the_budgets_every_question_has(self):
+        short = run([1.0, 1.0, 1.0, 1.0], [0.9, 0.9, 0.9, 0.9])
+        short["grid"] = short["grid"][1:]  # not answered at the first budget
+        result = fit([EASY, HARD, short] * 3)
+        assert result["budgets"] == list(GRID[1:])
+        assert all(c["ladder"][0] != GRID[0] for c in result["candidates"])
 
     def test_reports_every_signal_for_every_budget(self):
         result = fit([EASY, HARD] * 3)

@@ -47,8 +47,9 @@ class TestPipelineConfig:
         assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("cascade", 0.52, 5, 1)
         assert config.budget().name == "medium"  # the fixed policy's tier; adaptive passes the router's
         assert config.budget("hard").name == "hard"
-        assert config.start_tier() == "medium"  # the fitted cascade: Medium, then Hard
-        assert [b.name for b in config.ladder("medium")] == ["hard"]
+        assert config.start_tier() == "easy"  # the fitted cascade: Easy, then Medium, then Hard
+        assert [b.name for b in config.ladder("easy")] == ["medium", "hard"]
+        assert (config.confidence_signal, config.stop_early) == ("min_prob", True)
 
     def test_ladder_climbs_cheapest_first_within_max_escalations(self):
         assert [b.name for b in PipelineConfig().ladder("easy")] == ["medium", "hard"][: PipelineConfig().max_escalations]
@@ -73,6 +74,7 @@ class TestPipelineConfig:
         ({"confidence_signal": "vibes"}, "min_prob"),
         ({"accept_threshold": float("nan")}, "finite"),
         ({"max_escalations": -1}, ">= 0"),
+        ({"stop_early": "yes"}, "true or false"),
     ])
     def test_cascade_settings_are_validated(self, kwargs, fragment):
         with pytest.raises(ConfigurationError, match=fragment):
@@ -110,6 +112,7 @@ class TestPipelineConfig:
             config.with_overrides({"k": 3})
         with pytest.raises(ConfigurationError, match="valid tiers"):
             config.with_overrides({"tier": "nope"})
+        assert config.stop_early and not config.with_overrides({"stop_early": False}).stop_early
 
 
 class TestValidateQuestion:

@@ -39,3 +39,16 @@ def test_same_message_everywhere(service, payload, argv, capsys, index_dir):
         list(answer_events(service, payload["question"], session=None, owner=None, policy=payload.get("policy"),
                            tier=payload.get("tier"), model=None, show_trace=False))
     assert chat.value.message == message
+
+
+def test_the_chat_figures_show_the_answers_stopped_early():
+    from app.ui import figures
+
+    steps = [{"tier": "easy", "output_tokens": 0, "stopped_early": True},
+             {"tier": "medium", "output_tokens": 2, "stopped_early": True},
+             {"tier": "hard", "output_tokens": 6, "stopped_early": False}]
+    result = {"tier": "easy", "final_tier": "hard", "escalations": 2, "corrected": False,
+              "tokens": {"input": 300, "prompt": 200, "evaluated": 150, "output": 8},
+              "timing_ms": {"total": 1500.0}, "trace": {"steps": steps}}
+    assert "unsure answers stopped early: 2, after 0, 2 token(s)" in figures(result)
+

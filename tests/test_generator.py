@@ -47,6 +47,27 @@ class TestLlamaCppChatModel:
         assert all(0.0 <= m <= p <= 1.0 for p, m in zip(probs, margins, strict=True))
         assert len(metadata["token_pieces"]) in (len(probs), len(probs) - 1)
 
+    def test_stop_when_stops_the_answer_where_the_rule_holds(self, tiny_generator):
+        full = tiny_generator.invoke(self.MESSAGES, max_tokens=12)
+        seen = []
+
+        def after_three(probs, margins, pieces):
+            seen.append((len(probs), len(pieces)))
+            return len(probs) > 3
+
+        cut = tiny_generator.invoke(self.MESSAGES, max_tokens=12, stop_when=after_three)
+        assert full.usage_metadata["output_tokens"] > 3 and not full.response_metadata["stopped_early"]
+        assert cut.response_metadata["stopped_early"]
+        assert cut.usage_metadata["output_tokens"] == 3  # the fourth token was chosen, never evaluated or given
+        assert full.text.startswith(cut.text)
+        assert seen[0] == (1, 0)  # asked after each token is chosen: the newest token's text is not known yet
+        assert all(pieces == probs - 1 for probs, pieces in seen)
+
+    def test_stop_when_at_the_first_token_gives_nothing(self, tiny_generator):
+        reply = tiny_generator.invoke(self.MESSAGES, max_tokens=12, stop_when=lambda probs, margins, pieces: True)
+        assert reply.text == "" and reply.usage_metadata["output_tokens"] == 0
+        assert reply.response_metadata["stopped_early"] and len(reply.response_metadata["token_probs"]) == 1
+
     def test_prompt_longer_than_context(self, tiny_generator):
         with pytest.raises(PromptTooLongError, match="more than the model's context"):
             tiny_generator.invoke([HumanMessage("word " * 3000)], max_tokens=4)

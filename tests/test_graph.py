@@ -175,7 +175,7 @@ class TestInputsAndBudgets:
 
 
 def every_tier():
-    """The default tiers, every one on the cascade's ladder (the fitted default skips Easy)."""
+    """The default tiers, every one on the cascade's ladder (as the fitted default has them)."""
     from dataclasses import replace
 
     from pipeline.configuration import DEFAULT_TIERS
@@ -191,7 +191,6 @@ class TestCascade:
     def run(self, ctx, threshold):
         from pipeline.configuration import PipelineConfig
 
-        # every tier (the fitted default climbs Medium, then Hard)
         cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=threshold, tiers=every_tier()))
         ctx.generator.reset_cache()
         return graph.invoke({"question": self.QUESTION}, context=cascade)
@@ -230,12 +229,31 @@ class TestCascade:
         assert len(contexts) == 3
         assert contexts[1].startswith(contexts[0]) and contexts[2].startswith(contexts[1])
 
-    def test_the_default_cascade_climbs_medium_then_hard(self, ctx):
+    def test_the_default_cascade_climbs_easy_medium_then_hard(self, ctx):
         from pipeline.configuration import PipelineConfig
 
         out = graph.invoke({"question": self.QUESTION},
                            context=ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9)))
-        assert [s["tier"] for s in out["trace"]["steps"]] == ["medium", "hard"]
+        assert [s["tier"] for s in out["trace"]["steps"]] == ["easy", "medium", "hard"]
+
+    def test_an_answer_it_will_extend_stops_early_and_the_final_answer_is_the_same(self, ctx):
+        """stop_early saves the unsure answers' tokens and changes no decision: with every answer
+        unsure, the same tiers are climbed and the same last answer is given."""
+        from pipeline.configuration import PipelineConfig
+
+        outs = {}
+        for early in (True, False):
+            pipeline = PipelineConfig(policy="cascade", confidence_signal="min_prob", accept_threshold=0.999,
+                                      stop_early=early)
+            ctx.generator.reset_cache()
+            outs[early] = graph.invoke({"question": self.QUESTION}, context=ctx.with_pipeline(pipeline))
+        stopped, finished = outs[True]["trace"]["steps"], outs[False]["trace"]["steps"]
+        assert [s["tier"] for s in stopped] == [s["tier"] for s in finished] == ["easy", "medium", "hard"]
+        assert [s["stopped_early"] for s in stopped] == [True, True, False]  # the last answer is never cut
+        assert not any(s["stopped_early"] for s in finished)
+        assert all(s["output_tokens"] < f["output_tokens"] for s, f in zip(stopped[:-1], finished[:-1], strict=True))
+        assert outs[True]["answer"] == outs[False]["answer"]
+        assert stopped[-1]["prompt_tokens"] == finished[-1]["prompt_tokens"]
 
     def test_the_top_tier_holds_the_baselines_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig

@@ -7,7 +7,7 @@ from langgraph.runtime import Runtime
 from pipeline.configuration import ConfigurationError, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import extend_evidence, select_evidence
-from nodes.generate import attribute, cite, confidence, split_citations
+from nodes.generate import attribute, below_threshold, cite, confidence, split_citations
 from nodes.grade_answer import grade_answer
 
 
@@ -209,6 +209,35 @@ class TestConfidence:
         assert set(confidence({}, abstained=False).values()) == {None}
 
 
+class TestBelowThreshold:
+    """The rule that stops an answer the cascade will extend: it holds only once the answer's
+    confidence (read as :func:`confidence` reads it) is certain to end below the threshold."""
+
+    def test_first_token_signals_decide_at_the_first_token(self):
+        assert below_threshold("first_prob", 0.5)([0.4], [0.9], [])
+        assert not below_threshold("first_prob", 0.5)([0.6, 0.1], [0.9, 0.0], ["Par"])
+        assert below_threshold("first_margin", 0.5)([0.9], [0.3], [])
+
+    def test_min_prob_waits_for_a_later_tokens_text(self):
+        rule = below_threshold("min_prob", 0.5)
+        assert rule([0.3], [0.1], [])  # the first token always counts
+        assert not rule([0.9, 0.3], [0.8, 0.1], ["Par"])  # the newest could open a citation marker
+        assert rule([0.9, 0.3, 0.8], [0.8, 0.1, 0.7], ["Par", "is"])  # now it is known to count
+        assert not rule([0.9, 0.3, 0.8], [0.8, 0.1, 0.7], ["Par", " ["])  # a marker's tokens never count
+
+    def test_a_stopped_answer_would_have_been_extended(self):
+        """Whatever the rest of the answer, its confidence stays below the threshold."""
+        probs, pieces = [0.9, 0.3, 0.8], ["Par", "is"]
+        assert below_threshold("min_prob", 0.5)(probs, [0.0] * 3, pieces)
+        for rest in ([], [0.99, 0.99], [0.1]):
+            finished = {"token_probs": probs + rest, "token_pieces": pieces + ["x"] * (len(rest) + 1)}
+            assert confidence(finished, abstained=False)["min_prob"] < 0.5
+
+    def test_signals_read_from_the_whole_answer_cannot_stop_early(self):
+        with pytest.raises(ValueError, match="early signals"):
+            below_threshold("mean_logprob", -1.0)
+
+
 class TestGradeAnswer:
     LADDER = [{"name": "medium", "k": 10, "context_tokens": 128, "context_chars": None, "max_new_tokens": 64,
                "rerank": True, "correct": True}]
@@ -238,6 +267,11 @@ class TestGradeAnswer:
         assert out["steps"][-1]["decision"] == "extend" and out["escalations"] == 1
         assert out["settings"]["tier"] == "medium" and out["settings"]["budget"]["context_tokens"] == 128
         assert out["settings"]["ladder"] == []
+
+    def test_an_answer_stopped_early_is_extended(self):
+        state = self.state(score=0.9)
+        state["steps"][0]["stopped_early"] = True
+        assert grade_answer(state, None)["steps"][-1]["decision"] == "extend"
 
     def test_abstention_extends_even_when_confident(self):
         assert grade_answer(self.state(score=0.9, abstained=True), None)["steps"][-1]["decision"] == "extend"

@@ -167,7 +167,9 @@ def recorded(i: int, decisive: bool) -> dict:
     def step(budget, tokens, f1):
         return {"budget": budget, "prompt_tokens": tokens, "prompt_tokens_evaluated": tokens - 80, "output_tokens": 5,
                 "generate_ms": 10.0 * tokens, "abstained": False, "f1": f1, "em": f1,
-                "confidence": {"mean_logprob": -0.1 if f1 else -2.0}}
+                "confidence": {"min_prob": 0.9 if f1 else 0.05, "first_prob": 0.95 if f1 else 0.1,
+                               "first_margin": 0.9 if f1 else 0.02, "mean_logprob": -0.1 if f1 else -2.0,
+                               "neg_mean_entropy": -0.2 if f1 else -3.0}}
 
     return {"id": str(i), "dataset": "squad", "question": f"q{i}", "answerable": True, "gold_answers": ["a"],
             "probe": probe, "embedding": rng.normal(size=4).round(4).tolist(),

@@ -14,13 +14,17 @@ through the compiled graph:
 Every query starts from the same warm state (the pinned instruction prefix only). One JSON line
 per question is appended as soon as it is done.
 
-``fit`` then simulates, with no model run, every cascade the grid allows: each ladder of two or
-three budgets, each confidence signal, each threshold (the signal's quantiles on the training
-answers). A step's cost is the prompt tokens it evaluates (the tokens its prompt adds to the
-previous one, plus the few after the evidence that change) and its time follows a linear model of
-evaluated and generated tokens fitted to the measured steps. The chosen cascade is the cheapest
-whose training F1 is within ``--max-f1-loss`` of the baseline's; it is the tiers and threshold
-``pipeline.configuration`` ships. Nothing here looks at a dev question.
+``fit`` then simulates, with no model run, every cascade the recorded budgets allow: each ladder
+of two or more budgets, each confidence signal, each threshold (the signal's quantiles on the
+training answers), with and without stopping an answer early (``stop_early``). It reads this
+command's runs and the probe router's (``python -m training.probe_router run`` records the same
+never-accepting cascade over the default tiers' budgets, for more questions), once per question,
+and the budgets every question was answered at. A step's cost is the prompt tokens it evaluates
+(the tokens its prompt adds to the previous one, plus the few after the evidence that change) and
+its time follows a linear model of evaluated and generated tokens fitted to the measured steps.
+The reference is the last budget alone (all five passages: the k = 5 baseline's evidence). The
+chosen cascade is the cheapest whose training F1 is within ``--max-f1-loss`` of it; it is the
+tiers and threshold ``pipeline.configuration`` ships. Nothing here looks at a dev question.
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, LAYOUTS, Budget, PipelineConfig
-from training.labelling import TrainingSet, run_fit_parser
+from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget, PipelineConfig
+from training.labelling import TrainingSet, run_fit_parser, sets_text
 
 GRID: tuple[int | None, ...] = (32, 64, 128, None)
 """Evidence budgets (generator tokens; ``None``: all five passages, the baseline's evidence) every
@@ -45,6 +49,14 @@ training question is answered at, each filled with whole passages in ranked orde
 SETS = (TrainingSet("squad", "train", 40), TrainingSet("hotpotqa", "train", 40))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "cascade_runs.jsonl"
 """The recorded training answers (``run`` appends, ``fit`` reads)."""
+MORE_RUNS = (Path(__file__).resolve().parent / "labels" / "probe_router_runs.jsonl",)
+"""Other runs of the same never-accepting cascade that ``fit`` reads too (the probe router's)."""
+MAX_F1_LOSS = 0.25
+"""The train F1 the chosen cascade may lose against the reference: half the 0.5 points the product
+allows, because out of fold (``--folds``) a choice loses about twice what it loses on the questions
+it was chosen on (docs/cascade/README.md)."""
+THRESHOLD_QUANTILES = np.linspace(0.02, 0.98, 49)
+"""The candidate thresholds of a signal: these quantiles of its values on the training answers."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "cascade"
 CORRECT_F1 = 0.5
 """An answer counts as right (for the signals' AUROC) when its token F1 reaches this."""
@@ -167,10 +179,17 @@ def time_model(runs: Sequence[Mapping[str, Any]]) -> tuple[float, float, float]:
 
 
 def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], signal: str, threshold: float,
-             model: tuple[float, float, float]) -> dict[str, float]:
+             model: tuple[float, float, float], stop_early: bool = False) -> dict[str, float]:
     """One cascade replayed on the recorded answers: mean F1, evaluated tokens, whole-prompt tokens
-    and modelled generation time per question, and the share of questions escalated."""
+    and modelled generation time per question, and the share of questions escalated.
+
+    With ``stop_early`` (an early signal only) an extended answer is charged one generated token
+    when its first token already decided it (always for ``first_prob`` and ``first_margin``; for
+    ``min_prob`` when the first token is below the threshold), else every token it generated: the
+    records keep no per-token figures, so a ``min_prob`` answer that fell short later is charged
+    in full, an upper bound on what it costs."""
     per_token, per_output, per_answer = model
+    early = stop_early and signal in EARLY_SIGNALS
     f1 = evaluated = whole = ms = escalated = 0.0
     for r in runs:
         by_budget = {s["budget"]: s for s in r["grid"]}
@@ -190,14 +209,19 @@ def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], si
                 cost = 0.0
             else:
                 cost = step["prompt_tokens"] - previous + tail
+            score = step["confidence"][signal]
+            last = i == len(ladder) - 1
+            accept = last or (not step["abstained"] and score is not None and score >= threshold)
+            output = step["output_tokens"]
+            if early and not accept and not step["abstained"] and step["confidence"]["first_prob" if signal == "min_prob"
+                                                                                     else signal] < threshold:
+                output = min(output, 1)
             evaluated += cost
             whole += step["prompt_tokens"]
             if cost or previous is None:
-                ms += per_token * cost + per_output * step["output_tokens"] + per_answer
+                ms += per_token * cost + per_output * output + per_answer
             previous = step["prompt_tokens"]
-            score = step["confidence"][signal]
-            last = i == len(ladder) - 1
-            if last or (not step["abstained"] and score is not None and score >= threshold):
+            if accept:
                 f1 += step["f1"]
                 escalated += i > 0
                 break
@@ -206,123 +230,193 @@ def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], si
             "escalated": 100 * escalated / n}
 
 
-def baseline_figures(runs: Sequence[Mapping[str, Any]], layout: str, model: tuple[float, float, float]) -> dict[str, float]:
-    per_token, per_output, per_answer = model
-    rows = [r["baseline"][layout] for r in runs]
-    n = len(rows)
-    return {
-        "f1": 100 * sum(b["f1"] for b in rows) / n,
-        "evaluated": sum(b["prompt_tokens_evaluated"] for b in rows) / n,
-        "input_tokens": sum(b["input_tokens"] for b in rows) / n,
-        "ms": sum(per_token * b["prompt_tokens_evaluated"] + per_output * b["output_tokens"] + per_answer for b in rows) / n,
-        "measured_ms": sum(b["latency_ms"] for b in rows) / n,
-    }
+def baseline_figures(runs: Sequence[Mapping[str, Any]], model: tuple[float, float, float]) -> dict[str, float]:
+    """The reference: every question answered at the last budget alone (all five passages, the
+    k = 5 baseline's evidence), modelled like the cascades it is compared with."""
+    return simulate(runs, (common_budgets(runs)[-1],), CONFIDENCE_SIGNALS[0], 0.0, model)
 
 
-def fit(runs: Sequence[Mapping[str, Any]], layout: str = "question_first", max_f1_loss: float = 0.5,
-        grid: Sequence[int | None] = GRID) -> dict[str, Any]:
-    """The cheapest cascade (ladder, signal, threshold) within ``max_f1_loss`` F1 of the baseline on
-    ``runs``; every candidate's figures; the signals' AUROC; the layouts' F1."""
-    model = time_model(runs)
-    base = baseline_figures(runs, layout, model)
-    signals_auroc = {}
-    for signal in CONFIDENCE_SIGNALS:
-        per_budget = {}
-        for budget in grid:
-            steps = [s for r in runs for s in r["grid"] if s["budget"] == budget and not s["abstained"]]
-            per_budget[budget] = auroc([s["confidence"][signal] for s in steps], [s["f1"] >= CORRECT_F1 for s in steps])
-        signals_auroc[signal] = per_budget
+def common_budgets(runs: Sequence[Mapping[str, Any]]) -> list[int | None]:
+    """The budgets every run was answered at, cheapest first (``None``, all passages, last)."""
+    shared = set.intersection(*({s["budget"] for s in r["grid"]} for r in runs))
+    return sorted(shared, key=lambda b: math.inf if b is None else b)
+
+
+def search(runs: Sequence[Mapping[str, Any]], budgets: Sequence[int | None], model: tuple[float, float, float],
+           max_f1_loss: float) -> tuple[dict[str, Any], bool, list[dict[str, Any]]]:
+    """Every candidate cascade replayed on ``runs``, and the chosen one: the cheapest whose F1 is
+    within ``max_f1_loss`` of the reference's (whether there was one; else the best F1)."""
+    base = baseline_figures(runs, model)
     candidates = []
-    ladders = [lad for size in (2, 3, 4) for lad in itertools.combinations(grid, size)]
+    ladders = [lad for size in range(2, len(budgets) + 1) for lad in itertools.combinations(budgets, size)]
     for signal in CONFIDENCE_SIGNALS:
         values = [s["confidence"][signal] for r in runs for s in r["grid"] if s["confidence"][signal] is not None
                   and math.isfinite(s["confidence"][signal])]
-        thresholds = sorted(set(float(np.quantile(values, q)) for q in np.linspace(0.05, 0.95, 19)))
-        for ladder in ladders:
-            for threshold in thresholds:
-                figures = simulate(runs, ladder, signal, threshold, model)
-                candidates.append({"ladder": list(ladder), "signal": signal, "threshold": threshold, **figures})
+        thresholds = sorted(set(float(np.quantile(values, q)) for q in THRESHOLD_QUANTILES))
+        for ladder, threshold, early in itertools.product(ladders, thresholds, (False, True)):
+            if early and signal not in EARLY_SIGNALS:
+                continue
+            figures = simulate(runs, ladder, signal, threshold, model, stop_early=early)
+            candidates.append({"ladder": list(ladder), "signal": signal, "threshold": threshold, "stop_early": early,
+                               **figures})
     feasible = [c for c in candidates if c["f1"] >= base["f1"] - max_f1_loss]
     if feasible:
-        chosen = min(feasible, key=lambda c: (c["ms"], -c["f1"]))
-    else:  # none within the allowed loss: the best F1, the cheaper on ties
-        chosen = max(candidates, key=lambda c: (c["f1"], -c["ms"]))
-    layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in runs) / len(runs) for name in LAYOUTS}
-    return {"questions": len(runs), "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"),
-                                                               model, strict=True)),
-            "baseline": base, "layouts_f1": layouts, "auroc": signals_auroc, "chosen": chosen,
-            "feasible": bool(feasible), "max_f1_loss": max_f1_loss, "candidates": candidates}
+        return min(feasible, key=lambda c: (c["ms"], -c["f1"])), True, candidates
+    return max(candidates, key=lambda c: (c["f1"], -c["ms"])), False, candidates  # the best F1, the cheaper on ties
 
 
-def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]]) -> str:
+def cross_validate(runs: Sequence[Mapping[str, Any]], budgets: Sequence[int | None], model: tuple[float, float, float],
+                   max_f1_loss: float, folds: int = 5) -> dict[str, Any]:
+    """How the choice generalises: each fold's questions replayed with the cascade chosen on the
+    other folds; F1 and modelled time over all questions, beside the reference's."""
+    f1 = ms = base_f1 = base_ms = 0.0
+    chosen = []
+    for k in range(folds):
+        train = [r for i, r in enumerate(runs) if i % folds != k]
+        test = [r for i, r in enumerate(runs) if i % folds == k]
+        c, _, _ = search(train, budgets, model, max_f1_loss)
+        out = simulate(test, c["ladder"], c["signal"], c["threshold"], model, stop_early=c["stop_early"])
+        ref = baseline_figures(test, model)
+        f1, ms = f1 + out["f1"] * len(test), ms + out["ms"] * len(test)
+        base_f1, base_ms = base_f1 + ref["f1"] * len(test), base_ms + ref["ms"] * len(test)
+        chosen.append({key: c[key] for key in ("ladder", "signal", "threshold", "stop_early")})
+    n = len(runs)
+    return {"folds": folds, "f1": f1 / n, "ms": ms / n, "reference_f1": base_f1 / n, "reference_ms": base_ms / n,
+            "chosen": chosen}
+
+
+def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, folds: int = 0) -> dict[str, Any]:
+    """The cheapest cascade (ladder, signal, threshold, early stopping) within ``max_f1_loss`` F1 of
+    the reference on ``runs``; every candidate's figures; the signals' AUROC; the layouts' F1 (on
+    the runs that recorded the baseline in every layout); with ``folds``, the cross-validated figures."""
+    budgets = common_budgets(runs)
+    model = time_model(runs)
+    signals_auroc = {}
+    for signal in CONFIDENCE_SIGNALS:
+        per_budget = {}
+        for budget in budgets:
+            steps = [s for r in runs for s in r["grid"] if s["budget"] == budget and not s["abstained"]]
+            per_budget[budget] = auroc([s["confidence"][signal] for s in steps], [s["f1"] >= CORRECT_F1 for s in steps])
+        signals_auroc[signal] = per_budget
+    chosen, feasible, candidates = search(runs, budgets, model, max_f1_loss)
+    with_layouts = [r for r in runs if set(LAYOUTS) <= set(r.get("baseline") or {})]
+    layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in with_layouts) / len(with_layouts)
+               for name in LAYOUTS} if with_layouts else {}
+    return {"questions": len(runs), "budgets": budgets,
+            "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"), model, strict=True)),
+            "baseline": baseline_figures(runs, model), "layouts_f1": layouts, "layout_questions": len(with_layouts),
+            "auroc": signals_auroc, "chosen": chosen, "feasible": feasible, "max_f1_loss": max_f1_loss,
+            "cross_validation": cross_validate(runs, budgets, model, max_f1_loss, folds) if folds > 1 else None,
+            "candidates": candidates}
+
+
+def _cv_lines(cv: Mapping[str, Any] | None) -> list[str]:
+    if not cv:
+        return []
+    picks = sorted({f"{'/'.join(label(b) for b in c['ladder'])} {_candidate_text(c)}" for c in cv["chosen"]})
+    return ["", f"How the choice generalises ({cv['folds']}-fold cross-validation on these questions: each fold "
+            "replayed with the cascade chosen on the others): "
+            f"F1 {cv['f1']:.1f} against the reference's {cv['reference_f1']:.1f}, modelled "
+            f"{cv['reference_ms'] / cv['ms']:.2f}x faster; the folds chose {'; '.join(picks)}."]
+
+
+def _candidate_text(c: Mapping[str, Any]) -> str:
+    return f"`{c['signal']}`{', stopped early' if c.get('stop_early') else ''}"
+
+
+def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]], sources: Sequence[str]) -> str:
     chosen, base = result["chosen"], result["baseline"]
+    budgets = result["budgets"]
     lines = ["# The cascade, fitted on the train splits", "",
-             "Written by `python -m training.cascade fit` from `training/labels/cascade_runs.jsonl` "
-             "(`python -m training.cascade run`); no dev question is used.", "",
-             f"{result['questions']} training questions (SQuAD 2.0 train articles and HotpotQA train), each answered "
-             f"at evidence budgets of {', '.join(label(b) for b in GRID)} generator tokens (whole passages in "
-             "ranked order; 'all': the five passages of the baseline) and by the k = 5 baseline in every prompt "
-             "layout.", "",
+             "Written by `python -m training.cascade fit` from " + ", ".join(f"`{s}`" for s in sources)
+             + " (the never-accepting cascade `python -m training.cascade run` and `python -m training.probe_router "
+             "run` record; each question once); no dev question is used.", "",
+             f"{result['questions']} training questions ({sets_text(result['runs'])}), each answered at evidence "
+             f"budgets of {', '.join(label(b) for b in budgets)} generator tokens (whole passages in ranked order; "
+             "'all': the five passages of the k = 5 baseline, which is the reference below).", "",
              "## Chosen", "",
              f"- tiers: {', '.join(label(b) for b in chosen['ladder'])} tokens of evidence, cheapest first",
-             f"- confidence signal `{chosen['signal']}`, accept at >= {chosen['threshold']:.4f}",
-             f"- training F1 {chosen['f1']:.1f} (baseline {base['f1']:.1f}; allowed loss {result['max_f1_loss']}), "
+             f"- confidence signal {_candidate_text(chosen)}, accept at >= {chosen['threshold']:.4f}",
+             f"- training F1 {chosen['f1']:.1f} (reference {base['f1']:.1f}; allowed loss {result['max_f1_loss']}), "
              f"{chosen['escalated']:.0f}% of questions escalated",
-             f"- prompt tokens evaluated {chosen['evaluated']:.0f} per question (baseline {base['evaluated']:.0f}: "
+             f"- prompt tokens evaluated {chosen['evaluated']:.0f} per question (reference {base['evaluated']:.0f}: "
              f"{100 * (1 - chosen['evaluated'] / base['evaluated']):.0f}% fewer)",
-             f"- modelled generation time {chosen['ms']:.0f} ms (baseline {base['ms']:.0f} ms: "
+             f"- modelled generation time {chosen['ms']:.0f} ms (reference {base['ms']:.0f} ms: "
              f"{base['ms'] / chosen['ms']:.2f}x)",
              "" if result["feasible"] else "- no candidate kept the F1 within the allowed loss: this is the best trade-off",
-             "", "## Prompt layouts (k = 5 baseline, training F1)", "", "| layout | F1 |", "| --- | --- |"]
-    lines += [f"| {name} | {f1:.1f} |" for name, f1 in result["layouts_f1"].items()]
+             *_cv_lines(result.get("cross_validation")),
+             "", "*Stopped early*: an answer the cascade will extend stops as soon as its confidence is certain to "
+             "fall short (`PipelineConfig.stop_early`). The records keep no per-token figures, so the model charges "
+             "such an answer one token when its first token decided it and every token otherwise (for `min_prob`, "
+             "an upper bound)."]
+    if result["layouts_f1"]:
+        lines += ["", f"## Prompt layouts (k = 5 baseline, training F1, {result['layout_questions']} questions)", "",
+                  "| layout | F1 |", "| --- | --- |"]
+        lines += [f"| {name} | {f1:.1f} |" for name, f1 in result["layouts_f1"].items()]
     lines += ["", f"## Confidence signals: AUROC for a right answer (F1 >= {CORRECT_F1}), by evidence budget", "",
-              "| signal | " + " | ".join(label(b) for b in GRID) + " |", "| --- |" + " --- |" * len(GRID)]
+              "| signal | " + " | ".join(label(b) for b in budgets) + " |", "| --- |" + " --- |" * len(budgets)]
     for signal, per_budget in result["auroc"].items():
-        lines.append(f"| {signal} | " + " | ".join(f"{per_budget[b]:.3f}" for b in GRID) + " |")
+        lines.append(f"| {signal} | " + " | ".join(f"{per_budget[b]:.3f}" for b in budgets) + " |")
     lines += ["", "## F1 by evidence budget (every question answered at every budget)", "",
-              "| dataset | " + " | ".join(label(b) for b in GRID) + " | baseline |", "| --- |" + " --- |" * (len(GRID) + 1)]
+              "| dataset | questions | " + " | ".join(label(b) for b in budgets) + " |",
+              "| --- | --- |" + " --- |" * len(budgets)]
     for name, figures in by_dataset.items():
-        lines.append(f"| {name} | " + " | ".join(f"{figures['grid_f1'][b]:.1f}" for b in GRID)
-                     + f" | {figures['baseline_f1']:.1f} |")
+        lines.append(f"| {name} | {figures['questions']} | " + " | ".join(f"{figures['grid_f1'][b]:.1f}" for b in budgets)
+                     + " |")
     model = result["time_model_ms"]
     lines += ["", "## Time model", "",
               f"Generation time = {model['per_evaluated_token']:.1f} ms per evaluated prompt token + "
               f"{model['per_output_token']:.1f} ms per generated token + {model['per_answer']:.0f} ms per answer "
               "(non-negative least squares over every measured answer).", "",
-              "## Best candidates per ladder (cheapest within the allowed F1 loss, else best F1)", "",
-              "| ladder | signal | threshold | F1 | evaluated | ms | escalated % |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
-    best: dict[tuple, dict] = {}
+              "## Best candidates per ladder and signal (cheapest within the allowed F1 loss, else best F1)", "",
+              "| ladder | signal | threshold | F1 | within the loss | evaluated | ms | speed-up | escalated % |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    best: dict[tuple, tuple] = {}
     for c in result["candidates"]:
-        key = tuple(c["ladder"])
+        key = (tuple(c["ladder"]), c["signal"], c["stop_early"])
         ok = c["f1"] >= base["f1"] - result["max_f1_loss"]
         current = best.get(key)
         rank = (ok, -c["ms"] if ok else c["f1"])
         if current is None or rank > current[0]:
             best[key] = (rank, c)
-    for _, c in sorted(best.values(), key=lambda item: item[1]["ms"]):
-        lines.append(f"| {'/'.join(label(b) for b in c['ladder'])} | {c['signal']} | {c['threshold']:.4f} | {c['f1']:.1f} | "
-                     f"{c['evaluated']:.0f} | {c['ms']:.0f} | {c['escalated']:.0f} |")
+    for (ok, _), c in sorted(best.values(), key=lambda item: (not item[0][0], item[1]["ms"]))[:24]:
+        lines.append(f"| {'/'.join(label(b) for b in c['ladder'])} | {_candidate_text(c)} | {c['threshold']:.4f} | "
+                     f"{c['f1']:.1f} | {'yes' if ok else 'no'} | {c['evaluated']:.0f} | {c['ms']:.0f} | {base['ms'] / c['ms']:.2f}× | "
+                     f"{c['escalated']:.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def read_all_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The recorded runs of every file, each question once (a later file's record replaces an
+    earlier one's: the probe router's runs reuse and extend this command's)."""
+    by_question: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in paths:
+        if path.is_file():
+            for r in read_runs(path):
+                if r.get("grid"):
+                    by_question[(r["dataset"], r["id"])] = r
+    return list(by_question.values())
 
 
 def fit_command(args: argparse.Namespace) -> int:
     from components.storage import atomic_write_text
 
-    runs = [r for r in read_runs(args.out) if len(r.get("grid", [])) == len(GRID)]
+    sources = [args.out, *args.runs]
+    runs = read_all_runs(sources)
     if not runs:
-        raise SystemExit(f"no complete runs in {args.out}; run `python -m training.cascade run` first")
-    result = fit(runs, max_f1_loss=args.max_f1_loss)
+        raise SystemExit(f"no recorded runs in {', '.join(map(str, sources))}; run `python -m training.cascade run` first")
+    result = fit(runs, max_f1_loss=args.max_f1_loss, folds=args.folds)
+    result["runs"] = runs
     by_dataset = {}
     for name in sorted({r["dataset"] for r in runs}):
         rows = [r for r in runs if r["dataset"] == name]
-        by_dataset[name] = {
-            "grid_f1": {b: 100 * float(np.mean([s["f1"] for r in rows for s in r["grid"] if s["budget"] == b])) for b in GRID},
-            "baseline_f1": 100 * float(np.mean([r["baseline"]["question_first"]["f1"] for r in rows])),
-        }
+        by_dataset[name] = {"questions": len(rows), "grid_f1": {
+            b: 100 * float(np.mean([s["f1"] for r in rows for s in r["grid"] if s["budget"] == b])) for b in result["budgets"]}}
+    root = Path(__file__).resolve().parent.parent
+    shown = [str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p) for p in sources]
     args.report.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.report / "README.md", report(result, by_dataset))
-    summary = {k: v for k, v in result.items() if k != "candidates"}
+    atomic_write_text(args.report / "README.md", report(result, by_dataset, shown))
+    summary = {k: v for k, v in result.items() if k not in ("candidates", "runs")}
     atomic_write_text(args.report / "fit.json", json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["chosen"], indent=2))
     return 0
@@ -334,7 +428,13 @@ def main(argv: list[str] | None = None) -> int:
         "fit tiers, signal and threshold from the recorded runs")
     run_parser.add_argument("--baselines", type=Path, action="append", default=[],
                             help="an earlier runs file whose baseline answers to reuse (repeatable)")
-    fit_parser.add_argument("--max-f1-loss", type=float, default=0.5, help="F1 points the cascade may lose (default 0.5)")
+    fit_parser.add_argument("--max-f1-loss", type=float, default=MAX_F1_LOSS,
+                            help=f"F1 points the cascade may lose on train (default {MAX_F1_LOSS})")
+    fit_parser.add_argument("--folds", type=int, default=5, help="cross-validate the choice over this many folds "
+                            "(default 5; 0 skips it)")
+    fit_parser.add_argument("--runs", type=Path, nargs="*", default=list(MORE_RUNS),
+                            help="more runs of the never-accepting cascade to fit on besides --out (default: the probe "
+                                 "router's)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     args = parser.parse_args(argv)
     return run(args) if args.command == "run" else fit_command(args)

@@ -221,7 +221,8 @@ def replay(runs: Sequence[Mapping[str, Any]], chosen: Sequence[str], model: tupl
             ms += per_token * (cb["prompt_tokens_evaluated"] or 0) + per_output * (cb["output_tokens"] or 0) + per_answer
             continue
         ladder = [budgets[rung], *(b.context_tokens for b in pipeline.ladder(rung))]
-        one = simulate([r], ladder, pipeline.confidence_signal, pipeline.accept_threshold, model)
+        one = simulate([r], ladder, pipeline.confidence_signal, pipeline.accept_threshold, model,
+                       stop_early=pipeline.stop_early)
         f1, evaluated, ms = f1 + one["f1"], evaluated + one["evaluated"], ms + one["ms"]
     n = max(len(runs), 1)
     return {"f1": f1 / n, "evaluated": evaluated / n, "ms": ms / n, "rungs": counts}
