@@ -67,7 +67,8 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    PipelineConfig(policy="baseline", prompt_layout="evidence_first")),
             System("baseline-question-both", "the baseline with the question both before and after the evidence",
                    PipelineConfig(policy="baseline", prompt_layout="question_both")),
-            System("cascade", "the fitted cascade: Easy first, extended in place to Medium, then Hard, while the answer is unsure",
+            System("cascade",
+                   "the fitted cascade: Easy first, extended in place to Medium, then Hard, while the answer is unsure",
                    PipelineConfig(policy="cascade")),
             System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),
             System("probe-router", "a router on the question and a top-10 probe: closed book or the cascade's "
