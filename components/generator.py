@@ -303,7 +303,8 @@ class LlamaCppChatModel(BaseChatModel):
         max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
         pin_prefix = bool(kwargs.get("pin_prefix", True))
         stop_when: StopRule | None = kwargs.get("stop_when")
-        stopped: list[int] = []  # how many tokens had been chosen when stop_when first held
+        stopped = False  # stop_when held: the answer was cut there
+        pieces_so_far: list[str] = []  # the text of each generated token evaluated so far, for stop_when
         probs: list[float] = []
         margins: list[float] = []
         entropies: list[float] = []
@@ -321,16 +322,15 @@ class LlamaCppChatModel(BaseChatModel):
             return scores
 
         def stop_early(input_ids: Any, _logits: Any) -> bool:
+            nonlocal stopped
             if stop_when is None or not probs:
                 return False
             if stopped:  # llama-cpp-python asks once more after the last token: the answer is over
                 return True
-            pieces = [self._llama.detokenize([t]).decode("utf-8", errors="replace")
-                      for t in input_ids[len(prompt):].tolist()]
-            if stop_when(probs, margins, pieces):
-                stopped.append(len(probs))
-                return True
-            return False
+            for token in input_ids[len(prompt) + len(pieces_so_far):].tolist():  # only the newly evaluated ones
+                pieces_so_far.append(self._llama.detokenize([token]).decode("utf-8", errors="replace"))
+            stopped = stop_when(probs, margins, pieces_so_far)
+            return stopped
 
         with self._lock:
             prompt, template_stop, prefix = self._prompt_tokens(messages)
@@ -390,7 +390,7 @@ class LlamaCppChatModel(BaseChatModel):
                     "token_margins": margins,
                     "token_entropies": entropies,
                     "first_top": top,
-                    "stopped_early": bool(stopped),
+                    "stopped_early": stopped,
                     "model_name": Path(self.model_path).name,
                 },
                 chunk_position="last",

@@ -191,6 +191,7 @@ def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], si
     in full, an upper bound on what it costs."""
     per_token, per_output, per_answer = model
     early = stop_early and signal in EARLY_SIGNALS
+    first_token_reading = "first_prob" if signal == "min_prob" else signal  # what the first token alone says
     f1 = evaluated = whole = ms = escalated = 0.0
     for r in runs:
         by_budget = {s["budget"]: s for s in r["grid"]}
@@ -214,8 +215,7 @@ def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], si
             last = i == len(ladder) - 1
             accept = last or (not step["abstained"] and score is not None and score >= threshold)
             output = step["output_tokens"]
-            if early and not accept and not step["abstained"] and step["confidence"]["first_prob" if signal == "min_prob"
-                                                                                     else signal] < threshold:
+            if early and not accept and not step["abstained"] and step["confidence"][first_token_reading] < threshold:
                 output = min(output, 1)
             evaluated += cost
             whole += step["prompt_tokens"]
@@ -303,7 +303,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, fol
     with_layouts = [r for r in runs if set(LAYOUTS) <= set(r.get("baseline") or {})]
     layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in with_layouts) / len(with_layouts)
                for name in LAYOUTS} if with_layouts else {}
-    return {"questions": len(runs), "budgets": budgets,
+    return {"questions": len(runs), "trained_on": sets_text(runs), "budgets": budgets,
             "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"), model, strict=True)),
             "baseline": baseline_figures(runs, model), "layouts_f1": layouts, "layout_questions": len(with_layouts),
             "auroc": signals_auroc, "chosen": chosen, "feasible": feasible, "max_f1_loss": max_f1_loss,
@@ -332,7 +332,7 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
              "Written by `python -m training.cascade fit` from " + ", ".join(f"`{s}`" for s in sources)
              + " (the never-accepting cascade `python -m training.cascade run` and `python -m training.probe_router "
              "run` record; each question once); no dev question is used.", "",
-             f"{result['questions']} training questions ({sets_text(result['runs'])}), each answered at evidence "
+             f"{result['questions']} training questions ({result['trained_on']}), each answered at evidence "
              f"budgets of {', '.join(label(b) for b in budgets)} generator tokens (whole passages in ranked order; "
              "'all': the five passages of the k = 5 baseline, which is the reference below).", "",
              "## Chosen", "",
@@ -409,7 +409,6 @@ def fit_command(args: argparse.Namespace) -> int:
     if not runs:
         raise SystemExit(f"no recorded runs in {', '.join(map(str, sources))}; run `python -m training.cascade run` first")
     result = fit(runs, max_f1_loss=args.max_f1_loss, folds=args.folds)
-    result["runs"] = runs
     by_dataset = {}
     for name in sorted({r["dataset"] for r in runs}):
         rows = [r for r in runs if r["dataset"] == name]
@@ -419,7 +418,7 @@ def fit_command(args: argparse.Namespace) -> int:
     shown = [str(p.resolve().relative_to(root)) if p.resolve().is_relative_to(root) else str(p) for p in sources]
     args.report.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.report / "README.md", report(result, by_dataset, shown))
-    summary = {k: v for k, v in result.items() if k not in ("candidates", "runs")}
+    summary = {k: v for k, v in result.items() if k != "candidates"}
     atomic_write_text(args.report / "fit.json", json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["chosen"], indent=2))
     return 0
