@@ -31,6 +31,9 @@ from nodes.grade_answer import can_extend
 from prompts import ABSTENTION, answer_messages, closed_book_messages, final_answer, format_evidence, reasoning_messages
 
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_MARKER_RUN = re.compile(rf"{_MARKER.pattern}(?:\s*(?:[,;]|and)?\s*{_MARKER.pattern})*(?:\s*[,;](?=\s*$))?")
+"""Markers one after another, with what separates them ("[1], [2] and [3]"), and a comma or
+semicolon after the last one when nothing follows: taken out as one, so no stray separator is left."""
 _PREAMBLE = re.compile(r"^\s*(?:the\s+)?answer(?:\s+is)?\s*:\s*", re.IGNORECASE)
 
 
@@ -50,7 +53,7 @@ def split_citations(text: str, n_evidence: int) -> tuple[str, list[int]]:
         for number in (int(x) for x in group.split(",")):
             if 1 <= number <= n_evidence and number not in cited:
                 cited.append(number)
-    answer = re.sub(r"\s+([.,;:!?])", r"\1", _MARKER.sub("", text))
+    answer = re.sub(r"\s+([.,;:!?])", r"\1", _MARKER_RUN.sub("", text))
     answer = _PREAMBLE.sub("", re.sub(r"\s{2,}", " ", answer).strip())
     return answer, cited
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import shutil
 import time
+from contextlib import contextmanager
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -373,15 +375,38 @@ def test_a_citation_marker_opens_its_passage(page):
     assert "en.wikipedia.org/wiki/" in page.locator("#chatbot").inner_text()
 
 
-def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, monkeypatch):
-    """Defect 1, the other way in: a model that cannot load (the menu offered one whose package
-    was missing) failed mid-answer and locked the chat. Any failure now is a message in the chat,
-    and the next question is answered."""
+@contextmanager
+def in_process_server(service, browser, viewport=(1200, 900)):
+    """``service`` behind the real HTTP app in this process (so a test can patch what it calls),
+    and a page of a fresh browser context open on its chat."""
     import threading
 
     import uvicorn
 
     from app.server import create_app
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+    try:
+        deadline = time.time() + 60
+        while not server.started and time.time() < deadline:
+            time.sleep(0.1)
+        page = context.new_page()
+        open_chat(page, f"http://127.0.0.1:{port}")
+        yield page
+    finally:
+        context.close()
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, monkeypatch):
+    """Defect 1, the other way in: a model that cannot load (the menu offered one whose package
+    was missing) failed mid-answer and locked the chat. Any failure now is a message in the chat,
+    and the next question is answered."""
     from app.service import RAGService
     from components.model_files import ModelFileError
 
@@ -398,17 +423,7 @@ def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, mon
         yield from real_stream(*args, **kwargs)
 
     monkeypatch.setattr(service, "stream", failing_stream)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    try:
-        deadline = time.time() + 60
-        while not server.started and time.time() < deadline:
-            time.sleep(0.1)
-        page = context.new_page()
-        open_chat(page, f"http://127.0.0.1:{port}")
+    with in_process_server(service, browser) as page:
         ask(page, "Who was Isaac Newton?")
         assert "model file qwen.gguf is missing" in wait_for_text(page, "#chatbot", "Could not answer")
         ask(page, "Who was Isaac Newton?")
@@ -416,10 +431,38 @@ def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, mon
         assert page.locator("#chatbot :text-is('Error')").count() == 0 and question_box_usable(page)
         ask(page, "What is the highest mountain on Earth?")
         wait_answered(page)
-    finally:
-        context.close()
-        server.should_exit = True
-        thread.join(timeout=30)
+
+
+def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, tmp_path, monkeypatch):
+    """The model wrote "Yes [1], [2], [3]" and the chat showed "Yes,,": the markers were taken out
+    of the answer but not the commas between them. The generator here is the real one, with its
+    reply's text replaced by an answer in that form."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from app.service import RAGService
+    from components.generator import LlamaCppChatModel
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    real_stream = LlamaCppChatModel._stream
+
+    def listing_stream(self, messages, stop=None, run_manager=None, **kwargs):
+        *_, last = real_stream(self, messages, stop, None, **kwargs)  # the real figures of a real answer
+        for piece in ("Isaac", " Newton", " [1],", " [2],", " [3]"):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+        yield last
+
+    monkeypatch.setattr(LlamaCppChatModel, "_stream", listing_stream)
+    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
+    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
+        ask(page, "Who formulated the laws of motion?")
+        text = wait_answered(page)
+        assert ",," not in text and "Newton," not in text, text
+        assert re.search(r"Isaac Newton \[1\]", text), text
 
 
 def test_a_reload_mid_answer_gives_the_question_back(page, server):

@@ -301,6 +301,13 @@ class TestGenerate:
         assert split_citations("The answer is: Paris [1]", 1) == ("Paris", [1])
         assert split_citations("Answer: 1889", 1) == ("1889", [])
 
+    def test_split_citations_leaves_no_separator_of_a_marker_list(self):
+        assert split_citations("Yes [1], [2], [3]", 3) == ("Yes", [1, 2, 3])
+        assert split_citations("Economic inequality [1],[2],[3],", 3) == ("Economic inequality", [1, 2, 3])
+        assert split_citations("Marie Curie [1]; [2] and [3].", 3) == ("Marie Curie.", [1, 2, 3])
+        assert split_citations("Paris [1], France [2]", 2) == ("Paris, France", [1, 2])
+        assert split_citations("1903 [1, 2], with Pierre [2]", 2) == ("1903, with Pierre", [1, 2])
+
     def test_attribute(self):
         evidence = [{"n": 1, "title": "A", "text": "Paris is in France."},
                     {"n": 2, "title": "B", "text": "Stanley Kubrick directed it."}]
