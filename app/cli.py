@@ -36,6 +36,10 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-early", action=argparse.BooleanOptionalAction, default=None,
                         help="cascade: stop an answer as soon as its confidence is certain to fall short, since it "
                              "will be extended anyway (default: on; --no-stop-early finishes every answer)")
+    parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
+                        help="let the model write its [n] citation markers (about three more generated tokens per "
+                             "answer; default: off, the answer ends where they begin and is cited to the evidence "
+                             "that holds its words)")
     parser.add_argument("--max-escalations", type=int, help="cascade: extensions allowed per question "
                         f"(default: {PipelineConfig().max_escalations})")
     parser.add_argument("--abstain-threshold", type=float,
@@ -68,6 +72,7 @@ def _resources(args: argparse.Namespace, **extra: Any):
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
                                 "max_escalations": args.max_escalations, "stop_early": args.stop_early,
+                                "citation_markers": args.citation_markers,
                                 "abstain_threshold": args.abstain_threshold,
                                 "router_threshold": args.router_threshold}.items() if v is not None}
     if args.tier and not args.policy:

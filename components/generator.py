@@ -471,9 +471,12 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceC
     return HuggingFaceChatModel(llm=llm)
 
 
-def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None) -> dict[str, Any]:
+def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None,
+                      stop_at: Sequence[str] = ()) -> dict[str, Any]:
     """The call keywords that cap the answer length for this kind of chat model, and stop it early
-    by ``stop_when`` where the model supports that (llama.cpp; others always finish the answer)."""
+    by ``stop_when`` or where its text reaches one of ``stop_at``, where the model supports that
+    (llama.cpp; others always finish the answer)."""
     if isinstance(chat_model, LlamaCppChatModel):
-        return {"max_tokens": max_new_tokens, **({"stop_when": stop_when} if stop_when is not None else {})}
+        return {"max_tokens": max_new_tokens, **({"stop_when": stop_when} if stop_when is not None else {}),
+                **({"stop": list(stop_at)} if stop_at else {})}
     return {"pipeline_kwargs": {"max_new_tokens": max_new_tokens}}

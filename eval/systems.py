@@ -6,6 +6,9 @@
   prompt evaluated (no prefix reuse).
 * ``baseline-evidence-first``, ``baseline-question-both``: the baseline in the other prompt
   layouts (warm, like the baseline), to compare the layouts' answers on the same questions.
+* ``baseline-markers``: the baseline as the previous release ran it, the model writing its [n]
+  citation markers (each costs about three generated tokens); every other system's answers end
+  where their first marker would begin and are cited to the evidence that holds them.
 * ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
 * ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
   cascade escalating from there; ``--adaptive-tier`` replaces the router by one fixed tier.
@@ -67,6 +70,8 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    PipelineConfig(policy="baseline", prompt_layout="evidence_first")),
             System("baseline-question-both", "the baseline with the question both before and after the evidence",
                    PipelineConfig(policy="baseline", prompt_layout="question_both")),
+            System("baseline-markers", "the baseline with the model writing its citation markers (the previous release)",
+                   PipelineConfig(policy="baseline", citation_markers=True)),
             System("cascade",
                    "the fitted cascade: Easy first, extended in place to Medium, then Hard, while the answer is unsure",
                    PipelineConfig(policy="cascade")),

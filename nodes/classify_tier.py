@@ -125,6 +125,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "confidence_signal": signal,
         "accept_threshold": threshold,
         "stop_early": pipeline.stop_early,
+        "citation_markers": pipeline.citation_markers,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,
         "k_extra": pipeline.k_extra,

@@ -30,6 +30,8 @@ from nodes.base import context_of, timed
 from nodes.grade_answer import can_extend
 from prompts import ABSTENTION, answer_messages, closed_book_messages, final_answer, format_evidence, reasoning_messages
 
+MARKER_START = "["
+"""How a citation marker begins (``[2]``): the answer's text ends before it."""
 _MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _MARKER_RUN = re.compile(rf"{_MARKER.pattern}(?:\s*(?:[,;]|and)?\s*{_MARKER.pattern})*(?:\s*[,;](?=\s*$))?")
 """Markers one after another, with what separates them ("[1], [2] and [3]"), and a comma or
@@ -143,7 +145,7 @@ def confidence(metadata: Mapping[str, Any], abstained: bool) -> Confidence:
 def counted_tokens(pieces: Sequence[str], n_probs: int) -> int:
     """How many leading tokens an answer's confidence reads: those before the first citation
     marker's piece (at least the first token, at most those with a probability)."""
-    n = next((i for i, piece in enumerate(pieces) if "[" in piece), len(pieces))
+    n = next((i for i, piece in enumerate(pieces) if MARKER_START in piece), len(pieces))
     return min(max(n, 1), n_probs)
 
 
@@ -187,7 +189,9 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     early = settings.get("stop_early", False) and signal in EARLY_SIGNALS and can_extend(state)
     stop_when = below_threshold(signal, settings["accept_threshold"]) if early else None
     start = time.perf_counter()
-    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when))
+    # without the model's markers the answer ends where the first one begins ("Paris [2]" costs "Paris")
+    stop_at = [MARKER_START] if evidence and not settings.get("citation_markers", True) else []
+    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))

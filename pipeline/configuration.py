@@ -206,6 +206,10 @@ class PipelineConfig:
     # cascade would extend anyway), for the signals where that is known early (EARLY_SIGNALS); False: every answer
     # is finished, as in releases before it.
     stop_early: bool = True
+    # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
+    # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
+    # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
+    citation_markers: bool = False
     # Abstain when the answerability model (components/answerability.json, fit on the train splits:
     # docs/answerability/README.md) gives the answer a lower probability of being right than this.
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
@@ -256,6 +260,8 @@ class PipelineConfig:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
         if not isinstance(self.stop_early, bool):
             raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
+        if not isinstance(self.citation_markers, bool):
+            raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):
             raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
         if self.gate_threshold is not None and not is_probability(self.gate_threshold):

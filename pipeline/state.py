@@ -120,6 +120,7 @@ class Settings(TypedDict):
     confidence_signal: str
     accept_threshold: float
     stop_early: bool  # stop an answer that will be extended as soon as its confidence says so
+    citation_markers: bool  # the model writes its [n] markers; False: the answer ends where they begin
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int

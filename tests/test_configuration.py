@@ -50,6 +50,7 @@ class TestPipelineConfig:
         assert config.start_tier() == "easy"  # the fitted cascade: Easy, then Medium, then Hard
         assert [b.name for b in config.ladder("easy")] == ["medium", "hard"]
         assert (config.confidence_signal, config.stop_early) == ("min_prob", True)
+        assert not config.citation_markers  # answers end where their citation markers would begin
 
     def test_ladder_climbs_cheapest_first_within_max_escalations(self):
         assert [b.name for b in PipelineConfig().ladder("easy")] == ["medium", "hard"][: PipelineConfig().max_escalations]
@@ -75,6 +76,7 @@ class TestPipelineConfig:
         ({"accept_threshold": float("nan")}, "finite"),
         ({"max_escalations": -1}, ">= 0"),
         ({"stop_early": "yes"}, "true or false"),
+        ({"citation_markers": 1}, "true or false"),
     ])
     def test_cascade_settings_are_validated(self, kwargs, fragment):
         with pytest.raises(ConfigurationError, match=fragment):

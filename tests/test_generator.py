@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from components.generator import LlamaCppChatModel, PromptTooLongError, load_chat_model, token_entropy
+from components.generator import LlamaCppChatModel, PromptTooLongError, load_chat_model, max_tokens_kwargs, token_entropy
 
 
 def test_token_entropy_matches_definition():
@@ -67,6 +67,19 @@ class TestLlamaCppChatModel:
         reply = tiny_generator.invoke(self.MESSAGES, max_tokens=12, stop_when=lambda probs, margins, pieces: True)
         assert reply.text == "" and reply.usage_metadata["output_tokens"] == 0
         assert reply.response_metadata["stopped_early"] and len(reply.response_metadata["token_probs"]) == 1
+
+    def test_stop_at_ends_the_answer_where_its_text_begins(self, tiny_generator):
+        """``stop_at`` (the answer node's "[": no citation marker is generated) cuts the same answer
+        where the text begins, and the tokens after it are neither given nor evaluated."""
+        copy = [SystemMessage("You repeat the user's message exactly, with nothing else."),
+                HumanMessage("Write this text exactly: Paris [2]")]
+        tiny_generator.reset_cache()  # both from the same state: the same greedy answer
+        full = tiny_generator.invoke(copy, **max_tokens_kwargs(tiny_generator, 16))
+        tiny_generator.reset_cache()
+        cut = tiny_generator.invoke(copy, **max_tokens_kwargs(tiny_generator, 16, stop_at=["["]))
+        assert "[" in full.text and cut.text == full.text[:full.text.index("[")]
+        assert cut.usage_metadata["output_tokens"] < full.usage_metadata["output_tokens"]
+        assert cut.response_metadata["finish_reason"] == "stop" and not cut.response_metadata["stopped_early"]
 
     def test_prompt_longer_than_context(self, tiny_generator):
         with pytest.raises(PromptTooLongError, match="more than the model's context"):

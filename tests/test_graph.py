@@ -255,6 +255,21 @@ class TestCascade:
         assert outs[True]["answer"] == outs[False]["answer"]
         assert stopped[-1]["prompt_tokens"] == finished[-1]["prompt_tokens"]
 
+    def test_without_citation_markers_the_answer_is_the_same_and_cited_to_its_evidence(self, ctx):
+        """citation_markers=False ends each answer where its first marker would begin: the same
+        answer text, no more generated tokens, and citations from the evidence that holds it."""
+        from pipeline.configuration import PipelineConfig
+
+        outs = {}
+        for markers in (True, False):
+            ctx.generator.reset_cache()
+            outs[markers] = graph.invoke({"question": "Who painted the Mona Lisa?"}, context=ctx.with_pipeline(
+                PipelineConfig(policy="baseline", citation_markers=markers)))
+        written, cut = outs[True]["trace"]["steps"][0], outs[False]["trace"]["steps"][0]
+        assert outs[True]["answer"] == outs[False]["answer"]
+        assert cut["output_tokens"] <= written["output_tokens"]
+        assert outs[False]["trace"]["citation_source"] in ("attributed", "unsupported", "none")
+
     def test_the_top_tier_holds_the_baselines_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig
 
