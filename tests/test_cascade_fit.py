@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from training.cascade import GRID, auroc, fit, grid_pipeline, simulate
+from training.cascade import GRID, auroc, fit, fit_command, grid_pipeline, simulate
 
 
 def step(budget, prompt, evaluated, f1, prob, output=4, ms=1000.0, abstained=False):
@@ -121,3 +121,22 @@ def test_grid_pipeline_never_accepts_before_the_last_budget():
     assert pipeline.policy == "cascade" and pipeline.max_escalations == len(GRID) - 1
     assert [b.context_tokens for b in [pipeline.budget(pipeline.start_tier()), *pipeline.ladder(pipeline.start_tier())]] \
         == list(GRID)
+
+
+def test_grid_pipeline_asks_in_the_given_layout():
+    assert grid_pipeline().prompt_layout == "question_first"
+    assert grid_pipeline(layout="question_both").prompt_layout == "question_both"
+
+
+def test_the_fit_reads_one_layout_at_a_time(tmp_path):
+    """Answers in two prompt layouts read different confidences: fitting them together is refused."""
+    import argparse
+    import json
+
+    first, both = tmp_path / "first.jsonl", tmp_path / "both.jsonl"
+    first.write_text(json.dumps(EASY) + "\n")  # recorded before the layout was kept: question first
+    both.write_text(json.dumps({**HARD, "layout": "question_both"}) + "\n")
+    args = argparse.Namespace(out=first, runs=[both], max_f1_loss=0.25, folds=0, report=tmp_path / "report")
+    with pytest.raises(SystemExit, match="different prompt layouts .question_both, question_first"):
+        fit_command(args)
+    assert fit([{**EASY, "layout": "question_both"}, {**HARD, "layout": "question_both"}] * 3)["layout"] == "question_both"

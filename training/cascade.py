@@ -78,11 +78,17 @@ def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
     return tiers
 
 
-def grid_pipeline(grid: Sequence[int | None] = GRID) -> PipelineConfig:
-    """A cascade over the grid that never accepts early (every answer is extended to the last budget)."""
+def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = "question_first") -> PipelineConfig:
+    """A cascade over the grid that never accepts early (every answer is extended to the last
+    budget), its answers asked in the prompt ``layout``."""
     tiers = grid_tiers(grid)
     return PipelineConfig(policy="cascade", tiers=tiers, tier=next(iter(tiers)), accept_threshold=1e9,
-                          max_escalations=len(grid) - 1)
+                          max_escalations=len(grid) - 1, prompt_layout=layout)
+
+
+def layout_of(record: Mapping[str, Any]) -> str:
+    """The prompt layout a recorded run's grid was answered in (records before the option: question first)."""
+    return record.get("layout", "question_first")
 
 
 def answer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,20 +121,22 @@ def pad_grid(steps: list[dict[str, Any]], budgets: Sequence[int | None]) -> list
 
 
 def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
-                    baselines: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every grid budget (one never-accepting cascade) and the baseline in each layout, for one
-    question; ``baselines`` already recorded for it (by an earlier run) are reused, not re-run."""
+                    baselines: Mapping[str, Any] | None = None, layout: str = "question_first",
+                    baseline_layouts: Sequence[str] = tuple(LAYOUTS)) -> dict[str, Any]:
+    """Every grid budget (one never-accepting cascade, in the prompt ``layout``) and the baseline in
+    each of ``baseline_layouts``, for one question; ``baselines`` already recorded for it (by an
+    earlier run) are reused, not re-run."""
     from eval.runner import run_one
     from eval.systems import System
 
     out: dict[str, Any] = {"id": example.id, "dataset": example.dataset, "question": example.question,
-                           "answerable": example.answerable, "gold_answers": list(example.answers)}
-    record = run_one(ctx, System("grid", "never-accepting cascade over the grid", grid_pipeline(grid)), example)
+                           "answerable": example.answerable, "gold_answers": list(example.answers), "layout": layout}
+    record = run_one(ctx, System("grid", "never-accepting cascade over the grid", grid_pipeline(grid, layout)), example)
     out["grid"] = pad_grid(scored_steps(record, example), grid)
     out["baseline"] = dict(baselines or {})
-    for layout in [name for name in LAYOUTS if name not in out["baseline"]]:
-        system = System(f"baseline-{layout}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=layout))
-        out["baseline"][layout] = answer_figures(run_one(ctx, system, example))
+    for name in [name for name in baseline_layouts if name not in out["baseline"]]:
+        system = System(f"baseline-{name}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=name))
+        out["baseline"][name] = answer_figures(run_one(ctx, system, example))
     return out
 
 
@@ -142,8 +150,11 @@ def run(args: argparse.Namespace) -> int:
     from training.labelling import record_answers
 
     recorded = {(r["dataset"], r["id"]): r["baseline"] for path in args.baselines for r in read_runs(path)}
-    return record_answers(args, SETS, lambda ctx, example: answer_question(
-        ctx, example, baselines=recorded.get((example.dataset, example.id))))
+    sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
+    layouts = [] if args.no_baselines else list(LAYOUTS)
+    return record_answers(args, sets, lambda ctx, example: answer_question(
+        ctx, example, baselines=recorded.get((example.dataset, example.id)), layout=args.layout,
+        baseline_layouts=layouts))
 
 
 # ---- fitting, from the recorded runs only ----
@@ -303,7 +314,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, fol
     with_layouts = [r for r in runs if set(LAYOUTS) <= set(r.get("baseline") or {})]
     layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in with_layouts) / len(with_layouts)
                for name in LAYOUTS} if with_layouts else {}
-    return {"questions": len(runs), "trained_on": sets_text(runs), "budgets": budgets,
+    return {"questions": len(runs), "trained_on": sets_text(runs), "layout": layout_of(runs[0]), "budgets": budgets,
             "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"), model, strict=True)),
             "baseline": baseline_figures(runs, model), "layouts_f1": layouts, "layout_questions": len(with_layouts),
             "auroc": signals_auroc, "chosen": chosen, "feasible": feasible, "max_f1_loss": max_f1_loss,
@@ -332,7 +343,8 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
              "Written by `python -m training.cascade fit` from " + ", ".join(f"`{s}`" for s in sources)
              + " (the never-accepting cascade `python -m training.cascade run` and `python -m training.probe_router "
              "run` record; each question once); no dev question is used.", "",
-             f"{result['questions']} training questions ({result['trained_on']}), each answered at evidence "
+             f"{result['questions']} training questions ({result['trained_on']}), each answered in the "
+             f"`{result['layout']}` prompt layout at evidence "
              f"budgets of {', '.join(label(b) for b in budgets)} generator tokens (whole passages in ranked order; "
              "'all': the five passages of the k = 5 baseline, which is the reference below).", "",
              "## Chosen", "",
@@ -408,6 +420,10 @@ def fit_command(args: argparse.Namespace) -> int:
     runs = read_all_runs(sources)
     if not runs:
         raise SystemExit(f"no recorded runs in {', '.join(map(str, sources))}; run `python -m training.cascade run` first")
+    layouts = sorted({layout_of(r) for r in runs})
+    if len(layouts) > 1:  # the answers, and so the confidence a threshold reads, differ between layouts
+        raise SystemExit(f"the runs were answered in different prompt layouts ({', '.join(layouts)}); fit one layout "
+                         "at a time (--out FILE --runs with that layout's files only)")
     result = fit(runs, max_f1_loss=args.max_f1_loss, folds=args.folds)
     by_dataset = {}
     for name in sorted({r["dataset"] for r in runs}):
@@ -430,6 +446,12 @@ def main(argv: list[str] | None = None) -> int:
         "fit tiers, signal and threshold from the recorded runs")
     run_parser.add_argument("--baselines", type=Path, action="append", default=[],
                             help="an earlier runs file whose baseline answers to reuse (repeatable)")
+    run_parser.add_argument("--layout", choices=list(LAYOUTS), default="question_first",
+                            help="the answer prompt's layout for the grid (default: question_first)")
+    run_parser.add_argument("--size", type=int, default=None,
+                            help=f"questions per dataset (default: {', '.join(f'{s.dataset} {s.size}' for s in SETS)})")
+    run_parser.add_argument("--no-baselines", action="store_true",
+                            help="record only the grid (its last budget is the baseline's evidence in --layout)")
     fit_parser.add_argument("--max-f1-loss", type=float, default=MAX_F1_LOSS,
                             help=f"F1 points the cascade may lose on train (default {MAX_F1_LOSS})")
     fit_parser.add_argument("--folds", type=int, default=5, help="cross-validate the choice over this many folds "
