@@ -19,7 +19,7 @@ import time
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
@@ -159,12 +159,22 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "final_tier": trace.get("final_tier", trace.get("tier")),
         "escalations": trace.get("escalations", 0),
         "corrected": bool(trace.get("corrected")),
-        "rewritten_question": (trace.get("rewrite") or {}).get("standalone"),
+        "rewritten_question": rewritten_question(trace),
         "cache": {k: trace["cache"][k] for k in ("hit", "similarity", "cached_question")} if trace.get("cache") else None,
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
                    if trace.get("energy") else None),
         "trace": trace,
     }
+
+
+def rewritten_question(trace: Mapping[str, Any]) -> str | None:
+    """The standalone question a follow-up was read as; ``None`` when there was no rewrite or it
+    gave the question back as asked (up to spacing and case), so nothing says it was read otherwise."""
+    rewrite = trace.get("rewrite") or {}
+    standalone = rewrite.get("standalone")
+    if not standalone or " ".join(standalone.split()).casefold() == " ".join(rewrite.get("original", "").split()).casefold():
+        return None
+    return standalone
 
 
 CLOSEST_SHOWN = 3

@@ -135,6 +135,16 @@ class TestStream:
         assert tokens["evaluated"] < tokens["input"] and tokens["input"] > tokens["prompt"]
 
 
+def test_a_rewrite_that_gives_the_question_back_is_no_rewrite():
+    from app.service import rewritten_question
+
+    asked = "Were Newton and Einstein of the same nationality?"
+    assert rewritten_question({}) is None
+    assert rewritten_question({"rewrite": {"original": asked, "standalone": f" {asked.lower()}  "}}) is None
+    assert rewritten_question({"rewrite": {"original": "When was he born?", "standalone": "When was Einstein born?"}}) \
+        == "When was Einstein born?"
+
+
 class TestSessions:
     def test_follow_up_uses_only_its_own_session(self, client, service):
         first = client.post("/ask", json={"question": "Who developed the theory of relativity?", "session_id": "s1"})

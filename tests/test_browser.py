@@ -465,6 +465,39 @@ def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, 
         assert re.search(r"Isaac Newton \[1\]", text), text
 
 
+def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(browser, ctx, tmp_path, monkeypatch):
+    """A standalone second question was shown as "follow-up read as: <the same question>": the
+    condense step ran (there was history) and gave the question back as it was."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from app.service import RAGService
+    from components.generator import LlamaCppChatModel
+    from prompts import template
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    real_stream = LlamaCppChatModel._stream
+    second = "Were Isaac Newton and Albert Einstein of the same nationality?"  # "same" may refer back
+
+    def unchanged_rewrite(self, messages, stop=None, run_manager=None, **kwargs):
+        if messages[0].content != template("condense_system"):
+            yield from real_stream(self, messages, stop, run_manager, **kwargs)
+            return
+        *_, last = real_stream(self, messages, stop, None, **kwargs)
+        yield ChatGenerationChunk(message=AIMessageChunk(content=f" {second} "))  # as asked, up to spaces
+        yield last
+
+    monkeypatch.setattr(LlamaCppChatModel, "_stream", unchanged_rewrite)
+    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))
+    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
+        ask(page, "Who was Isaac Newton?")
+        wait_answered(page)
+        ask(page, second)
+        text = wait_answered(page, count=2)
+        assert "follow-up read as" not in text, text
+
+
 def test_a_reload_mid_answer_gives_the_question_back(page, server):
     """A reload while the answer streams stops it; the question is not lost: it is back in the box."""
     url, _ = server
