@@ -123,9 +123,17 @@ def test_grid_pipeline_never_accepts_before_the_last_budget():
         == list(GRID)
 
 
-def test_grid_pipeline_asks_in_the_given_layout():
-    assert grid_pipeline().prompt_layout == "question_first"
-    assert grid_pipeline(layout="question_both").prompt_layout == "question_both"
+def test_grid_pipeline_finishes_every_answer_in_the_way_asked():
+    """A never-accepting cascade would stop every answer but the last at its first token: the grid
+    records every budget's whole answer."""
+    from training.policies import lazy_never
+    from training.probe_router import grid_pipeline as tiers_grid
+
+    pipeline = grid_pipeline()
+    assert (pipeline.prompt_layout, pipeline.citation_markers, pipeline.stop_early) == ("question_first", False, False)
+    pipeline = grid_pipeline(layout="question_both", citation_markers=True)
+    assert (pipeline.prompt_layout, pipeline.citation_markers) == ("question_both", True)
+    assert not tiers_grid().stop_early and not lazy_never().pipeline.stop_early
 
 
 def test_the_fit_reads_one_layout_at_a_time(tmp_path):
@@ -137,6 +145,6 @@ def test_the_fit_reads_one_layout_at_a_time(tmp_path):
     first.write_text(json.dumps(EASY) + "\n")  # recorded before the layout was kept: question first
     both.write_text(json.dumps({**HARD, "layout": "question_both"}) + "\n")
     args = argparse.Namespace(out=first, runs=[both], max_f1_loss=0.25, folds=0, report=tmp_path / "report")
-    with pytest.raises(SystemExit, match="different prompt layouts .question_both, question_first"):
+    with pytest.raises(SystemExit, match="different ways .question_both, with citation markers; question_first, with"):
         fit_command(args)
     assert fit([{**EASY, "layout": "question_both"}, {**HARD, "layout": "question_both"}] * 3)["layout"] == "question_both"

@@ -78,17 +78,21 @@ def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
     return tiers
 
 
-def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = "question_first") -> PipelineConfig:
-    """A cascade over the grid that never accepts early (every answer is extended to the last
-    budget), its answers asked in the prompt ``layout``."""
+def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = "question_first",
+                  citation_markers: bool = False) -> PipelineConfig:
+    """A cascade over the grid that never accepts early and finishes every answer (each is extended
+    to the last budget), its answers asked in the prompt ``layout``, with or without the model's
+    citation markers."""
     tiers = grid_tiers(grid)
     return PipelineConfig(policy="cascade", tiers=tiers, tier=next(iter(tiers)), accept_threshold=1e9,
-                          max_escalations=len(grid) - 1, prompt_layout=layout)
+                          max_escalations=len(grid) - 1, prompt_layout=layout, stop_early=False,
+                          citation_markers=citation_markers)
 
 
-def layout_of(record: Mapping[str, Any]) -> str:
-    """The prompt layout a recorded run's grid was answered in (records before the option: question first)."""
-    return record.get("layout", "question_first")
+def answered_as(record: Mapping[str, Any]) -> tuple[str, bool]:
+    """The prompt layout a recorded run's grid was answered in, and whether the model wrote its
+    citation markers (records from before these were kept: question first, with markers)."""
+    return record.get("layout", "question_first"), record.get("citation_markers", True)
 
 
 def answer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -122,7 +126,7 @@ def pad_grid(steps: list[dict[str, Any]], budgets: Sequence[int | None]) -> list
 
 def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
                     baselines: Mapping[str, Any] | None = None, layout: str = "question_first",
-                    baseline_layouts: Sequence[str] = tuple(LAYOUTS)) -> dict[str, Any]:
+                    baseline_layouts: Sequence[str] = tuple(LAYOUTS), citation_markers: bool = False) -> dict[str, Any]:
     """Every grid budget (one never-accepting cascade, in the prompt ``layout``) and the baseline in
     each of ``baseline_layouts``, for one question; ``baselines`` already recorded for it (by an
     earlier run) are reused, not re-run."""
@@ -130,12 +134,15 @@ def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
     from eval.systems import System
 
     out: dict[str, Any] = {"id": example.id, "dataset": example.dataset, "question": example.question,
-                           "answerable": example.answerable, "gold_answers": list(example.answers), "layout": layout}
-    record = run_one(ctx, System("grid", "never-accepting cascade over the grid", grid_pipeline(grid, layout)), example)
+                           "answerable": example.answerable, "gold_answers": list(example.answers), "layout": layout,
+                           "citation_markers": citation_markers}
+    pipeline = grid_pipeline(grid, layout, citation_markers)
+    record = run_one(ctx, System("grid", "never-accepting cascade over the grid", pipeline), example)
     out["grid"] = pad_grid(scored_steps(record, example), grid)
     out["baseline"] = dict(baselines or {})
     for name in [name for name in baseline_layouts if name not in out["baseline"]]:
-        system = System(f"baseline-{name}", "k = 5 baseline", PipelineConfig(policy="baseline", prompt_layout=name))
+        system = System(f"baseline-{name}", "k = 5 baseline",
+                        PipelineConfig(policy="baseline", prompt_layout=name, citation_markers=citation_markers))
         out["baseline"][name] = answer_figures(run_one(ctx, system, example))
     return out
 
@@ -154,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
     layouts = [] if args.no_baselines else list(LAYOUTS)
     return record_answers(args, sets, lambda ctx, example: answer_question(
         ctx, example, baselines=recorded.get((example.dataset, example.id)), layout=args.layout,
-        baseline_layouts=layouts))
+        baseline_layouts=layouts, citation_markers=args.citation_markers))
 
 
 # ---- fitting, from the recorded runs only ----
@@ -314,7 +321,9 @@ def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, fol
     with_layouts = [r for r in runs if set(LAYOUTS) <= set(r.get("baseline") or {})]
     layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in with_layouts) / len(with_layouts)
                for name in LAYOUTS} if with_layouts else {}
-    return {"questions": len(runs), "trained_on": sets_text(runs), "layout": layout_of(runs[0]), "budgets": budgets,
+    layout, markers = answered_as(runs[0])
+    return {"questions": len(runs), "trained_on": sets_text(runs), "layout": layout, "citation_markers": markers,
+            "budgets": budgets,
             "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"), model, strict=True)),
             "baseline": baseline_figures(runs, model), "layouts_f1": layouts, "layout_questions": len(with_layouts),
             "auroc": signals_auroc, "chosen": chosen, "feasible": feasible, "max_f1_loss": max_f1_loss,
@@ -344,7 +353,8 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
              + " (the never-accepting cascade `python -m training.cascade run` and `python -m training.probe_router "
              "run` record; each question once); no dev question is used.", "",
              f"{result['questions']} training questions ({result['trained_on']}), each answered in the "
-             f"`{result['layout']}` prompt layout at evidence "
+             f"`{result['layout']}` prompt layout ({'with' if result['citation_markers'] else 'without'} the model's "
+             "citation markers) at evidence "
              f"budgets of {', '.join(label(b) for b in budgets)} generator tokens (whole passages in ranked order; "
              "'all': the five passages of the k = 5 baseline, which is the reference below).", "",
              "## Chosen", "",
@@ -420,10 +430,11 @@ def fit_command(args: argparse.Namespace) -> int:
     runs = read_all_runs(sources)
     if not runs:
         raise SystemExit(f"no recorded runs in {', '.join(map(str, sources))}; run `python -m training.cascade run` first")
-    layouts = sorted({layout_of(r) for r in runs})
-    if len(layouts) > 1:  # the answers, and so the confidence a threshold reads, differ between layouts
-        raise SystemExit(f"the runs were answered in different prompt layouts ({', '.join(layouts)}); fit one layout "
-                         "at a time (--out FILE --runs with that layout's files only)")
+    ways = sorted({answered_as(r) for r in runs})
+    if len(ways) > 1:  # different answers, confidences and costs: a threshold fit on a mix fits neither
+        shown = "; ".join(f"{layout}, {'with' if markers else 'without'} citation markers" for layout, markers in ways)
+        raise SystemExit(f"the runs were answered in different ways ({shown}); fit one at a time "
+                         "(--out FILE --runs with the files answered that way only)")
     result = fit(runs, max_f1_loss=args.max_f1_loss, folds=args.folds)
     by_dataset = {}
     for name in sorted({r["dataset"] for r in runs}):
@@ -450,6 +461,9 @@ def main(argv: list[str] | None = None) -> int:
                             help="the answer prompt's layout for the grid (default: question_first)")
     run_parser.add_argument("--size", type=int, default=None,
                             help=f"questions per dataset (default: {', '.join(f'{s.dataset} {s.size}' for s in SETS)})")
+    run_parser.add_argument("--citation-markers", action="store_true",
+                            help="let the model write its citation markers, as the runs recorded before session 16 did "
+                                 "(default: the product's default, without)")
     run_parser.add_argument("--no-baselines", action="store_true",
                             help="record only the grid (its last budget is the baseline's evidence in --layout)")
     fit_parser.add_argument("--max-f1-loss", type=float, default=MAX_F1_LOSS,

@@ -51,10 +51,19 @@ SETS = (TrainingSet("squad", "train", 60), TrainingSet("hotpotqa", "train", 60))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "policy_runs.jsonl"
 CASCADE_RUNS = Path(__file__).resolve().parent / "labels" / "cascade_runs.jsonl"
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "policies"
+def lazy_never():
+    """The lazy policy never accepting its summary answer and finishing it: one pass records the
+    summary answer and the answer from the top passages."""
+    from eval.systems import System
+
+    return System("lazy-never", "lazy, never accepting the summary answer",
+                  PipelineConfig(policy="lazy", lazy_threshold=1e9, stop_early=False))
+
+
 def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Every way of answering one training question that the fit needs."""
     from eval.runner import run_one
-    from eval.systems import System, all_systems
+    from eval.systems import all_systems
 
     systems = all_systems()
     embedding = ctx.embedder.embed_query(example.question)
@@ -66,9 +75,7 @@ def answer_question(ctx, example, baseline: Mapping[str, Any] | None = None) -> 
     }
     out["closed_book"] = answer_figures(run_one(ctx, systems["no-retrieval"], example))
     out["baseline"] = dict(baseline) if baseline else answer_figures(run_one(ctx, systems["baseline"], example))
-    never = System("lazy-never", "lazy, never accepting the summary answer",
-                   PipelineConfig(policy="lazy", lazy_threshold=1e9))
-    out["lazy"] = scored_steps(run_one(ctx, never, example), example)
+    out["lazy"] = scored_steps(run_one(ctx, lazy_never(), example), example)
     route = run_one(ctx, systems["self-route"], example)
     out["self_route"] = {**answer_figures(route), "choice": route.get("self_route", {}).get("choice")}
     return out

@@ -77,11 +77,12 @@ def tier_budgets(pipeline: PipelineConfig | None = None) -> dict[str, int | None
 
 
 def grid_pipeline(pipeline: PipelineConfig | None = None) -> PipelineConfig:
-    """The cascade over every tier from the cheapest, never accepting: one pass records them all."""
+    """The cascade over every tier from the cheapest, never accepting and finishing every answer:
+    one pass records them all."""
     pipeline = pipeline or PipelineConfig()
     tiers = {name: replace(budget, cascade=True) for name, budget in pipeline.tiers.items()}
     return replace(pipeline, policy="cascade", tiers=tiers, tier=ladder_tiers(pipeline)[0], accept_threshold=1e9,
-                   max_escalations=len(tiers) - 1)
+                   max_escalations=len(tiers) - 1, stop_early=False)
 
 
 def reusable_grid(recorded: Mapping[str, Any] | None, pipeline: PipelineConfig | None = None) -> list[dict] | None:
