@@ -32,7 +32,8 @@ from servers import start_server, wait_healthy
 @pytest.fixture(scope="module")
 def server(index_dir, tmp_path_factory):
     work = tmp_path_factory.mktemp("open-server")
-    proc, url = start_server(index_dir, work, "--max-upload-mb", "1", "--body-timeout", "3")
+    # --citation-markers: the cancel tests need a long answer, which the "[" of a marker would otherwise end
+    proc, url = start_server(index_dir, work, "--max-upload-mb", "1", "--body-timeout", "3", "--citation-markers")
     wait_healthy(url)
     yield url, work
     proc.terminate()
