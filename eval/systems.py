@@ -9,7 +9,11 @@
 * ``baseline-markers``: the baseline as the previous release ran it, the model writing its [n]
   citation markers (each costs about three generated tokens); every other system's answers end
   where their first marker would begin and are cited to the evidence that holds them.
+* ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
+  reranker's best five of ten dense candidates: what reranking alone is worth.
 * ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
+* ``cascade-dense``: the previous release's cascade (session 15's fit): five passages in dense
+  order, Easy → Medium → Hard on ``min_prob`` >= 0.245.
 * ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
   cascade escalating from there; ``--adaptive-tier`` replaces the router by one fixed tier.
 * ``probe-router``: a router that also reads a top-10 retrieval probe, trained on cost-aware
@@ -30,8 +34,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pipeline.configuration import (BASELINE, CLOSED_BOOK, DEFAULT_TIERS, THESIS_TIERS, Budget, ConfigurationError,
-                                    PipelineConfig)
+from pipeline.configuration import (BASELINE, CLOSED_BOOK, DEFAULT_TIERS, RERANK_CANDIDATES, THESIS_TIERS, Budget,
+                                    ConfigurationError, PipelineConfig)
 
 POLICY_SYSTEMS = ("baseline", "cascade", "adaptive", "probe-router", "retrieve-or-not", "lazy", "self-route",
                   "no-retrieval", "oracle")
@@ -72,9 +76,16 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    PipelineConfig(policy="baseline", prompt_layout="question_both")),
             System("baseline-markers", "the baseline with the model writing its citation markers (the previous release)",
                    PipelineConfig(policy="baseline", citation_markers=True)),
+            System("baseline-reranked", "fixed k = 5, the reranker's best five of ten dense candidates",
+                   PipelineConfig(policy="baseline", baseline=replace(BASELINE, rerank=True, candidates=RERANK_CANDIDATES))),
             System("cascade",
-                   "the fitted cascade: Easy first, extended in place to Medium, then Hard, while the answer is unsure",
+                   "the fitted cascade: Medium first (the best five of ten candidates), extended in place to Hard "
+                   "while the answer is unsure",
                    PipelineConfig(policy="cascade")),
+            System("cascade-dense", "the previous release's cascade: dense order, Easy → Medium → Hard on min_prob",
+                   PipelineConfig(policy="cascade", confidence_signal="min_prob", accept_threshold=0.24534893143102707,
+                                  tiers={name: replace(t, rerank=False, candidates=None, cascade=True)
+                                         for name, t in DEFAULT_TIERS.items()})),
             System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),
             System("probe-router", "a router on the question and a top-10 probe: closed book or the cascade's "
                    "first tier (cost-aware labels)", PipelineConfig(policy="probe-router")),

@@ -1,4 +1,9 @@
-"""rerank (Medium and Hard; the edge decides): order passages by the reranker's relevance score."""
+"""rerank (budgets with ``rerank``; the edge decides): order passages by the reranker's relevance score.
+
+A budget with ``candidates`` had more passages retrieved than it keeps: the reranker orders them
+all and the surplus (``retrieve_k - keep_k``, the worst-scored) is dropped, so the evidence is the
+best ``k`` of the candidates. Passages a corrective retrieval added stay candidates like the rest.
+"""
 
 from __future__ import annotations
 
@@ -24,5 +29,12 @@ def rerank(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     if len(scores) != len(passages):
         raise ValueError(f"reranker {ctx.reranker.name!r} gave {len(scores)} scores for {len(passages)} passages")
     order = sorted(range(len(passages)), key=lambda i: scores[i], reverse=True)  # stable: ties keep rank order
-    ranked = [{**passages[i], "rerank_score": scores[i]} for i in order]
-    return {"passages": ranked, "trace": {"reranker": ctx.reranker.name}}
+    settings = state["settings"]
+    surplus = settings["retrieve_k"] - settings.get("keep_k", settings["retrieve_k"])
+    kept = order[: max(len(order) - surplus, 0)] if surplus > 0 else order
+    ranked = [{**passages[i], "rerank_score": scores[i]} for i in kept]
+    trace: dict[str, Any] = {"reranker": ctx.reranker.name}
+    if surplus > 0:
+        trace["rerank"] = {"candidates": len(passages), "kept": len(ranked),
+                           "promoted": sum(1 for i in kept[: settings["keep_k"]] if i >= settings["keep_k"])}
+    return {"passages": ranked, "trace": trace}

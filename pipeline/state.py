@@ -105,6 +105,7 @@ class BudgetData(TypedDict):
     rerank: bool
     correct: bool  # may a low-confidence retrieval trigger the corrective step
     reasoning: NotRequired[bool]  # closed book: think step by step, then answer
+    candidates: NotRequired[int | None]  # passages retrieved for the reranker to keep k of; None: k
 
 
 class Settings(TypedDict):
@@ -115,7 +116,8 @@ class Settings(TypedDict):
     tier: str  # the current budget's name: easy, medium, hard or baseline
     budget: BudgetData  # the current budget (an escalation moves it up the ladder)
     ladder: list[BudgetData]  # the budgets the cascade may still escalate to, cheapest first
-    retrieve_k: int  # passages retrieved: the largest k of the budget and its ladder
+    retrieve_k: int  # passages retrieved: the most candidates or k of the budget and its ladder
+    keep_k: NotRequired[int]  # passages the reranker keeps of them: the largest k of the budget and its ladder
     layout: str  # the answer prompt's layout
     confidence_signal: str
     accept_threshold: float

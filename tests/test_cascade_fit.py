@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from pipeline.configuration import RERANK_CANDIDATES
 from training.cascade import GRID, auroc, fit, fit_command, grid_pipeline, simulate
 
 
@@ -98,10 +99,38 @@ class TestFit:
         result = fit([EASY, HARD] * 3)
         assert {c["signal"] for c in result["candidates"] if c["stop_early"]} == {"min_prob", "first_prob", "first_margin"}
 
-    def test_cross_validation_replays_each_fold_with_the_others_choice(self):
+    def test_cross_validation_chooses_the_family_and_the_threshold_is_fit_on_every_run(self):
         result = fit([EASY, HARD] * 5, folds=5)
-        cv = result["cross_validation"]
-        assert len(cv["chosen"]) == 5 and cv["f1"] == pytest.approx(100.0) and cv["ms"] < cv["reference_ms"]
+        cv, chosen = result["cross_validation"], result["chosen"]
+        assert result["selected_by"] == "cross-validation" and cv["folds"] == 5
+        kept = [f for f in cv["families"] if f["f1"] >= cv["reference_f1"] - result["max_f1_loss"]]
+        fastest = min(kept, key=lambda f: (f["ms"], -f["f1"]))
+        assert (fastest["ladder"], fastest["signal"], fastest["stop_early"]) == (
+            chosen["ladder"], chosen["signal"], chosen["stop_early"])
+        assert fastest["ms"] < cv["reference_ms"] and chosen["f1"] == pytest.approx(100.0)
+        assert fit([EASY, HARD] * 5)["selected_by"] == "in sample"
+
+    def test_a_gain_on_one_dataset_does_not_pay_for_a_loss_on_another(self):
+        """Right at the first budget on SQuAD (where all five passages answer wrong), wrong there on
+        HotpotQA and a little less sure: pooled, accepting every first answer keeps the F1 (50
+        against 50) and is the cheapest; per dataset it loses HotpotQA's, so the chosen cascade
+        escalates the HotpotQA questions."""
+        squad = run([1.0, 1.0, 1.0, 0.0], [0.9, 0.9, 0.9, 0.9], dataset="squad")
+        hotpot = run([0.0, 0.0, 0.0, 1.0], [0.8, 0.8, 0.8, 0.9], dataset="hotpotqa")
+        result = fit([squad, hotpot] * 3)
+        assert result["baseline"]["f1_by_dataset"] == {"hotpotqa": 100.0, "squad": 0.0}
+        accepting_first = simulate([squad, hotpot], (GRID[0], None), "min_prob", 0.8, (1.0, 0.0, 0.0))
+        assert accepting_first["f1"] == result["baseline"]["f1"]  # pooled, it would pass
+        assert result["chosen"]["f1_by_dataset"] == {"hotpotqa": 100.0, "squad": 100.0}
+        assert result["chosen"]["escalated"] == 50.0
+
+    def test_the_reference_may_be_other_runs_of_the_same_questions(self):
+        wrong = run([0.0, 0.0, 0.0, 0.0], [0.9, 0.9, 0.9, 0.9])
+        runs = [EASY, HARD]
+        reference = {("squad", r["id"]): {**wrong, "id": r["id"]} for r in runs}
+        result = fit(runs * 3, reference=reference)
+        assert result["reference"] == "given" and result["baseline"]["f1"] == 0.0
+        assert fit(runs * 3)["reference"] == "last budget" and fit(runs * 3)["baseline"]["f1"] == 100.0
 
     def test_fits_on_the_budgets_every_question_has(self):
         short = run([1.0, 1.0, 1.0, 1.0], [0.9, 0.9, 0.9, 0.9])
@@ -133,6 +162,8 @@ def test_grid_pipeline_finishes_every_answer_in_the_way_asked():
     assert (pipeline.prompt_layout, pipeline.citation_markers, pipeline.stop_early) == ("question_first", False, False)
     pipeline = grid_pipeline(layout="question_both", citation_markers=True)
     assert (pipeline.prompt_layout, pipeline.citation_markers) == ("question_both", True)
+    # the grid's evidence is the shipped tiers': the same candidates reranked to the same five
+    assert {(t.rerank, t.candidates) for t in pipeline.tiers.values()} == {(True, RERANK_CANDIDATES)}
     assert not tiers_grid().stop_early and not lazy_never().pipeline.stop_early
 
 
@@ -144,7 +175,28 @@ def test_the_fit_reads_one_layout_at_a_time(tmp_path):
     first, both = tmp_path / "first.jsonl", tmp_path / "both.jsonl"
     first.write_text(json.dumps(EASY) + "\n")  # recorded before the layout was kept: question first
     both.write_text(json.dumps({**HARD, "layout": "question_both"}) + "\n")
-    args = argparse.Namespace(out=first, runs=[both], max_f1_loss=0.25, folds=0, report=tmp_path / "report")
-    with pytest.raises(SystemExit, match="different ways .question_both, with citation markers; question_first, with"):
+    args = argparse.Namespace(out=first, runs=[both], max_f1_loss=0.25, folds=0, report=tmp_path / "report",
+                              reference=None)
+    with pytest.raises(SystemExit, match="different ways .question_both, with citation markers, five passages in dense "
+                                         "order; question_first, with"):
+        fit_command(args)
+    both.write_text(json.dumps({**HARD, "rerank_candidates": 10}) + "\n")  # other evidence, other answers
+    with pytest.raises(SystemExit, match="the best five of 10 reranked; question_first, with citation markers, five"):
         fit_command(args)
     assert fit([{**EASY, "layout": "question_both"}, {**HARD, "layout": "question_both"}] * 3)["layout"] == "question_both"
+
+
+def test_a_reference_must_answer_every_question_the_fit_reads(tmp_path):
+    import argparse
+    import json
+
+    runs, reference = tmp_path / "runs.jsonl", tmp_path / "reference.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in (EASY, HARD)))
+    reference.write_text(json.dumps(EASY) + "\n")
+    args = argparse.Namespace(out=runs, runs=[], max_f1_loss=0.25, folds=0, report=tmp_path / "report",
+                              reference=reference)
+    with pytest.raises(SystemExit, match="lacks 1 of the 2 questions"):
+        fit_command(args)
+    reference.write_text("".join(json.dumps(r) + "\n" for r in (EASY, HARD)))
+    assert fit_command(args) == 0
+    assert "the last budget of" in (tmp_path / "report" / "README.md").read_text()

@@ -3,6 +3,7 @@ import pytest
 from pipeline.configuration import (
     BASELINE,
     DEFAULT_TIERS,
+    RERANK_CANDIDATES,
     THESIS_TIERS,
     Budget,
     ConfigurationError,
@@ -25,7 +26,15 @@ class TestBudget:
         # one ranked list, filled in rank order, serves every step; the top tier holds all k = 5
         assert {b.k for b in DEFAULT_TIERS.values()} == {BASELINE.k}
         assert {b.fill for b in DEFAULT_TIERS.values()} == {"rank"}
-        assert not any(b.rerank or b.correct for b in DEFAULT_TIERS.values())
+        assert not any(b.correct for b in DEFAULT_TIERS.values())
+        # every tier keeps the same five of the same candidates, so each tier's evidence starts the next one's
+        assert {(b.rerank, b.candidates) for b in DEFAULT_TIERS.values()} == {(True, RERANK_CANDIDATES)}
+        assert RERANK_CANDIDATES > BASELINE.k
+
+    @pytest.mark.parametrize("kwargs", [{"rerank": False, "candidates": 10}, {"rerank": True, "candidates": 4}])
+    def test_candidates_need_rerank_and_at_least_k(self, kwargs):
+        with pytest.raises(ConfigurationError, match="candidates .* need rerank and must be >= k"):
+            Budget("x", k=5, context_chars=None, max_new_tokens=1, correct=False, **kwargs)
 
     def test_unknown_fill(self):
         with pytest.raises(ConfigurationError, match="valid: relevance, rank"):
@@ -47,9 +56,10 @@ class TestPipelineConfig:
         assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("cascade", 0.52, 5, 1)
         assert config.budget().name == "medium"  # the fixed policy's tier; adaptive passes the router's
         assert config.budget("hard").name == "hard"
-        assert config.start_tier() == "easy"  # the fitted cascade: Easy, then Medium, then Hard
-        assert [b.name for b in config.ladder("easy")] == ["medium", "hard"]
-        assert (config.confidence_signal, config.stop_early) == ("min_prob", True)
+        assert config.start_tier() == "medium"  # the fitted cascade: Medium, then Hard
+        assert [b.name for b in config.ladder("medium")] == ["hard"]
+        assert [b.name for b in config.ladder("easy")] == ["medium", "hard"]  # a router may start below it
+        assert (config.confidence_signal, config.stop_early) == ("neg_mean_entropy", True)
         assert not config.citation_markers  # answers end where their citation markers would begin
 
     def test_ladder_climbs_cheapest_first_within_max_escalations(self):

@@ -108,6 +108,20 @@ class TestSystems:
         assert systems["no-retrieval"].pipeline.budget().k == 0
         assert systems["oracle"].oracle
 
+    def test_reranking_alone_and_the_previous_cascade_are_systems(self):
+        """baseline-reranked isolates what reranking is worth; cascade-dense is the previous release's
+        cascade (dense order, Easy first on min_prob), for a like-with-like comparison in one run."""
+        from pipeline.configuration import RERANK_CANDIDATES
+
+        systems = all_systems()
+        reranked = systems["baseline-reranked"].pipeline.budget()
+        assert (reranked.k, reranked.rerank, reranked.candidates, reranked.compress) == (5, True, RERANK_CANDIDATES, False)
+        dense = systems["cascade-dense"].pipeline
+        assert dense.start_tier() == "easy" and [b.name for b in dense.ladder("easy")] == ["medium", "hard"]
+        assert not any(t.rerank or t.candidates for t in dense.tiers.values())
+        assert (dense.confidence_signal, round(dense.accept_threshold, 3)) == ("min_prob", 0.245)
+        assert systems["cascade"].pipeline.start_tier() == "medium"
+
     def test_unknown(self):
         with pytest.raises(ConfigurationError, match="valid systems"):
             select("baseline,magic")

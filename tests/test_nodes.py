@@ -116,6 +116,17 @@ class TestRerank:
         assert scores == sorted(scores, reverse=True) and len(scores) == 10
         assert out["passages"][0]["title"] == "Eiffel Tower"
 
+    def test_keeps_the_best_k_of_the_candidates_and_what_a_correction_added(self, runtime):
+        """Ten candidates for five kept, and two more a corrective retrieval added: the three worst go."""
+        passages = [{"id": f"p{i}", "title": f"Filler {i}", "text": f"Unrelated sentence {i}.", "metadata": {},
+                     "score": 0.5 - 0.01 * i} for i in range(12)]
+        passages[8] = {**passages[8], "title": "Eiffel Tower", "text": "The Eiffel Tower was built from 1887 to 1889."}
+        state = {"question": "When was the Eiffel Tower built?", "settings": {"retrieve_k": 10, "keep_k": 5},
+                 "passages": passages}
+        out = run(rerank, state, runtime)
+        assert [p["id"] for p in out["passages"]] == ["p8", "p0", "p1", "p2", "p3", "p4", "p5"]
+        assert out["trace"]["rerank"] == {"candidates": 12, "kept": 7, "promoted": 1}
+
 
 class TestCompress:
     def test_respects_budget_and_keeps_evidence_order(self, runtime):

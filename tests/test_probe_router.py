@@ -200,7 +200,11 @@ class TestRecordedRuns:
         """A question both earlier runs answered needs no model run: ``ctx`` is never touched."""
         from types import SimpleNamespace
 
-        from training.probe_router import CASCADE_RUNS, POLICY_RUNS, answer_question, read_runs, tier_budgets
+        from dataclasses import replace
+
+        from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+        from training.cascade import answered_as
+        from training.probe_router import CASCADE_RUNS, POLICY_RUNS, answer_question, read_runs, reusable_grid, tier_budgets
 
         cascade = {(r["dataset"], r["id"]): r for r in read_runs(CASCADE_RUNS)}
         policy = {(r["dataset"], r["id"]): r for r in read_runs(POLICY_RUNS)}
@@ -208,9 +212,16 @@ class TestRecordedRuns:
         r = cascade[key]
         example = SimpleNamespace(id=r["id"], dataset=r["dataset"], question=r["question"], answerable=r["answerable"],
                                   answers=r["gold_answers"])
-        out = answer_question(None, example, r, policy[key])
+        layout, markers, candidates = answered_as(r)
+        assert candidates is None  # recorded before the cascade reranked its candidates
+        dense = PipelineConfig(prompt_layout=layout, citation_markers=markers, tiers={
+            name: replace(t, rerank=False, candidates=None) for name, t in DEFAULT_TIERS.items()})
+        out = answer_question(None, example, r, policy[key], pipeline=dense)
         assert out["reused"] == {"grid": True, "closed_book": True}
-        assert set(tier_budgets().values()) <= {s["budget"] for s in out["grid"]}
+        assert (out["layout"], out["citation_markers"], out["rerank_candidates"]) == (layout, markers, None)
+        assert set(tier_budgets(dense).values()) <= {s["budget"] for s in out["grid"]}
+        # the shipped tiers rerank ten candidates (and answer without markers): those answers are not these
+        assert reusable_grid(r) is None and reusable_grid(r, dense) is r["grid"]
         assert out["closed_book"] == policy[key]["closed_book"] and out["probe"] == policy[key]["probe"]
 
     def test_the_committed_runs_hold_every_rung(self):

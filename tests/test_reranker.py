@@ -42,3 +42,32 @@ def test_load_reranker():
     assert isinstance(load_reranker("some/cross-encoder"), CrossEncoderReranker)
     with pytest.raises(ValueError):
         CrossEncoderReranker(" ")
+
+
+class TestCandidateMeasurement:
+    """training.rerank: the five passages each ordering keeps, and what counts as relevant."""
+
+    def hits(self):
+        from types import SimpleNamespace
+
+        filler = [Passage(f"f{i}", f"Filler {i}", f"Unrelated text number {i}.") for i in range(5)]
+        # the passage that answers ranks sixth by dense score: only a reranker given ten candidates can keep it
+        ordered = [*filler, PASSAGES[1], PASSAGES[0]]
+        return [SimpleNamespace(passage=p, score=0.5 - 0.01 * i) for i, p in enumerate(ordered)]
+
+    def test_more_candidates_let_the_reranker_keep_a_passage_dense_rank_left_out(self):
+        from training.rerank import kept_five
+
+        question, hits = "When was the Eiffel Tower built?", self.hits()
+        assert [p.id for p in kept_five(question, hits, None, HybridReranker())] == ["f0", "f1", "f2", "f3", "f4"]
+        assert "b" not in [p.id for p in kept_five(question, hits, 5, HybridReranker())]
+        assert kept_five(question, hits, 10, HybridReranker())[0].id == "b"
+
+    def test_relevance_is_a_gold_answer_or_a_gold_title(self):
+        from eval.datasets import Example
+        from training.rerank import relevance
+
+        squad = Example("q1", "When was it built?", ("1887 to 1889",), "squad")
+        hotpot = Example("q2", "Which is bigger?", ("Jupiter",), "hotpotqa", evidence={"titles": ("Jupiter",)})
+        assert [relevance(squad)(p) for p in PASSAGES] == [False, True]
+        assert [relevance(hotpot)(p) for p in PASSAGES] == [True, False]

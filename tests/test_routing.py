@@ -28,7 +28,7 @@ class TestAfterGrade:
     def test_medium_and_hard_rerank(self):
         assert after_grade(state(THESIS_TIERS["medium"])) == "rerank"
         assert after_grade(state(THESIS_TIERS["hard"])) == "rerank"
-        assert after_grade(state(DEFAULT_TIERS["easy"])) == "compress"  # the cascade's tiers keep the ranked order
+        assert after_grade(state(DEFAULT_TIERS["easy"])) == "rerank"  # the cascade reranks ten candidates to keep five
 
     def test_baseline_goes_straight_to_generate(self):
         assert after_grade(state(BASELINE)) == "generate"

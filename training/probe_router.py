@@ -47,7 +47,7 @@ from components.logistic import fit_logistic
 from components.probe_router import CLOSED_BOOK_RUNG, DEFAULT_PROBE_ROUTER, ProbeRouter
 from components.retrieval_gate import PROBE_FEATURES, ProbeModel, probe
 from pipeline.configuration import PipelineConfig, cheapest_first
-from training.cascade import answer_figures, auroc, pad_grid, scored_steps, simulate, time_model
+from training.cascade import answer_figures, answered_as, auroc, pad_grid, scored_steps, simulate, time_model
 from training.labelling import (COST_AWARE_EPSILON, LABEL_RULES, MULTI_HOP, TrainingSet, configuration_label,
                                 record_answers, run_fit_parser, sets_text)
 
@@ -86,20 +86,26 @@ def grid_pipeline(pipeline: PipelineConfig | None = None) -> PipelineConfig:
 
 
 def reusable_grid(recorded: Mapping[str, Any] | None, pipeline: PipelineConfig | None = None) -> list[dict] | None:
-    """A recorded cascade run's steps when they hold an answer at every tier's budget, else ``None``.
-    The grid's tiers differ from the shipped ones only in their budget (whole passages in ranked
-    order, the same prompt and model), so an answer at the same budget is the same configuration."""
+    """A recorded cascade run's steps when they hold an answer at every tier's budget and were
+    answered the way ``pipeline`` answers (prompt layout, citation markers, the same candidates
+    reranked or dense order), else ``None``. The grid's tiers differ from the shipped ones only in
+    their budget (whole passages in ranked order), so an answer at the same budget is the same
+    configuration."""
     if not recorded or not recorded.get("grid"):
         return None
     pipeline = pipeline or PipelineConfig()
+    layout, markers, candidates = answered_as(recorded)
     have = {step["budget"] for step in recorded["grid"]}
-    same = all(pipeline.tiers[t].fill == "rank" and not pipeline.tiers[t].rerank for t in ladder_tiers(pipeline))
+    tiers = [pipeline.tiers[t] for t in ladder_tiers(pipeline)]
+    same = ((layout, markers) == (pipeline.prompt_layout, pipeline.citation_markers)
+            and all(t.fill == "rank" and t.rerank == bool(candidates) and t.candidates == candidates for t in tiers))
     return recorded["grid"] if same and all(b in have for b in tier_budgets(pipeline).values()) else None
 
 
 def answer_question(ctx, example, cascade_run: Mapping[str, Any] | None = None,
-                    policy_run: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Everything the router's fit needs for one question, reusing what earlier runs recorded."""
+                    policy_run: Mapping[str, Any] | None = None, pipeline: PipelineConfig | None = None) -> dict[str, Any]:
+    """Everything the router's fit needs for one question on ``pipeline``'s tiers (the shipped
+    ones by default), reusing what earlier runs recorded."""
     from eval.runner import run_one
     from eval.systems import System, all_systems
 
@@ -112,11 +118,14 @@ def answer_question(ctx, example, cascade_run: Mapping[str, Any] | None = None,
         out["probe"] = probe(ctx.index, embedding)
         out["embedding"] = [round(float(v), 6) for v in embedding]
         out["closed_book"] = answer_figures(run_one(ctx, all_systems()["no-retrieval"], example))
-    grid = reusable_grid(cascade_run)
+    grid = reusable_grid(cascade_run, pipeline)
     if grid is None:
-        record = run_one(ctx, System("tiers", "never-accepting cascade over every tier", grid_pipeline()), example)
-        grid = pad_grid(scored_steps(record, example), list(tier_budgets().values()))
+        record = run_one(ctx, System("tiers", "never-accepting cascade over every tier", grid_pipeline(pipeline)), example)
+        grid = pad_grid(scored_steps(record, example), list(tier_budgets(pipeline).values()))
     out["grid"] = grid
+    shipped = grid_pipeline(pipeline)
+    out.update(layout=shipped.prompt_layout, citation_markers=shipped.citation_markers,
+               rerank_candidates=shipped.tiers[ladder_tiers(shipped)[0]].candidates)
     out["baseline"] = dict((cascade_run or {}).get("baseline") or {})
     out["reused"] = {"grid": cascade_run is not None and grid is cascade_run["grid"], "closed_book": bool(policy_run)}
     return out
