@@ -67,7 +67,7 @@ class TestCandidateMeasurement:
         from eval.datasets import Example
         from training.rerank import relevance
 
-        squad = Example("q1", "When was it built?", ("1887 to 1889",), "squad")
+        squad = Example("q1", "When was it built?", ("1887 to 1889",), "squad", evidence={"titles": ("Jupiter",)})
         hotpot = Example("q2", "Which is bigger?", ("Jupiter",), "hotpotqa", evidence={"titles": ("Jupiter",)})
         assert [relevance(squad)(p) for p in PASSAGES] == [False, True]
         assert [relevance(hotpot)(p) for p in PASSAGES] == [True, False]

@@ -42,7 +42,9 @@ from training.cascade import auroc
 from training.labelling import TrainingSet, run_fit_parser
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
-RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs.jsonl"
+RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_reranked.jsonl"
+"""The shipped check's training answers: the cascade of session 17 (the reranker's best five of ten
+passages, Medium then Hard). ``answerability_runs.jsonl`` holds session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
 FREE = tuple(f for f in FEATURES if f not in SELF_CHECKS)
 FOLDS = 5
@@ -166,7 +168,8 @@ def _fmt(value: float) -> str:
     return f"{value:.3f}"
 
 
-def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing: Mapping[str, float]) -> str:
+def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing: Mapping[str, float],
+           source: str = "training/labels/answerability_runs_reranked.jsonl") -> str:
     best = result["candidates"][result["pick"]]
     chosen = best["chosen"]
     never = best["table"][0]
@@ -178,7 +181,7 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
         f"Written by `python -m training.answerability fit` from {result['runs']} training answers "
         f"({counts}: "
         "SQuAD 2.0 train articles 0–19, HotpotQA train), answered by the shipped cascade "
-        "(`training/labels/answerability_runs.jsonl`). "
+        f"(`{source}`). "
         f"{result['scored']} answers are scored; the others the model abstained on by itself.",
         "",
         f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1}.",
@@ -272,7 +275,9 @@ def fit_command(args: argparse.Namespace) -> int:
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added)
     args.report.mkdir(parents=True, exist_ok=True)
     result["model"].save(args.model_out)
-    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs)))
+    root = Path(__file__).resolve().parent.parent
+    source = args.out.resolve().relative_to(root) if args.out.resolve().is_relative_to(root) else args.out
+    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), str(source)))
     plot_curve(result, args.report)
     summary = {"pick": result["pick"], "single_auroc": result["single"],
                **{name: {k: v for k, v in c.items() if k not in ("table", "curve")}

@@ -30,8 +30,9 @@ REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "rerank"
 
 
 def relevance(example) -> Callable[[Passage], bool]:
-    """Whether a passage is relevant to ``example``: holds a gold answer (SQuAD) or a gold title (HotpotQA)."""
-    titles = set(example.evidence.get("titles", ()))
+    """Whether a passage is relevant to ``example``: has a gold supporting title (HotpotQA) or holds a
+    gold answer (the others; a SQuAD question's title is its article's, shared by every passage of it)."""
+    titles = set(example.evidence.get("titles", ())) if example.dataset == "hotpotqa" else set()
     if titles:
         return lambda p: p.title in titles
     golds = [g for g in (normalize_answer(a) for a in example.answers) if g]
@@ -52,12 +53,10 @@ def measure(examples, index, embedder, reranker: Reranker, candidates: Sequence[
     """Per ordering (``dense``, then ``best 5 of N``): [first relevant, first two, relevance among five], in %."""
     orders: list[tuple[str, int | None]] = [("dense", None), *((f"best 5 of {n}", n) for n in candidates)]
     sums = {name: np.zeros(3) for name, _ in orders}
-    titles_of = {}
     for e in examples:
         hits = index.search(embedder.embed_query(e.question), max(candidates))
         rel = relevance(e)
-        gold_titles = set(e.evidence.get("titles", ()))
-        titles_of[e.id] = gold_titles
+        gold_titles = set(e.evidence.get("titles", ())) if e.dataset == "hotpotqa" else set()
         for name, n in orders:
             five = kept_five(e.question, hits, n, reranker)
             flags = [rel(p) for p in five]
