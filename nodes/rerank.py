@@ -31,7 +31,7 @@ def rerank(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     order = sorted(range(len(passages)), key=lambda i: scores[i], reverse=True)  # stable: ties keep rank order
     settings = state["settings"]
     surplus = settings["retrieve_k"] - settings.get("keep_k", settings["retrieve_k"])
-    kept = order[: max(len(order) - surplus, 0)] if surplus > 0 else order
+    kept = order[: len(order) - max(surplus, 0)]
     ranked = [{**passages[i], "rerank_score": scores[i]} for i in kept]
     trace: dict[str, Any] = {"reranker": ctx.reranker.name}
     if surplus > 0:

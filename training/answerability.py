@@ -38,7 +38,7 @@ import numpy as np
 
 from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel, fit_logistic
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
-from training.cascade import auroc
+from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
@@ -275,9 +275,7 @@ def fit_command(args: argparse.Namespace) -> int:
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added)
     args.report.mkdir(parents=True, exist_ok=True)
     result["model"].save(args.model_out)
-    root = Path(__file__).resolve().parent.parent
-    source = args.out.resolve().relative_to(root) if args.out.resolve().is_relative_to(root) else args.out
-    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), str(source)))
+    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), shown_path(args.out)))
     plot_curve(result, args.report)
     summary = {"pick": result["pick"], "single_auroc": result["single"],
                **{name: {k: v for k, v in c.items() if k not in ("table", "curve")}

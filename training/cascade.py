@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from collections import Counter
 import json
 import math
 import sys
@@ -44,7 +45,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.configuration import CONFIDENCE_SIGNALS, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget, PipelineConfig
+from pipeline.configuration import (CONFIDENCE_SIGNALS, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget, PipelineConfig,
+                                    cheapest_first)
 from training.labelling import TrainingSet, run_fit_parser, sets_text
 
 GRID: tuple[int | None, ...] = (32, 64, 128, None)
@@ -105,6 +107,15 @@ def answered_as(record: Mapping[str, Any]) -> tuple[str, bool, int | None]:
     return record.get("layout", "question_first"), record.get("citation_markers", True), record.get("rerank_candidates")
 
 
+def answering(pipeline: PipelineConfig) -> dict[str, Any]:
+    """How ``pipeline``'s cascade answers, as a recorded run keeps it (what :func:`answered_as` reads
+    back): prompt layout, citation markers, and the candidates its first tier reranks (``None``:
+    dense order)."""
+    first = pipeline.tiers[cheapest_first(pipeline.tiers)[0]]
+    return {"layout": pipeline.prompt_layout, "citation_markers": pipeline.citation_markers,
+            "rerank_candidates": first.candidates if first.rerank else None}
+
+
 def answered_text(layout: str, markers: bool, candidates: int | None) -> str:
     return (f"{layout}, {'with' if markers else 'without'} citation markers, "
             + (f"the best five of {candidates} reranked" if candidates else "five passages in dense order"))
@@ -149,10 +160,9 @@ def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
     from eval.systems import System
 
     out: dict[str, Any] = {"id": example.id, "dataset": example.dataset, "question": example.question,
-                           "answerable": example.answerable, "gold_answers": list(example.answers), "layout": layout,
-                           "citation_markers": citation_markers}
+                           "answerable": example.answerable, "gold_answers": list(example.answers)}
     pipeline = grid_pipeline(grid, layout, citation_markers)
-    out["rerank_candidates"] = next(iter(pipeline.tiers.values())).candidates
+    out.update(answering(pipeline))
     record = run_one(ctx, System("grid", "never-accepting cascade over the grid", pipeline), example)
     out["grid"] = pad_grid(scored_steps(record, example), grid)
     out["baseline"] = dict(baselines or {})
@@ -295,11 +305,11 @@ def family(c: Mapping[str, Any]) -> tuple:
     return tuple(c["ladder"]), c["signal"], c["stop_early"]
 
 
-def floors(reference: Mapping[str, Any], max_f1_loss: float) -> dict[str, float]:
+def floors(f1_by_dataset: Mapping[str, float], max_f1_loss: float) -> dict[str, float]:
     """The F1 a cascade must keep on each dataset: the reference's there, less the allowed loss. Per
     dataset, because the product's target is per dataset: a gain on one must not pay for a loss on
     another (pooled, 64 reranked tokens "keep" the F1 by +3 on SQuAD 2.0 and -5 on HotpotQA)."""
-    return {name: f1 - max_f1_loss for name, f1 in reference["f1_by_dataset"].items()}
+    return {name: f1 - max_f1_loss for name, f1 in f1_by_dataset.items()}
 
 
 def within(figures: Mapping[str, Any], floor: Mapping[str, float]) -> bool:
@@ -332,7 +342,7 @@ def search(runs: Sequence[Mapping[str, Any]], budgets: Sequence[int | None], mod
             figures = simulate(runs, ladder, signal, threshold, model, stop_early=early)
             candidates.append({"ladder": list(ladder), "signal": signal, "threshold": threshold, "stop_early": early,
                                **figures})
-    chosen, feasible = pick(candidates, floors(base, max_f1_loss))
+    chosen, feasible = pick(candidates, floors(base["f1_by_dataset"], max_f1_loss))
     return chosen, feasible, candidates
 
 
@@ -347,8 +357,9 @@ def cross_validate(runs: Sequence[Mapping[str, Any]], budgets: Sequence[int | No
     for k in range(folds):
         train = [r for i, r in enumerate(runs) if i % folds != k]
         test = [r for i, r in enumerate(runs) if i % folds == k]
+        test_sizes = Counter(r["dataset"] for r in test)
         _, _, candidates = search(train, budgets, model, max_f1_loss, reference)
-        floor = floors(baseline_figures(train, model, reference), max_f1_loss)
+        floor = floors(baseline_figures(train, model, reference)["f1_by_dataset"], max_f1_loss)
         by_family: dict[tuple, list[dict[str, Any]]] = {}
         for c in candidates:
             by_family.setdefault(family(c), []).append(c)
@@ -359,13 +370,13 @@ def cross_validate(runs: Sequence[Mapping[str, Any]], budgets: Sequence[int | No
             totals["f1"] += out["f1"] * len(test)
             totals["ms"] += out["ms"] * len(test)
             for name, value in out["f1_by_dataset"].items():
-                totals[name] = totals.get(name, 0.0) + value * sum(1 for r in test if r["dataset"] == name)
+                totals[name] = totals.get(name, 0.0) + value * test_sizes[name]
         ref = baseline_figures(test, model, reference)
         base_f1, base_ms = base_f1 + ref["f1"] * len(test), base_ms + ref["ms"] * len(test)
         for name, value in ref["f1_by_dataset"].items():
-            base_by[name] = base_by.get(name, 0.0) + value * sum(1 for r in test if r["dataset"] == name)
+            base_by[name] = base_by.get(name, 0.0) + value * test_sizes[name]
     n = len(runs)
-    sizes = {name: sum(1 for r in runs if r["dataset"] == name) for name in base_by}
+    sizes = dict(sorted(Counter(r["dataset"] for r in runs).items()))
     families = [{"ladder": list(key[0]), "signal": key[1], "stop_early": key[2], "f1": t["f1"] / n, "ms": t["ms"] / n,
                  "f1_by_dataset": {name: t.get(name, 0.0) / size for name, size in sizes.items()}}
                 for key, t in per_family.items()]
@@ -395,17 +406,16 @@ def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, fol
             steps = [s for r in runs for s in r["grid"] if s["budget"] == budget and not s["abstained"]]
             per_budget[budget] = auroc([s["confidence"][signal] for s in steps], [s["f1"] >= CORRECT_F1 for s in steps])
         signals_auroc[signal] = per_budget
+    base = baseline_figures(runs, model, reference)
     chosen, feasible, candidates = search(runs, budgets, model, max_f1_loss, reference)
     cv = cross_validate(runs, budgets, model, max_f1_loss, folds, reference) if folds > 1 else None
     selected_by = "in sample"
     if cv is not None:
-        floor = {name: f1 - max_f1_loss for name, f1 in cv["reference_f1_by_dataset"].items()}
-        kept = [f for f in cv["families"] if within(f, floor)]
+        kept = [f for f in cv["families"] if within(f, floors(cv["reference_f1_by_dataset"], max_f1_loss))]
         if kept:
             best = min(kept, key=lambda f: (f["ms"], -f["f1"]))
-            key = (tuple(best["ladder"]), best["signal"], best["stop_early"])
-            base = baseline_figures(runs, model, reference)
-            chosen, feasible = pick([c for c in candidates if family(c) == key], floors(base, max_f1_loss))
+            chosen, feasible = pick([c for c in candidates if family(c) == family(best)],
+                                    floors(base["f1_by_dataset"], max_f1_loss))
             selected_by = "cross-validation"
     with_layouts = [r for r in runs if set(LAYOUTS) <= set(r.get("baseline") or {})]
     layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in with_layouts) / len(with_layouts)
@@ -415,7 +425,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, fol
             "rerank_candidates": rerank_candidates,
             "budgets": budgets,
             "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"), model, strict=True)),
-            "baseline": baseline_figures(runs, model, reference), "reference": "given" if reference else "last budget",
+            "baseline": base, "reference": "given" if reference else "last budget",
             "layouts_f1": layouts, "layout_questions": len(with_layouts),
             "auroc": signals_auroc, "chosen": chosen, "feasible": feasible, "max_f1_loss": max_f1_loss,
             "selected_by": selected_by, "cross_validation": cv, "candidates": candidates}
@@ -430,8 +440,7 @@ def _cv_lines(cv: Mapping[str, Any] | None, chosen: Mapping[str, Any], max_f1_lo
              "the loss is allowed on each dataset; the fastest ten within it, and the fastest ten outside it):", "",
              "| ladder | signal | F1 out of fold | ms | speed-up | within the loss |", "| --- | --- | --- | --- | --- | --- |"]
     families = cv["families"]
-    floor = {name: f1 - max_f1_loss for name, f1 in cv["reference_f1_by_dataset"].items()}
-    ok = [f for f in families if within(f, floor)]
+    ok = [f for f in families if within(f, floors(cv["reference_f1_by_dataset"], max_f1_loss))]
     others = [f for f in families if f not in ok]
     for f in ok[:10] + others[:10]:
         mark = " (chosen)" if (f["ladder"], f["signal"], f["stop_early"]) == (
@@ -513,7 +522,7 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
     best: dict[tuple, tuple] = {}
     for c in result["candidates"]:
         key = (tuple(c["ladder"]), c["signal"], c["stop_early"])
-        ok = within(c, floors(base, result["max_f1_loss"]))
+        ok = within(c, floors(base["f1_by_dataset"], result["max_f1_loss"]))
         current = best.get(key)
         rank = (ok, -c["ms"] if ok else c["f1"])
         if current is None or rank > current[0]:
@@ -537,7 +546,7 @@ def read_all_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return list(by_question.values())
 
 
-def _shown(path: Path) -> str:
+def shown_path(path: Path) -> str:
     """A path as the reports show it: relative to the repository when inside it."""
     root = Path(__file__).resolve().parent.parent
     return str(path.resolve().relative_to(root)) if path.resolve().is_relative_to(root) else str(path)
@@ -565,13 +574,13 @@ def fit_command(args: argparse.Namespace) -> int:
         reference = recorded
     result = fit(runs, max_f1_loss=args.max_f1_loss, folds=args.folds, reference=reference)
     if reference is not None:
-        result["reference_source"] = _shown(args.reference)
+        result["reference_source"] = shown_path(args.reference)
     by_dataset = {}
     for name in sorted({r["dataset"] for r in runs}):
         rows = [r for r in runs if r["dataset"] == name]
         by_dataset[name] = {"questions": len(rows), "grid_f1": {
             b: 100 * float(np.mean([s["f1"] for r in rows for s in r["grid"] if s["budget"] == b])) for b in result["budgets"]}}
-    shown = [_shown(p) for p in sources]
+    shown = [shown_path(p) for p in sources]
     args.report.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.report / "README.md", report(result, by_dataset, shown))
     summary = {k: v for k, v in result.items() if k != "candidates"}

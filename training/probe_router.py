@@ -47,7 +47,7 @@ from components.logistic import fit_logistic
 from components.probe_router import CLOSED_BOOK_RUNG, DEFAULT_PROBE_ROUTER, ProbeRouter
 from components.retrieval_gate import PROBE_FEATURES, ProbeModel, probe
 from pipeline.configuration import PipelineConfig, cheapest_first
-from training.cascade import answer_figures, answered_as, auroc, pad_grid, scored_steps, simulate, time_model
+from training.cascade import answer_figures, answered_as, answering, auroc, pad_grid, scored_steps, simulate, time_model
 from training.labelling import (COST_AWARE_EPSILON, LABEL_RULES, MULTI_HOP, TrainingSet, configuration_label,
                                 record_answers, run_fit_parser, sets_text)
 
@@ -119,13 +119,12 @@ def answer_question(ctx, example, cascade_run: Mapping[str, Any] | None = None,
         out["embedding"] = [round(float(v), 6) for v in embedding]
         out["closed_book"] = answer_figures(run_one(ctx, all_systems()["no-retrieval"], example))
     grid = reusable_grid(cascade_run, pipeline)
+    tiers = grid_pipeline(pipeline)
     if grid is None:
-        record = run_one(ctx, System("tiers", "never-accepting cascade over every tier", grid_pipeline(pipeline)), example)
+        record = run_one(ctx, System("tiers", "never-accepting cascade over every tier", tiers), example)
         grid = pad_grid(scored_steps(record, example), list(tier_budgets(pipeline).values()))
     out["grid"] = grid
-    shipped = grid_pipeline(pipeline)
-    out.update(layout=shipped.prompt_layout, citation_markers=shipped.citation_markers,
-               rerank_candidates=shipped.tiers[ladder_tiers(shipped)[0]].candidates)
+    out.update(answering(tiers))
     out["baseline"] = dict((cascade_run or {}).get("baseline") or {})
     out["reused"] = {"grid": cascade_run is not None and grid is cascade_run["grid"], "closed_book": bool(policy_run)}
     return out
