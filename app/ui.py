@@ -364,7 +364,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
     running: dict[str, threading.Event] = {}
 
     def respond(question: str, history: list, saved: dict | None, request: gr.Request):
-        if not question:
+        if not question:  # refused by ``begin``: show the conversation as it was (no update would empty it)
+            yield history
             return
         saved = settings_of(saved)
         tab = request.session_hash if request is not None else ""

@@ -239,6 +239,19 @@ def test_an_empty_question_leaves_the_chat_usable(page, server):
     assert question_box_usable(page)
 
 
+def test_an_empty_question_after_an_answer_keeps_the_conversation_shown(page, server):
+    """Found in session 17: Enter on a blank box after an answer warned "question is empty" and
+    emptied the chat on screen (the server still had the conversation: a reload showed it)."""
+    ask(page, "Who directed 2001: A Space Odyssey?")
+    before = wait_answered(page)
+    page.locator("#question textarea").fill("   ")
+    page.locator("#question textarea").press("Enter")
+    page.wait_for_timeout(1500)
+    assert "question is empty" in page.locator("body").inner_text()
+    assert page.locator("#chatbot").inner_text() == before
+    assert question_box_usable(page)
+
+
 def test_one_answer_one_row_of_buttons_and_copy_is_clean(page):
     """Defect 7: each answer had two rows of copy/retry/undo buttons, and copying put the cost
     line's raw <small> markup on the clipboard."""
