@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.model_files import DEFAULT_PRESET, PRESETS
-from pipeline.configuration import POLICIES, PipelineConfig, validate_question
+from pipeline.configuration import ANSWER_FORMS, POLICIES, PipelineConfig, validate_question
 
 
 # ---------------------------------------------------------------------------- shared options
@@ -40,6 +40,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
                              "that holds its words)")
+    parser.add_argument("--answer-form", choices=ANSWER_FORMS,
+                        help="short: an answer written as a sentence that restates the question is cut to its new "
+                             "words (the default, fit on the train splits); as_written: the model's text")
     parser.add_argument("--max-escalations", type=int, help="cascade: extensions allowed per question "
                         f"(default: {PipelineConfig().max_escalations})")
     parser.add_argument("--abstain-threshold", type=float,
@@ -72,7 +75,7 @@ def _resources(args: argparse.Namespace, **extra: Any):
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
                                 "max_escalations": args.max_escalations, "stop_early": args.stop_early,
-                                "citation_markers": args.citation_markers,
+                                "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "abstain_threshold": args.abstain_threshold,
                                 "router_threshold": args.router_threshold}.items() if v is not None}
     if args.tier and not args.policy:
@@ -87,6 +90,8 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
     from app.service import abstention_note, closest_passages, cost_line
 
     lines = [result["answer"] or "(no answer)"] if include_answer else []
+    if result.get("written_answer"):  # the answer is the short form of what the model wrote (and streamed)
+        lines.append(f"(as written: {result['written_answer']})" if include_answer else f"Short answer: {result['answer']}")
     trace = result.get("trace", {})
     note = abstention_note(result)
     if note:

@@ -148,6 +148,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "tier": trace.get("tier"),
         "router": trace.get("router"),
         "answer": result.get("answer", ""),
+        "written_answer": trace.get("written_answer"),  # the model's text, when the answer is its short form
         "citations": [public_citation(c) for c in result.get("citations", [])],
         "supported": bool(trace.get("supported", result.get("citations"))),
         "abstained": bool(trace.get("abstained")),

@@ -175,6 +175,8 @@ def figures(result: dict[str, Any]) -> str:
     tokens, router = result["tokens"], result.get("router")
     tier = result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
     rows = [("tier", tier)]
+    if result.get("written_answer"):
+        rows.append(("answer as written", result["written_answer"]))
     if router:
         rows.append(("router confidence", f"{router['confidence']:.0%}"))
     prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]

@@ -19,7 +19,7 @@ import numpy as np
 from components.passages import Passage
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be by did do does for from had has have he her his how in is it its of on or "
     "she that the their them they this to was were what when where which who whom whose why will with".split()
 )
@@ -27,7 +27,7 @@ _STOPWORDS = frozenset(
 
 def content_words(text: str) -> list[str]:
     """The text's lower-cased words, stopwords left out, in order."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOPWORDS]
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
 
 
 def content_terms(text: str) -> set[str]:

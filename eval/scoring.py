@@ -35,6 +35,7 @@ def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str,
         "answerable": example.answerable,
         "answer": output.get("answer", ""),
         "prediction": prediction,
+        "written_answer": trace.get("written_answer"),  # the model's text, when the answer is its short form
         "em": exact_match(prediction, example.answers),
         "f1": f1_score(prediction, example.answers),
         "tier": trace.get("tier"),

@@ -12,8 +12,11 @@ answer exactly this question): a few new tokens and one generated token each.
 Below ``abstain_threshold`` (the one knob: 0 never abstains, 1 always does; by default the
 threshold fitted with the model) the answer is
 withheld: the reply is the abstention, with no citations, and the trace keeps the withheld answer
-and the score. An answer the model itself abstained on stays an abstention. The finished answer
-becomes the conversation's next turn.
+and the score. An answer the model itself abstained on stays an abstention. An answer given is cut
+to its short form when the settings ask for it (``answer_form``: a sentence that restates the
+question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
+``trace["written_answer"]`` are the text as written. The finished answer becomes the
+conversation's next turn.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
+from components.short_answer import short_answer
 from nodes.base import context_of, timed
 from nodes.generate import support
 from pipeline.context import RAGContext
@@ -113,11 +117,16 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
 
     update: dict[str, Any] = {"trace": {"answerability": check}}
     citations = list(state.get("citations") or [])
+    given = short_answer(question, answer) if settings.get("answer_form") == "short" and check["by"] != "model" else answer
     if check["decision"] == "abstain" and check["by"] == "score":
-        check["withheld_answer"] = answer
+        check["withheld_answer"] = given
         answer, citations = ABSTENTION, []
         update.update(answer=answer, citations=citations)
         update["trace"].update(abstained=True, supported=False, citation_source="none")
+    elif given != answer:
+        update["answer"] = given
+        update["trace"]["written_answer"] = answer
+        answer = given
     update["turns"] = [{"question": state["question"], "standalone_question": question, "answer": answer,
                         "citations": citations}]
     return update

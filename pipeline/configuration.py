@@ -14,6 +14,11 @@ from typing import Any, Mapping
 LAYOUTS = ("question_first", "question_both", "evidence_first")
 """Answer prompt layouts (``prompts.LAYOUTS`` holds their templates)."""
 
+ANSWER_FORMS = ("short", "as_written")
+"""Valid values of ``PipelineConfig.answer_form``: ``short`` gives the words of an answer written as a
+sentence that the question does not already hold (:mod:`components.short_answer`, fit on the train
+splits); ``as_written`` gives the model's text unchanged."""
+
 POLICIES = ("cascade", "adaptive", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route", "probe-router")
 """Valid values of ``PipelineConfig.policy``.
 
@@ -229,6 +234,10 @@ class PipelineConfig:
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
     citation_markers: bool = False
+    # The answer shown: "short" cuts an answer written as a sentence that restates the question to its new words
+    # ("The Black Death was introduced to Europe by Genoese traders" -> "Genoese traders"; the trace keeps the
+    # text as written); "as_written" shows the model's text.
+    answer_form: str = "short"
     # Abstain when the answerability model (components/answerability.json, fit on the train splits:
     # docs/answerability/README.md) gives the answer a lower probability of being right than this.
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
@@ -281,6 +290,8 @@ class PipelineConfig:
             raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
+        if self.answer_form not in ANSWER_FORMS:
+            raise ConfigurationError(f"unknown answer_form {self.answer_form!r}; valid forms: {', '.join(ANSWER_FORMS)}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):
             raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
         if self.gate_threshold is not None and not is_probability(self.gate_threshold):

@@ -123,6 +123,7 @@ class Settings(TypedDict):
     accept_threshold: float
     stop_early: bool  # stop an answer that will be extended as soon as its confidence says so
     citation_markers: bool  # the model writes its [n] markers; False: the answer ends where they begin
+    answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int
@@ -286,6 +287,7 @@ class Trace(TypedDict, total=False):
     citation_source: str  # "model" (its [n] markers), "attributed" (items holding its words), "unsupported" or "none"
     supported: bool  # some shown evidence item holds the answer (see nodes.generate.SUPPORT_COVERAGE)
     abstained: bool
+    written_answer: NotRequired[str]  # the answer as the model wrote it, when the answer given is its short form
     prompt_tokens: int | None  # the final answer's prompt
     input_tokens: int | None  # all prompts of this question together (each step's whole prompt)
     prompt_tokens_evaluated: int | None  # what the model evaluated over all steps (the rest was cached)

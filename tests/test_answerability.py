@@ -178,6 +178,27 @@ class TestCheckAnswer:
         check = check_answer(self.state(), self.runtime(ctx, m))["trace"]["answerability"]
         assert all(0.0 <= check["features"][name] <= 1.0 for name in SELF_CHECKS) and check["self_check_ms"] > 0
 
+    @pytest.mark.parametrize("form", ["short", "as_written"])
+    def test_a_sentence_answer_is_given_in_the_configured_form(self, ctx, form):
+        sentence = "The capital of France is the city of Paris."
+        state = self.state(threshold=0.0)
+        state["steps"] = [{**self.STEP, "answer": sentence, "raw_output": sentence}]
+        state.update(answer=sentence, settings={**state["settings"], "answer_form": form})
+        out = check_answer(state, self.runtime(ctx, model()))
+        given = "city of Paris" if form == "short" else sentence
+        assert out.get("answer", sentence) == given and out["turns"][0]["answer"] == given
+        assert out["turns"][0]["citations"] == [self.CITATION]  # cited as written
+        assert out["trace"].get("written_answer") == (sentence if form == "short" else None)
+        assert out["trace"]["answerability"]["features"]["answer_in_question"] > 0  # scored as written
+
+    def test_a_withheld_answer_is_kept_in_the_form_it_would_have_had(self, ctx):
+        sentence = "The capital of France is the city of Paris."
+        state = self.state(threshold=1.0)
+        state.update(answer=sentence, settings={**state["settings"], "answer_form": "short"})
+        out = check_answer(state, self.runtime(ctx, model()))
+        assert out["answer"] == ABSTENTION and out["trace"]["answerability"]["withheld_answer"] == "city of Paris"
+        assert "written_answer" not in out["trace"]  # nothing was given
+
     def test_the_recording_model_never_abstains_at_zero(self, ctx):
         out = check_answer(self.state(threshold=0.0), self.runtime(ctx, recording_model()))
         check = out["trace"]["answerability"]
@@ -189,6 +210,10 @@ class TestConfiguration:
     def test_out_of_range_thresholds_are_refused(self, value):
         with pytest.raises(ConfigurationError, match="abstain_threshold"):
             PipelineConfig(abstain_threshold=value)
+
+    def test_an_unknown_answer_form_is_refused(self):
+        with pytest.raises(ConfigurationError, match="answer_form"):
+            PipelineConfig(answer_form="poem")
 
     def test_the_threshold_is_a_per_question_override(self):
         assert PipelineConfig().with_overrides({"abstain_threshold": 0.2}).abstain_threshold == 0.2

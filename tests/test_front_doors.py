@@ -52,3 +52,19 @@ def test_the_chat_figures_show_the_answers_stopped_early():
               "timing_ms": {"total": 1500.0}, "trace": {"steps": steps}}
     assert "unsure answers stopped early: 2, after 0, 2 token(s)" in figures(result)
 
+
+
+def test_a_short_answer_shows_what_the_model_wrote_in_every_front_door():
+    from app.cli import format_answer
+    from app.service import public_result
+    from app.ui import figures
+
+    sentence = "The Black Death was introduced to Europe by Genoese traders."
+    state = {"answer": "Genoese traders", "citations": [],
+             "trace": {"tier": "medium", "written_answer": sentence, "supported": True, "output_tokens": 12}}
+    result = public_result(state, 1000.0)
+    assert result["answer"] == "Genoese traders" and result["written_answer"] == sentence
+    assert f"answer as written: {sentence}" in figures(result)
+    assert format_answer(result).splitlines()[:2] == ["Genoese traders", f"(as written: {sentence})"]
+    assert "Short answer: Genoese traders" in format_answer(result, include_answer=False)  # after the streamed text
+    assert public_result({**state, "answer": sentence, "trace": {"tier": "medium"}}, 1.0)["written_answer"] is None

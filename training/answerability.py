@@ -58,7 +58,7 @@ def recording_model() -> AnswerabilityModel:
 
 
 def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
-    keys = ("id", "dataset", "question", "answerable", "gold_answers", "answer", "em", "f1", "final_tier",
+    keys = ("id", "dataset", "question", "answerable", "gold_answers", "answer", "written_answer", "em", "f1", "final_tier",
             "escalations", "input_tokens", "prompt_tokens_evaluated", "latency_ms", "timings_ms", "answerability")
     return {key: record.get(key) for key in keys}
 

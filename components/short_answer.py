@@ -1,0 +1,89 @@
+"""The short form of an answer the model wrote as a sentence.
+
+Small models asked for "a name, a date, a number or a short phrase" still often answer in a
+sentence that restates the question: "Who introduced plague to Europe?" gets "The Black Death was
+introduced to Europe by Genoese traders". The answer is in there, between the words the question
+already holds. :func:`short_answer` takes it out:
+
+1. An answer of fewer than ``min_words`` words, or one that holds no word of the question, is
+   kept as written.
+2. Each word is a *question word* when every content word in it shares its first ``stem_chars``
+   letters with a content word of the question ("introduced", "Europe"); a *function word* when it
+   has no content word ("was", "by", "the"); else a *new* word.
+3. The question words split the answer into runs; the run with the most new words is kept (the
+   later one on a tie: a restated subject comes first), without the function words and
+   punctuation at its ends: "Genoese traders".
+4. When no run holds a new word the answer is kept as written.
+
+Both values are fit on the train splits (``python -m training.short_answer``,
+docs/short_answer/README.md). The text is not rewritten, only cut: every word of the short form is
+a word of the answer, in the same order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from components.reranker import STOPWORDS
+
+_WORD = re.compile(r"[a-z0-9]+")
+FUNCTION_WORDS = STOPWORDS | frozenset(
+    "about after also although among around because been before being between both but can could during each "
+    "into like may might more most must not only other over same shall should since so some such than then there "
+    "these those through under until upon very while would".split()
+)
+"""Words that carry no content: they never make a word a question word or a new word."""
+_EDGE_PUNCTUATION = " \t\n.,;:!?"
+
+
+@dataclass(frozen=True)
+class ShortAnswer:
+    """The cut's two values (see the module's description); the defaults are the train fit."""
+
+    min_words: int = 7
+    stem_chars: int = 3
+
+    def __post_init__(self) -> None:
+        if self.min_words < 1:
+            raise ValueError(f"min_words must be >= 1, got {self.min_words}")
+        if self.stem_chars < 1:
+            raise ValueError(f"stem_chars must be >= 1, got {self.stem_chars}")
+
+    def __call__(self, question: str, answer: str) -> str:
+        words = answer.split()
+        if len(words) < self.min_words:
+            return answer
+        asked = {self._stem(w) for w in _WORD.findall(question.lower()) if w not in FUNCTION_WORDS}
+        kinds = [self._kind(word, asked) for word in words]
+        if "question" not in kinds:
+            return answer
+        runs: list[list[int]] = [[]]
+        for i, kind in enumerate(kinds):
+            if kind == "question":
+                runs.append([])
+            else:
+                runs[-1].append(i)
+        new_words = [sum(kinds[i] == "new" for i in run) for run in runs]
+        most = max(new_words)
+        if most == 0:
+            return answer
+        run = runs[len(runs) - 1 - new_words[::-1].index(most)]  # the last of the best
+        while kinds[run[0]] == "function":
+            run = run[1:]
+        while kinds[run[-1]] == "function":
+            run = run[:-1]
+        return " ".join(words[i] for i in run).strip(_EDGE_PUNCTUATION) or answer
+
+    def _stem(self, word: str) -> str:
+        return word[: self.stem_chars]
+
+    def _kind(self, word: str, asked: set[str]) -> str:
+        content = [w for w in _WORD.findall(word.lower()) if w not in FUNCTION_WORDS]
+        if not content:
+            return "function"
+        return "question" if all(self._stem(w) in asked for w in content) else "new"
+
+
+short_answer = ShortAnswer()
+"""The fitted cut: ``short_answer(question, answer)``."""

@@ -1,0 +1,95 @@
+"""The short-answer cut (components.short_answer), its train fit (training.short_answer), and the
+check_answer node giving the short form."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.short_answer import ShortAnswer, short_answer
+from training import short_answer as fitting
+
+QUESTION = "Who introduced plague to Europe?"
+SENTENCE = "The Black Death was introduced to Europe by Genoese traders."
+
+
+class TestShortAnswer:
+    def test_a_sentence_restating_the_question_keeps_its_new_words(self):
+        assert short_answer(QUESTION, SENTENCE) == "Genoese traders"
+        assert short_answer("Against whom did the Camisards rise up to fight?",
+                            "The Camisards rose up to fight against the Catholic Church.") == "Catholic Church"
+
+    def test_the_run_with_the_most_new_words_wins_and_the_later_on_a_tie(self):
+        cut = ShortAnswer(min_words=1)
+        # "Black Death" and "Genoese traders": two new words each; the later run is the answer
+        assert cut(QUESTION, "Black Death introduced Europe Genoese traders") == "Genoese traders"
+        assert cut(QUESTION, "Black Death introduced Europe by Genoese traders and ships") == "Genoese traders and ships"
+
+    @pytest.mark.parametrize("answer", [
+        "Genoese traders",  # shorter than min_words
+        "Merchants sailing from Kaffa brought rats carrying fleas to ports",  # no word of the question
+        "Plague was introduced to Europe, introduced to Europe.",  # nothing new in any run
+        "I cannot answer from the evidence.",
+    ])
+    def test_answers_it_cannot_shorten_are_kept_as_written(self, answer):
+        assert short_answer(QUESTION, answer) == answer
+
+    def test_the_cut_only_removes_words(self):
+        cut = ShortAnswer(min_words=1)
+        for question, answer in [(QUESTION, SENTENCE), ("What is Opry Mills?", "Opry Mills is a super-regional mall."),
+                                 ("When did the war end?", "The war ended in 1945, after six years.")]:
+            short = cut(question, answer)
+            assert short != answer and short in answer  # a stretch of the answer's own text
+
+    def test_stems_decide_what_the_question_holds(self):
+        # "introduction" shares "intr" with "introduced", not "introduct"
+        answer = "Its introduction happened by Genoese traders arriving"
+        assert ShortAnswer(min_words=1, stem_chars=4)(QUESTION, answer) == "happened by Genoese traders arriving"
+        assert ShortAnswer(min_words=1, stem_chars=9)(QUESTION, answer) == answer  # no question word left
+
+    @pytest.mark.parametrize("field", ["min_words", "stem_chars"])
+    def test_values_below_one_are_refused(self, field):
+        with pytest.raises(ValueError, match=field):
+            ShortAnswer(**{field: 0})
+
+
+def run_line(dataset, question, answer, golds, answerable=True, grid=False):
+    if grid:
+        return {"dataset": dataset, "question": question, "answerable": answerable, "gold_answers": golds,
+                "grid": [{"budget": 64, "answer": answer, "abstained": False},
+                         {"budget": None, "answer": "I cannot answer from the evidence.", "abstained": True}]}
+    return {"dataset": dataset, "question": question, "answerable": answerable, "gold_answers": golds, "answer": answer}
+
+
+class TestFit:
+    def write(self, path: Path, lines) -> Path:
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        return path
+
+    def test_answers_are_read_from_both_kinds_of_run(self, tmp_path):
+        shipped = self.write(tmp_path / "shipped.jsonl", [run_line("squad", QUESTION, SENTENCE, ["Genoese traders"]),
+                                                           run_line("squad", "q?", "x", [], answerable=False),
+                                                           {**run_line("squad", QUESTION, "Genoese traders", ["Genoese traders"]),
+                                                            "written_answer": SENTENCE}])
+        grid = self.write(tmp_path / "grid.jsonl", [run_line("hotpotqa", "q?", "Paris", ["Paris"], grid=True)])
+        found = fitting.answers([shipped, grid])
+        assert [(a.dataset, a.source, a.answer) for a in found] == [
+            ("squad", "shipped.jsonl", SENTENCE), ("squad", "shipped.jsonl", SENTENCE),  # as written, even when cut
+            ("hotpotqa", "grid.jsonl at 64", "Paris")]
+
+    def test_the_fit_keeps_f1_on_every_dataset(self, tmp_path):
+        # squad gains from any cut; hotpotqa loses when a short name of three words or more is cut
+        lines = [run_line("squad", QUESTION, SENTENCE + " It was 1347 then and there too", ["Genoese traders"])] * 3
+        lines += [run_line("hotpotqa", "Which film is a Nolan film?", "The Nolan film Tenet by Warner Bros",
+                           ["The Nolan film Tenet by Warner Bros"])]
+        given = fitting.answers([self.write(tmp_path / "runs.jsonl", lines)])
+        chosen, table = fitting.fit(given)
+        assert all(min(g.values()) >= 0 for cut, g in table if cut == chosen)
+        assert chosen.min_words > 7  # the hotpotqa answer has seven words: a cut that touches it loses F1
+        assert any(g["hotpotqa"] < 0 for _, g in table)
+
+    def test_the_shipped_cut_is_the_recorded_fit(self):
+        fit = json.loads((fitting.REPORT_DIR / "fit.json").read_text(encoding="utf-8"))
+        assert (fit["min_words"], fit["stem_chars"]) == (short_answer.min_words, short_answer.stem_chars)
