@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from typing import Any, Iterable
 
 from eval.abstention import abstention_figures
+from eval.metrics import f1_score
 from eval.runner import RETRIEVAL_METRICS
 from pipeline.configuration import cheapest_first
 
@@ -60,6 +61,10 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             "retrievals_mean": _mean(r.get("retrievals") for r in rows),
             "energy_mean_j": _mean(r.get("energy_j") for r in rows),
             "energy_methods": sorted({r["energy_method"] for r in rows if r.get("energy_method")}),
+            # answers given as the short form of the model's sentence, and the F1 had they been given as written
+            "short_form_rate": 100 * _mean(float(bool(r.get("written_answer"))) for r in rows),
+            "f1_as_written": 100 * _mean(f1_score(r["written_answer"], r["gold_answers"]) if r.get("written_answer")
+                                         else r["f1"] for r in rows),
         }
         answerable = [r for r in rows if r["answerable"]]
         if len(answerable) < len(rows):  # SQuAD 2.0: report both halves

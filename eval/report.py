@@ -9,7 +9,10 @@ from eval.systems import System
 
 _ROWS = [
     ("Exact Match", "em", "{:.1f}"), ("F1", "f1", "{:.1f}"),
-    ("F1 (answerable)", "f1_answerable", "{:.1f}"), ("EM (unanswerable: abstained)", "em_unanswerable", "{:.1f}"),
+    ("F1 (answerable)", "f1_answerable", "{:.1f}"),
+    ("F1 had answers been given as written", "f1_as_written", "{:.1f}"),
+    ("Answers given in short form (%)", "short_form_rate", "{:.1f}"),
+    ("EM (unanswerable: abstained)", "em_unanswerable", "{:.1f}"),
     ("Recall@5", "recall@5", "{:.1f}"), ("Recall@10", "recall@10", "{:.1f}"),
     ("Precision@5", "precision@5", "{:.1f}"), ("MRR", "mrr", "{:.1f}"),
     ("Supporting-sentence recall", "supporting_sentence_recall", "{:.1f}"),

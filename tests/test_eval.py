@@ -164,6 +164,16 @@ class TestRunAndAggregate:
         extra = [{**rows[0], "id": "b"}, {**rows[0], "system": "adaptive"}]
         assert aggregate(rows + extra, ["baseline", "adaptive"])["questions"] == 1
 
+    def test_short_answers_are_counted_and_scored_as_written_too(self):
+        row = {"system": "baseline", "id": "a", "em": 1.0, "f1": 1.0, "latency_ms": 1, "input_tokens": 10,
+               "output_tokens": 1, "passages_in_prompt": 1, "corrected": False, "tier": "baseline", "answerable": True,
+               "gold_answers": ["Genoese traders"], "answer": "Genoese traders",
+               "written_answer": "It was brought by Genoese traders"}
+        plain = {**row, "id": "b", "written_answer": None, "f1": 0.0}
+        figures = aggregate([row, plain], ["baseline"])["systems"]["baseline"]
+        assert figures["short_form_rate"] == 50.0 and figures["f1"] == 50.0
+        assert figures["f1_as_written"] == pytest.approx(25.0)  # as written: P 2/6, R 1, F1 0.5; the other 0
+
     def test_answer_coverage(self, index):
         from eval.corpora import answer_coverage
 
