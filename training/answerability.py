@@ -37,7 +37,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel, fit_logistic
+from components.short_answer import short_answer
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
+from eval.metrics import exact_match, f1_score
+from pipeline.configuration import ANSWER_FORMS
 from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
 
@@ -169,7 +172,7 @@ def _fmt(value: float) -> str:
 
 
 def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing: Mapping[str, float],
-           source: str = "training/labels/answerability_runs_reranked.jsonl") -> str:
+           source: str = "training/labels/answerability_runs_reranked.jsonl", answer_form: str = "short") -> str:
     best = result["candidates"][result["pick"]]
     chosen = best["chosen"]
     never = best["table"][0]
@@ -184,7 +187,9 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
         f"(`{source}`). "
         f"{result['scored']} answers are scored; the others the model abstained on by itself.",
         "",
-        f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1}.",
+        f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1}, "
+        f"scored in the form the pipeline gives it (`answer_form` {answer_form}); the features are those of "
+        "the text as written.",
         "",
         "## Each feature alone (AUROC for right vs not, on train)",
         "",
@@ -264,18 +269,30 @@ def timing_figures(runs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
             "latency_p50_ms": float(np.median([r["latency_ms"] for r in runs]))}
 
 
+def as_given(run: Mapping[str, Any], answer_form: str) -> dict[str, Any]:
+    """A recorded answer scored as the pipeline gives it: with ``answer_form`` ``short``, the short
+    form of the text as written (:mod:`components.short_answer`; recorded before it existed, a run's
+    ``answer`` is that text). The features stay those of the text as written, as the check computes them."""
+    written = run.get("written_answer") or run["answer"]
+    if answer_form != "short" or run["answerability"]["by"] == "model" or not written:
+        return dict(run)
+    given = short_answer(run["question"], written)
+    return {**run, "answer": given, "em": exact_match(given, run["gold_answers"]), "f1": f1_score(given, run["gold_answers"])}
+
+
 def fit_command(args: argparse.Namespace) -> int:
     from components.storage import atomic_write_text
     from eval.runner import read_records
 
-    runs = [r for r in read_records(args.out) if r.get("answerability")]
+    runs = [as_given(r, args.answer_form) for r in read_records(args.out) if r.get("answerability")]
     if not runs:
         raise SystemExit(f"no recorded answers in {args.out}; run `python -m training.answerability run` first")
     start = time.perf_counter()
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added)
     args.report.mkdir(parents=True, exist_ok=True)
     result["model"].save(args.model_out)
-    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), shown_path(args.out)))
+    atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), shown_path(args.out),
+                                                          args.answer_form))
     plot_curve(result, args.report)
     summary = {"pick": result["pick"], "single_auroc": result["single"],
                **{name: {k: v for k, v in c.items() if k not in ("table", "curve")}
@@ -295,6 +312,8 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the coefficients (default 1)")
     fit_parser.add_argument("--max-time-added", type=float, default=5.0,
                             help="%% the check may add to the median time per question (default 5)")
+    fit_parser.add_argument("--answer-form", choices=ANSWER_FORMS, default="short",
+                            help="score the answers as this form gives them (default short, as the pipeline does)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
                             help=f"where the fitted model goes (default: {DEFAULT_MODEL})")
