@@ -5,7 +5,9 @@ import math
 import pytest
 
 from pipeline.configuration import RERANK_CANDIDATES
-from training.cascade import GRID, auroc, fit, fit_command, grid_pipeline, simulate
+import argparse
+
+from training.cascade import GRID, auroc, fit, fit_command, grid_pipeline, parse_grid, simulate
 
 
 def step(budget, prompt, evaluated, f1, prob, output=4, ms=1000.0, abstained=False):
@@ -150,6 +152,16 @@ def test_grid_pipeline_never_accepts_before_the_last_budget():
     assert pipeline.policy == "cascade" and pipeline.max_escalations == len(GRID) - 1
     assert [b.context_tokens for b in [pipeline.budget(pipeline.start_tier()), *pipeline.ladder(pipeline.start_tier())]] \
         == list(GRID)
+
+
+def test_a_grid_is_rising_budgets_then_all():
+    assert parse_grid("64, 96,128,ALL") == (64, 96, 128, None)
+    pipeline = grid_pipeline(parse_grid("64,96,all"))
+    assert [b.context_tokens for b in [pipeline.budget(pipeline.start_tier()), *pipeline.ladder(pipeline.start_tier())]] \
+        == [64, 96, None]
+    for bad in ("all,64", "96,64,all", "64,64,all", "64", "64,96", "0,all", "x,all", "64,all,all"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_grid(bad)
 
 
 def test_grid_pipeline_finishes_every_answer_in_the_way_asked():

@@ -78,6 +78,20 @@ def label(budget: int | None) -> str:
     return "all" if budget is None else str(budget)
 
 
+def parse_grid(text: str) -> tuple[int | None, ...]:
+    """``"64,96,128,all"`` as a grid: token budgets rising, then ``all`` (every passage), which must be last."""
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    try:
+        grid = tuple(None if p == "all" else int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a grid is token budgets and 'all', comma-separated; got {text!r}") from None
+    numbers = [b for b in grid if b is not None]
+    if (len(grid) < 2 or grid[-1] is not None or None in grid[:-1] or any(b < 1 for b in numbers)
+            or numbers != sorted(set(numbers))):
+        raise argparse.ArgumentTypeError(f"a grid is rising token budgets then 'all', at least two in all; got {text!r}")
+    return grid
+
+
 def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
     """One tier per grid budget, named so that they sort cheapest first, like the default tiers
     otherwise (the unlimited one like the top tier)."""
@@ -186,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
     layouts = [] if args.no_baselines else list(LAYOUTS)
     return record_answers(args, sets, lambda ctx, example: answer_question(
-        ctx, example, baselines=recorded.get((example.dataset, example.id)), layout=args.layout,
+        ctx, example, args.grid, baselines=recorded.get((example.dataset, example.id)), layout=args.layout,
         baseline_layouts=layouts, citation_markers=args.citation_markers))
 
 
@@ -602,6 +616,9 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--citation-markers", action="store_true",
                             help="let the model write its citation markers, as the runs recorded before session 16 did "
                                  "(default: the product's default, without)")
+    run_parser.add_argument("--grid", type=parse_grid, default=GRID,
+                            help="the evidence budgets, cheapest first, 'all' last (default: "
+                                 + ",".join(label(b) for b in GRID) + ")")
     run_parser.add_argument("--no-baselines", action="store_true",
                             help="record only the grid (its last budget is the baseline's evidence in --layout)")
     fit_parser.add_argument("--max-f1-loss", type=float, default=MAX_F1_LOSS,
