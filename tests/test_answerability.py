@@ -301,3 +301,25 @@ class TestAbstentionFigures:
         row = self.record(True, 1.0, False, 0.9)
         del row["answerability"]
         assert abstention_figures([row]) is None
+
+
+class TestRescore:
+    """eval.rescore replays a check on recorded answers."""
+
+    @staticmethod
+    def record(qid, answerable, support, prediction, golds, by="score"):
+        return {"system": "cascade", "id": qid, "answerable": answerable, "gold_answers": golds,
+                "prediction_unchecked": prediction, "prediction": prediction, "f1_unchecked": 0.0,
+                "answerability": {"by": by, "score": None, "features": {"support": support}}}
+
+    def test_a_check_replayed_withholds_the_answers_below_its_threshold(self):
+        from eval.rescore import rescored
+
+        records = [self.record("a", True, 1.0, "Paris", ["Paris"]),  # score 0.98: answered
+                   self.record("b", False, 0.0, "Lyon", []),  # score 0.02: withheld, right to abstain
+                   self.record("c", False, 0.0, "", [], by="model")]  # the model's own abstention stays
+        out = rescored(records, model())
+        assert [r["prediction"] for r in out] == ["Paris", "", ""]
+        assert [r["f1"] for r in out[:2]] == [1.0, 1.0] and out[1]["answerability"]["decision"] == "abstain"
+        assert out[2] == records[2]
+        assert [r["prediction"] for r in rescored(records, model(), threshold=0.99)] == ["", "", ""]

@@ -1,0 +1,65 @@
+"""Replay an answerability check on recorded answers, without running the pipeline again.
+
+Every benchmark record keeps the answer the check saw (``prediction_unchecked``) and the check's
+features, so another check (a refit model, another threshold) gives its figures on the same
+answers exactly: the check changes nothing upstream of it.
+
+    python -m eval.rescore docs/results/squad-dev-s18-short/records.jsonl [--model components/answerability.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from components.answerability import DEFAULT_MODEL, AnswerabilityModel
+from eval.aggregate import aggregate
+from eval.metrics import exact_match, f1_score
+
+
+def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
+             threshold: float | None = None) -> list[dict[str, Any]]:
+    """The records as ``model`` (at ``threshold``, else its own) would have checked them. Answers the
+    model itself abstained on, or the check could not score, keep their decision."""
+    threshold = model.threshold if threshold is None else threshold
+    out = []
+    for r in records:
+        check = r.get("answerability")
+        if not check or check["by"] != "score":
+            out.append(dict(r))
+            continue
+        score = model.score(check["features"])
+        prediction = "" if score < threshold else r["prediction_unchecked"]
+        out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
+                    "f1": f1_score(prediction, r["gold_answers"]),
+                    "answerability": {**check, "score": score, "threshold": threshold,
+                                      "decision": "abstain" if prediction == "" else "answer"}})
+    return out
+
+
+FIGURES = (("f1", "overall F1"), ("em", "overall EM"), ("f1_answerable", "answerable F1"),
+           ("unanswerable_abstained", "unanswerable abstained %"), ("false_abstention", "false abstentions %"),
+           ("answered", "answered %"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    from eval.runner import read_records
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("records", type=Path, help="a benchmark run's records.jsonl")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="answerability model (default: the shipped one)")
+    parser.add_argument("--threshold", type=float, default=None, help="abstain below this (default: the model's)")
+    args = parser.parse_args(argv)
+    records = read_records(args.records)
+    systems = list(dict.fromkeys(r["system"] for r in records))
+    summary = aggregate(rescored(records, AnswerabilityModel.load(args.model), args.threshold), systems)
+    table = {name: {key: round(summary["abstention"][name][key], 1) for key, _ in FIGURES
+                    if key in summary["abstention"][name]} for name in summary.get("abstention", {})}
+    print(json.dumps({"model": str(args.model), "threshold": args.threshold, "systems": table}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
