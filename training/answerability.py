@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     from training.labelling import record_answers
 
     system = System("cascade", "the shipped cascade, answers recorded unchecked", PipelineConfig(abstain_threshold=0.0))
-    return record_answers(args, SETS, lambda ctx, example: _kept(run_one(ctx, system, example)),
+    sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
+    return record_answers(args, sets, lambda ctx, example: _kept(run_one(ctx, system, example)),
                           prepare=lambda ctx: replace(ctx, answerability=recording_model()), answerability=None)
 
 
@@ -304,9 +305,12 @@ def fit_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser, _, fit_parser = run_fit_parser(
+    parser, run_parser, fit_parser = run_fit_parser(
         __doc__.split("\n\n")[0], RUNS_FILE, "answer the training questions, recording every feature (resumable)",
         "fit the model and its threshold from the recorded answers")
+    run_parser.add_argument("--size", type=int, default=None,
+                            help="questions per dataset, at most what its train split holds (default: "
+                                 + ", ".join(f"{s.dataset} {s.size}" for s in SETS) + ")")
     fit_parser.add_argument("--max-hotpot-loss", type=float, default=1.0,
                             help="HotpotQA train F1 points the threshold may lose to false abstentions (default 1)")
     fit_parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the coefficients (default 1)")
