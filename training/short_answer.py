@@ -21,6 +21,8 @@ from typing import Iterable, Sequence
 
 from components.short_answer import ShortAnswer
 from eval.metrics import f1_score
+from eval.runner import read_records
+from nodes.generate import is_abstention
 from training import answerability, cascade
 from training.cascade import shown_path
 
@@ -45,15 +47,13 @@ def answers(paths: Iterable[Path]) -> list[Answer]:
     model wrote them: a run's ``answer`` (its ``written_answer`` when it was cut), or each of its grid's."""
     found = []
     for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            run = json.loads(line)
+        for run in read_records(path):
             if not run["answerable"]:
                 continue
             given = [(path.name, run.get("written_answer") or run["answer"])] if "answer" in run else [
-                (f"{path.name} at {step['budget'] or 'all'}", step["answer"]) for step in run.get("grid", [])
-                if not step["abstained"]]
+                (f"{path.name} at {step['budget'] or 'all'}", step["answer"]) for step in run.get("grid", [])]
             found += [Answer(run["dataset"], source, run["question"], text, tuple(run["gold_answers"]))
-                      for source, text in given if text]
+                      for source, text in given if text and not is_abstention(text)]
     return found
 
 
