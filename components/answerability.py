@@ -35,12 +35,15 @@ FEATURES: Mapping[str, str] = {
     "self_check": "the model's probability of 'yes' when asked whether its answer is stated in the evidence",
     "self_check_question": "the model's probability of 'yes' when asked whether the evidence answers exactly "
                            "the question",
+    "sufficiency": "the sufficiency scorer's probability that the retrieved passages hold an answer to the question",
 }
 """Every feature a model may use, with what it measures. The self-checks (:data:`SELF_CHECKS`)
 each cost a short extra model call (a yes/no question appended to the evaluated prompt and
-answer); the others are free."""
+answer); ``sufficiency`` costs one pass of a small cross-encoder (:mod:`components.sufficiency`);
+the others are free."""
 
 SELF_CHECKS = ("self_check", "self_check_question")
+SUFFICIENCY = "sufficiency"
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
 """The model fit on the train splits that ships with the package."""
@@ -62,6 +65,11 @@ class AnswerabilityModel(LogisticModel):
     def self_checks(self) -> tuple[str, ...]:
         """The self-check calls scoring needs."""
         return tuple(f for f in self.features if f in SELF_CHECKS)
+
+    @property
+    def uses_sufficiency(self) -> bool:
+        """Whether scoring needs the sufficiency scorer."""
+        return SUFFICIENCY in self.features
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL) -> "AnswerabilityModel":

@@ -2,7 +2,9 @@
 
 Every benchmark record keeps the answer the check saw (``prediction_unchecked``) and the check's
 features, so another check (a refit model, another threshold) gives its figures on the same
-answers exactly: the check changes nothing upstream of it.
+answers exactly: the check changes nothing upstream of it. A model that uses the sufficiency scorer
+on runs recorded before it existed gets that feature computed from the record's question and
+passages (their texts looked up by id in the run's benchmark index, named by its ``summary.json``).
 
     python -m eval.rescore docs/results/squad-dev-s18-short/records.jsonl [--model components/answerability.json]
 """
@@ -12,9 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from components.answerability import DEFAULT_MODEL, AnswerabilityModel
+from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
 
@@ -39,6 +41,40 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
     return out
 
 
+def with_sufficiency(records: Sequence[Mapping[str, Any]], score: Callable[[str, list[str]], float],
+                     text: Callable[[str, str], str]) -> list[dict[str, Any]]:
+    """The records, each scored check given the :data:`SUFFICIENCY` feature where it lacks it:
+    ``score(question, passage texts)``, the texts from ``text(dataset, passage id)``."""
+    out = []
+    for r in records:
+        check = r.get("answerability")
+        if not check or check["by"] != "score" or SUFFICIENCY in check["features"]:
+            out.append(dict(r))
+            continue
+        value = score(r["question"], [text(r["dataset"], p["id"]) for p in r.get("passages") or []])
+        out.append({**r, "answerability": {**check, "features": {**check["features"], SUFFICIENCY: value}}})
+    return out
+
+
+def index_texts(run_dir: Path, data_dir: str | None = None) -> Callable[[str, str], str]:
+    """Passage texts by (dataset, id) from the benchmark index of the run in ``run_dir`` (its split
+    from ``summary.json``), loaded on first use."""
+    from components.embedder import Embedder
+    from eval.corpora import benchmark_index
+
+    meta = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["meta"]
+    indexes: dict[str, Any] = {}
+
+    def text(dataset: str, passage_id: str) -> str:
+        if dataset not in indexes:
+            embedder = Embedder()
+            embedder.warm_up()
+            indexes[dataset] = benchmark_index(dataset, meta["split"], embedder, data_dir)
+        return indexes[dataset].passage(passage_id).text
+
+    return text
+
+
 FIGURES = (("f1", "overall F1"), ("em", "overall EM"), ("f1_answerable", "answerable F1"),
            ("unanswerable_abstained", "unanswerable abstained %"), ("false_abstention", "false abstentions %"),
            ("answered", "answered %"))
@@ -51,10 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("records", type=Path, help="a benchmark run's records.jsonl")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="answerability model (default: the shipped one)")
     parser.add_argument("--threshold", type=float, default=None, help="abstain below this (default: the model's)")
+    parser.add_argument("--sufficiency", type=Path, default=None,
+                        help="the sufficiency scorer, when the model uses it (default: the shipped one)")
+    parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     args = parser.parse_args(argv)
     records = read_records(args.records)
+    model = AnswerabilityModel.load(args.model)
+    if model.uses_sufficiency:
+        from components.sufficiency import DEFAULT_SCORER, SufficiencyScorer
+
+        scorer = SufficiencyScorer(args.sufficiency or DEFAULT_SCORER)
+        records = with_sufficiency(records, scorer.score, index_texts(args.records.parent, args.data_dir))
     systems = list(dict.fromkeys(r["system"] for r in records))
-    summary = aggregate(rescored(records, AnswerabilityModel.load(args.model), args.threshold), systems)
+    summary = aggregate(rescored(records, model, args.threshold), systems)
     table = {name: {key: round(summary["abstention"][name][key], 1) for key, _ in FIGURES
                     if key in summary["abstention"][name]} for name in summary.get("abstention", {})}
     print(json.dumps({"model": str(args.model), "threshold": args.threshold, "systems": table}, indent=2))

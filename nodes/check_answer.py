@@ -5,7 +5,9 @@ Runs once, after the cascade has accepted an answer. The answerability model
 the answer is right from signals that cost nothing more: the answer's token confidence, the
 probability the model gave to starting its abstention instead, whether the evidence holds the
 answer's words, how much of the question the passage holding the answer covers, and the
-retrieval scores. A model that uses a self-check also asks the generator, on the prompt and
+retrieval scores. A model that uses the sufficiency scorer (:mod:`components.sufficiency`) also
+has a small cross-encoder read the question with the retrieved passages: one pass, a few tens of
+milliseconds on CPU. A model that uses a self-check also asks the generator, on the prompt and
 answer it has just evaluated, a yes/no question (does the evidence state the answer; does it
 answer exactly this question): a few new tokens and one generated token each.
 
@@ -26,6 +28,7 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
+from components.answerability import SUFFICIENCY
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
 from components.short_answer import short_answer
@@ -100,7 +103,13 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         check["reason"] = "closed book: no evidence to check the answer against"
     elif features is None:
         check["reason"] = "the generator reports no token probabilities"
+    elif ctx.answerability.uses_sufficiency and ctx.sufficiency is None:
+        check["reason"] = "the answerability model needs the sufficiency scorer, and none is loaded"
     else:
+        if ctx.answerability.uses_sufficiency and ctx.sufficiency is not None:
+            start = time.perf_counter()
+            features[SUFFICIENCY] = ctx.sufficiency.score(question, [p["text"] for p in state.get("passages") or []])
+            check["sufficiency_ms"] = (time.perf_counter() - start) * 1000.0
         start = time.perf_counter()
         for name in ctx.answerability.self_checks:
             reply = ctx.generator.invoke(

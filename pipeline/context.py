@@ -25,6 +25,7 @@ from components.probe_router import DEFAULT_PROBE_ROUTER, ProbeRouter
 from components.query_cache import QueryCache
 from components.retrieval_gate import DEFAULT_GATE, RetrievalGate
 from components.reranker import Reranker, load_reranker
+from components.sufficiency import DEFAULT_SCORER, SufficiencyScorer
 from pipeline.configuration import ConfigurationError, PipelineConfig
 from router.model import DEFAULT_WEIGHTS, TierRouter
 
@@ -45,6 +46,7 @@ class ResourceConfig:
     reranker: str | None = None  # None: the offline hybrid reranker
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
+    sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it
     retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
     probe_router: Path | None = DEFAULT_PROBE_ROUTER  # the router that sees the retrieval; None: that policy is unavailable
     query_cache: str | None = None  # a SQLite file (or ":memory:") for the query cache; None: no cache
@@ -79,6 +81,7 @@ class RAGContext:
     retrieval_gate: RetrievalGate | None = None  # None: the retrieve-or-not policy is unavailable
     query_cache: QueryCache | None = None  # None: every question is answered afresh
     probe_router: ProbeRouter | None = None  # None: the probe-router policy is unavailable
+    sufficiency: SufficiencyScorer | None = None  # None: an answerability model that needs it leaves answers unchecked
     energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
@@ -109,6 +112,12 @@ class RAGContext:
             router = TierRouter.load(resources.router, embedder=embedder.name, dimension=embedder.dimension)
             router.check_tiers(list((pipeline or PipelineConfig()).tiers))
         answerability = AnswerabilityModel.load(resources.answerability) if resources.answerability else None
+        sufficiency = None
+        if answerability is not None and answerability.uses_sufficiency:
+            if resources.sufficiency is None:
+                raise ConfigurationError(f"the answerability model {resources.answerability} uses the sufficiency "
+                                         "scorer, and none is configured")
+            sufficiency = SufficiencyScorer(resources.sufficiency)
         gate = RetrievalGate.load(resources.retrieval_gate) if resources.retrieval_gate else None
         if gate is not None and gate.dimension not in (0, embedder.dimension):
             raise ConfigurationError(f"the retrieve-or-not gate reads {gate.dimension}-d embeddings, "
@@ -124,8 +133,10 @@ class RAGContext:
         reranker.warm_up()
         generator = load_chat_model(resources.model, n_threads=resources.n_threads, n_ctx=resources.n_ctx)
         generator.warm_up()
+        if sufficiency is not None:
+            sufficiency.warm_up()
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
-                   gate, query_cache, probe_router)
+                   gate, query_cache, probe_router, sufficiency)
 
     @property
     def model_name(self) -> str | None:

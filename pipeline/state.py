@@ -251,6 +251,7 @@ class AnswerabilityTrace(TypedDict):
     features: dict[str, float]  # what the score was computed from
     withheld_answer: NotRequired[str]  # the answer not given, when the score abstained
     self_check_ms: NotRequired[float]  # the self-check call, when the model uses it
+    sufficiency_ms: NotRequired[float]  # the sufficiency scorer's pass, when the model uses it
     reason: NotRequired[str]  # why it was unchecked
 
 

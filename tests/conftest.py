@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -70,9 +71,20 @@ def ctx(embedder, index, tiny_generator):
     from router.model import TierRouter
 
     router = TierRouter.load(embedder=embedder.name, dimension=embedder.dimension)
+    answerability = AnswerabilityModel.load()
     return RAGContext(embedder=embedder, index=index, reranker=HybridReranker(), generator=tiny_generator,
                       pipeline=PipelineConfig(policy="fixed", tiers=THESIS_TIERS), router=router,
-                      answerability=AnswerabilityModel.load())
+                      answerability=answerability, sufficiency=sufficiency_scorer() if answerability.uses_sufficiency else None)
+
+
+@functools.cache
+def sufficiency_scorer():
+    """The shipped sufficiency scorer, loaded once per test process."""
+    from components.sufficiency import SufficiencyScorer
+
+    scorer = SufficiencyScorer()
+    scorer.warm_up()
+    return scorer
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 from langgraph.runtime import Runtime
 
-from components.answerability import (DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel,
+from components.answerability import (DEFAULT_MODEL, FEATURES, SELF_CHECKS, SUFFICIENCY, AnswerabilityModel,
                                       AnswerabilityModelError, fit_logistic)
 from nodes.check_answer import answer_features, check_answer, yes_share
 from nodes.generate import opening_prob
@@ -108,7 +108,7 @@ class TestSignals:
                     {"n": 2, "title": "Paris", "text": "Paris is the capital of France."}]
         passages = [{"score": 0.7}, {"score": 0.5}]
         f = answer_features("What is the capital city of France?", "Paris", step, evidence, passages, True)
-        assert set(f) == set(FEATURES) - set(SELF_CHECKS)
+        assert set(f) == set(FEATURES) - set(SELF_CHECKS) - {SUFFICIENCY}
         assert f["question_in_evidence"] == pytest.approx(2 / 3) and f["question_words_missing"] == 1.0  # city
         assert f["answer_in_question"] == 0.0
         assert f["support"] == 1.0 and f["escalated"] == 1.0 and f["abstain_prob"] == 0.1
@@ -130,7 +130,8 @@ class TestCheckAnswer:
     def state(self, threshold=None, abstained=False, evidence=EVIDENCE):
         step = {**self.STEP, "abstained": abstained}
         return {"question": "What is the capital of France?", "answer": step["answer"], "steps": [step],
-                "citations": [self.CITATION], "evidence": evidence, "passages": [{"id": "p1", "score": 0.7}],
+                "citations": [self.CITATION], "evidence": evidence,
+                "passages": [{"id": "p1", "score": 0.7, "text": "Paris is the capital of France."}],
                 "settings": {"abstain_threshold": threshold, "layout": "question_first"}, "escalations": 0}
 
     def runtime(self, ctx, m):
@@ -200,7 +201,12 @@ class TestCheckAnswer:
         assert "written_answer" not in out["trace"]  # nothing was given
 
     def test_the_recording_model_never_abstains_at_zero(self, ctx):
-        out = check_answer(self.state(threshold=0.0), self.runtime(ctx, recording_model()))
+        class Scorer:
+            def score(self, question, passages):
+                return 0.5
+
+        runtime = Runtime(context=replace(ctx, answerability=recording_model(), sufficiency=Scorer()))
+        out = check_answer(self.state(threshold=0.0), runtime)
         check = out["trace"]["answerability"]
         assert check["score"] == 0.5 and check["decision"] == "answer" and set(check["features"]) == set(FEATURES)
 
@@ -259,7 +265,8 @@ class TestFitting:
         if not RUNS_FILE.is_file():
             pytest.skip(f"{RUNS_FILE} not recorded yet")
         first = json.loads(RUNS_FILE.read_text(encoding="utf-8").splitlines()[0])
-        assert set(first["answerability"]["features"]) == set(FEATURES)
+        # recorded before the sufficiency scorer existed: its feature is added when the check is fit
+        assert set(first["answerability"]["features"]) | {SUFFICIENCY} == set(FEATURES)
 
 
 class TestAbstentionFigures:

@@ -36,8 +36,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, AnswerabilityModel, fit_logistic
+from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, SUFFICIENCY, AnswerabilityModel, fit_logistic
 from components.short_answer import short_answer
+from components.sufficiency import DEFAULT_SCORER
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
 from eval.metrics import exact_match, f1_score
 from pipeline.configuration import ANSWER_FORMS
@@ -49,7 +50,7 @@ RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_rer
 """The shipped check's training answers: the cascade of session 17 (the reranker's best five of ten
 passages, Medium then Hard). ``answerability_runs.jsonl`` holds session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
-FREE = tuple(f for f in FEATURES if f not in SELF_CHECKS)
+FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY))
 FOLDS = 5
 
 
@@ -74,10 +75,15 @@ def run(args: argparse.Namespace) -> int:
     from pipeline.configuration import PipelineConfig
     from training.labelling import record_answers
 
+    from components.sufficiency import SufficiencyScorer
+
     system = System("cascade", "the shipped cascade, answers recorded unchecked", PipelineConfig(abstain_threshold=0.0))
     sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
+    scorer = SufficiencyScorer()
+    scorer.warm_up()
     return record_answers(args, sets, lambda ctx, example: _kept(run_one(ctx, system, example)),
-                          prepare=lambda ctx: replace(ctx, answerability=recording_model()), answerability=None)
+                          prepare=lambda ctx: replace(ctx, answerability=recording_model(), sufficiency=scorer),
+                          answerability=None)
 
 
 # ---- fitting, from the recorded runs only ----
@@ -126,12 +132,24 @@ def choose(table: Sequence[Mapping[str, float]], max_hotpot_loss: float) -> Mapp
     return max(allowed, key=lambda row: (round(row["squad_f1"], 9), -row["threshold"]))
 
 
-def time_added(runs: Sequence[Mapping[str, Any]], checks: int) -> float:
-    """The median time per question added by ``checks`` self-check calls (% of the median without
-    any), from the recording run, where every question made all of them."""
+def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool = False) -> float:
+    """The median time per question added by ``checks`` self-check calls and, with ``sufficiency``,
+    the sufficiency scorer's pass (% of the median without any), from the recording run, where every
+    question made all the self-check calls (the scorer's time is measured when its feature is added)."""
     each = [r["answerability"].get("self_check_ms", 0.0) / len(SELF_CHECKS) for r in runs]
+    scorer = [r["answerability"].get("sufficiency_ms", 0.0) if sufficiency else 0.0 for r in runs]
     without = [r["latency_ms"] - e * len(SELF_CHECKS) for r, e in zip(runs, each, strict=True)]
-    return 100 * (float(np.median([w + e * checks for w, e in zip(without, each, strict=True)])) / float(np.median(without)) - 1)
+    return 100 * (float(np.median([w + e * checks + t for w, e, t in zip(without, each, scorer, strict=True)]))
+                  / float(np.median(without)) - 1)
+
+
+def candidate_extras(scored: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
+    """The features a candidate model adds to the free ones: none, each self-check, both, and, when
+    every scored answer has it, the sufficiency scorer alone and with the self-checks."""
+    extras: list[tuple[str, ...]] = [(), *((c,) for c in SELF_CHECKS), SELF_CHECKS]
+    if scored and all(SUFFICIENCY in r["answerability"]["features"] for r in scored):
+        extras += [(SUFFICIENCY,), (SUFFICIENCY, *SELF_CHECKS)]
+    return extras
 
 
 def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float) -> dict[str, Any]:
@@ -141,20 +159,23 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
     single = {f: auroc([r["answerability"]["features"][f] for r in scored], labels)
               for f in FEATURES if all(f in r["answerability"]["features"] for r in scored)}
     candidates = {}
-    for checks in ((), *((c,) for c in SELF_CHECKS), SELF_CHECKS):
-        name = "+".join(("free", *checks))
-        features = (*FREE, *checks)
+    for extra in candidate_extras(scored):
+        checks = tuple(f for f in extra if f in SELF_CHECKS)
+        name = "+".join(("free", *extra))
+        features = (*FREE, *extra)
         oof = out_of_fold(scored, features, l2)
         by_position = {positions[id(r)]: float(s) for r, s in zip(scored, oof, strict=True)}
         table = sweep(runs, by_position)
         chosen = choose(table, max_hotpot_loss)
         curve = risk_coverage([(score, is_right(runs[i])) for i, score in by_position.items()])
         candidates[name] = {"features": list(features), "checks": len(checks), "auroc": auroc(list(oof), labels),
-                            "time_added": time_added(runs, len(checks)), "table": table, "chosen": dict(chosen),
+                            "time_added": time_added(runs, len(checks), SUFFICIENCY in extra), "table": table,
+                            "chosen": dict(chosen),
                             "curve": curve}
     # a self-check costs a model call: only candidates within the time budget may be chosen
     eligible = [n for n, c in candidates.items() if c["time_added"] <= max_time_added]
-    pick = max(eligible, key=lambda n: (candidates[n]["chosen"]["squad_f1"], -candidates[n]["checks"]))
+    pick = max(eligible, key=lambda n: (candidates[n]["chosen"]["squad_f1"], -candidates[n]["checks"],
+                                        -len(candidates[n]["features"])))
     best = candidates[pick]
     final = fit_logistic([[r["answerability"]["features"][f] for f in best["features"]] for r in scored],
                          [int(x) for x in labels], best["features"], l2=l2, metadata={
@@ -281,13 +302,36 @@ def as_given(run: Mapping[str, Any], answer_form: str) -> dict[str, Any]:
     return {**run, "answer": given, "em": exact_match(given, run["gold_answers"]), "f1": f1_score(given, run["gold_answers"])}
 
 
+def with_sufficiency(runs: Sequence[Mapping[str, Any]], scorer, data_dir: str | None = None) -> list[dict[str, Any]]:
+    """The runs with ``scorer``'s :data:`SUFFICIENCY` feature (and its time, ``sufficiency_ms``) on
+    the five passages the shipped cascade keeps for each question, retrieved again from the train
+    benchmark index (what ``check_answer`` reads; the recorded runs predate the scorer)."""
+    from eval.datasets import load
+    from training.sufficiency import kept_passages
+
+    out = [dict(r) for r in runs]
+    for dataset in sorted({r["dataset"] for r in out}):
+        items = [r for r in out if r["dataset"] == dataset]
+        examples = {e.id: e for e in load(dataset, "train", data_dir)}
+        for r, passages in zip(items, kept_passages([examples[r["id"]] for r in items], dataset, "train", data_dir),
+                               strict=True):
+            start = time.perf_counter()
+            score = scorer.score(r["question"], passages)
+            r["answerability"] = {**r["answerability"], "features": {**r["answerability"]["features"], SUFFICIENCY: score},
+                                  "sufficiency_ms": (time.perf_counter() - start) * 1000.0}
+    return out
+
+
 def fit_command(args: argparse.Namespace) -> int:
     from components.storage import atomic_write_text
+    from components.sufficiency import SufficiencyScorer
     from eval.runner import read_records
 
     runs = [as_given(r, args.answer_form) for r in read_records(args.out) if r.get("answerability")]
     if not runs:
         raise SystemExit(f"no recorded answers in {args.out}; run `python -m training.answerability run` first")
+    if args.sufficiency is not None:
+        runs = with_sufficiency(runs, SufficiencyScorer(args.sufficiency), args.data_dir)
     start = time.perf_counter()
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added)
     args.report.mkdir(parents=True, exist_ok=True)
@@ -318,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
                             help="%% the check may add to the median time per question (default 5)")
     fit_parser.add_argument("--answer-form", choices=ANSWER_FORMS, default="short",
                             help="score the answers as this form gives them (default short, as the pipeline does)")
+    fit_parser.add_argument("--sufficiency", type=lambda v: None if v == "none" else Path(v), default=DEFAULT_SCORER,
+                            help="the sufficiency scorer whose feature the candidates may use ('none': leave it out; "
+                                 f"default: {DEFAULT_SCORER})")
+    fit_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
                             help=f"where the fitted model goes (default: {DEFAULT_MODEL})")
