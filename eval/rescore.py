@@ -63,12 +63,11 @@ def index_texts(run_dir: Path, data_dir: str | None = None) -> Callable[[str, st
     from eval.corpora import benchmark_index
 
     meta = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["meta"]
+    embedder = Embedder()  # loads on the first index, once
     indexes: dict[str, Any] = {}
 
     def text(dataset: str, passage_id: str) -> str:
         if dataset not in indexes:
-            embedder = Embedder()
-            embedder.warm_up()
             indexes[dataset] = benchmark_index(dataset, meta["split"], embedder, data_dir)
         return indexes[dataset].passage(passage_id).text
 

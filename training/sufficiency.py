@@ -19,6 +19,7 @@ decay), batches of 16, seeded. Nothing here looks at a dev question.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import time
@@ -43,20 +44,33 @@ def holds_answer(answers: Sequence[str], passages: Sequence[str]) -> bool:
     return any(g in normalize_answer(p) for p in passages for g in golds)
 
 
-def kept_passages(examples, dataset: str, split: str, root: str | None = None) -> list[list[str]]:
-    """The five passage texts the shipped cascade keeps for each example (the reranker's best five of
-    the dense top :data:`pipeline.configuration.RERANK_CANDIDATES`)."""
+@functools.cache
+def _embedder():
     from components.embedder import Embedder
-    from components.reranker import HybridReranker
-    from eval.corpora import benchmark_index
-    from pipeline.configuration import RERANK_CANDIDATES
-    from training.rerank import kept_five
 
     embedder = Embedder()
     embedder.warm_up()
-    index = benchmark_index(dataset, split, embedder, root)
+    return embedder
+
+
+@functools.cache
+def _index(dataset: str, split: str, root: str | None):
+    from eval.corpora import benchmark_index
+
+    index = benchmark_index(dataset, split, _embedder(), root)
     index.warm_up()
-    reranker = HybridReranker()
+    return index
+
+
+def kept_passages(examples, dataset: str, split: str, root: str | None = None) -> list[list[str]]:
+    """The five passage texts the shipped cascade keeps for each example (the reranker's best five of
+    the dense top :data:`pipeline.configuration.RERANK_CANDIDATES`). The embedder and each benchmark
+    index load once per process."""
+    from components.reranker import HybridReranker
+    from pipeline.configuration import RERANK_CANDIDATES
+    from training.rerank import kept_five
+
+    embedder, index, reranker = _embedder(), _index(dataset, split, root), HybridReranker()
     return [[p.text for p in kept_five(e.question, index.search(embedder.embed_query(e.question), RERANK_CANDIDATES),
                                        RERANK_CANDIDATES, reranker)] for e in examples]
 
