@@ -249,6 +249,25 @@ class TestFitting:
         # abstaining below 0.8 drops the wrong HotpotQA answer (no loss) and the unanswerable SQuAD one (a gain)
         assert 0.2 < chosen["threshold"] <= 0.8 and chosen["squad_f1"] == 100.0 and chosen["hotpotqa_f1"] == 50.0
 
+    def test_the_hotpotqa_loss_is_bounded_over_bootstrap_resamples(self):
+        # 20 HotpotQA answers, 4 right; abstaining below 0.5 drops one right answer (5 points) and 4 wrong ones
+        runs = [{"dataset": "squad", "answerable": False, "f1": 0.0, "answerability": {"by": "score"}}]
+        runs += [{"dataset": "hotpotqa", "answerable": True, "f1": 1.0 if i < 4 else 0.0, "answerability": {"by": "score"}}
+                 for i in range(20)]
+        # the unanswerable SQuAD question scores low with them: only a threshold above 0.3 gains it
+        scores = {0: 0.3, **{1 + i: (0.3 if i in (0, 4, 5, 6, 7) else 0.9) for i in range(20)}}
+        point = sweep(runs, scores)
+        bounded = sweep(runs, scores, confidence=0.9)
+        assert "hotpotqa_loss_bound" not in point[0]
+        assert bounded[0]["hotpotqa_loss_bound"] == 0.0  # threshold 0 loses nothing on any resample
+        at_half = next(row for row in bounded if row["threshold"] == 0.9)  # abstains on the five scored 0.3
+        assert point[0]["hotpotqa_f1"] - next(r for r in point if r["threshold"] == 0.9)["hotpotqa_f1"] == pytest.approx(5.0)
+        # the loss on a resample is 5 points times the dropped answer's copies: its 90% quantile is above 5
+        assert at_half["hotpotqa_loss_bound"] >= 10.0 - 1e-9
+        assert choose(point, max_hotpot_loss=6.0)["threshold"] == 0.9  # the point estimate allows dropping it
+        assert choose(bounded, max_hotpot_loss=6.0)["threshold"] == 0.0  # the bound does not
+        assert sweep(runs, scores, confidence=0.9) == bounded  # seeded
+
     def test_risk_coverage(self):
         curve = risk_coverage([(0.9, True), (0.2, False), (0.8, True), (0.1, False)])
         assert [c for c, _ in curve] == [25.0, 50.0, 75.0, 100.0]

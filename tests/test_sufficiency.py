@@ -185,3 +185,40 @@ class TestFitAndRescore:
         assert out[1] == records[1] and out[2] == records[2]
         assert scorer.read == [(CAPITAL, ["Paris is the capital of France.", "Lyon is a city."])]
         assert "answerability" in records[0] and SUFFICIENCY not in records[0]["answerability"]["features"]  # not mutated
+
+    def test_cross_fitted_scores_replace_the_recorded_feature_and_its_time(self):
+        from training.answerability import with_scores
+
+        runs = [{"id": "q1", **self.run({"support": 1.0, SUFFICIENCY: 0.99})}, {"id": "q2", **self.run({})}]
+        out = with_scores(runs, {"q1": 0.2, "q2": 0.7, "other": 0.5}, score_ms=30.0)
+        assert [r["answerability"]["features"].get(SUFFICIENCY) for r in out] == [0.2, 0.7]
+        assert out[0]["answerability"]["features"]["support"] == 1.0
+        assert all(r["answerability"]["sufficiency_ms"] == 30.0 for r in out)
+        assert runs[0]["answerability"]["features"][SUFFICIENCY] == 0.99  # not mutated
+
+    def test_a_question_without_a_cross_fitted_score_stops_the_fit(self, tmp_path):
+        from training.answerability import read_scores, with_scores
+
+        with pytest.raises(SystemExit, match="1 recorded questions have no cross-fitted"):
+            with_scores([{"id": "q1", **self.run({})}], {}, score_ms=30.0)
+        with pytest.raises(SystemExit, match="--cross-fit 2"):
+            read_scores(tmp_path / "absent.jsonl")
+        path = tmp_path / "scores.jsonl"
+        path.write_text('{"id": "q1", "dataset": "squad", "fold": 0, "sufficiency": 0.25}\n', encoding="utf-8")
+        assert read_scores(path) == {"q1": 0.25}
+
+    def test_article_folds_deal_every_article_to_one_fold(self):
+        from training.sufficiency import article_folds
+
+        titles = ["Normans", "Amazon", "Normans", "Oxygen", "Victoria", "Amazon"]
+        folds = article_folds(titles, 2)
+        assert folds == {"Amazon": 0, "Normans": 1, "Oxygen": 0, "Victoria": 1}
+        assert article_folds(list(reversed(titles)), 2) == folds  # order-free
+        assert set(article_folds(titles, 3).values()) == {0, 1, 2}
+
+    def test_a_single_fold_is_refused(self, capsys):
+        from training.sufficiency import main
+
+        with pytest.raises(SystemExit):
+            main(["--cross-fit", "1"])
+        assert "at least 2 folds" in capsys.readouterr().err

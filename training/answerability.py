@@ -44,6 +44,7 @@ from eval.metrics import exact_match, f1_score
 from pipeline.configuration import ANSWER_FORMS
 from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
+from training.sufficiency import CROSS_FIT
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_reranked.jsonl"
@@ -52,6 +53,8 @@ passages, Medium then Hard). ``answerability_runs.jsonl`` holds session 12's, th
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
 FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY))
 FOLDS = 5
+LOSS_CONFIDENCE = 0.9
+"""The HotpotQA loss a threshold may cause is bounded at this bootstrap quantile (:func:`sweep`)."""
 
 
 def recording_model() -> AnswerabilityModel:
@@ -106,29 +109,48 @@ def out_of_fold(runs: Sequence[Mapping[str, Any]], features: Sequence[str], l2: 
     return scores
 
 
-def sweep(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float]) -> list[dict[str, float]]:
+def sweep(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], confidence: float = 0.0,
+          resamples: int = 1000, seed: int = 0) -> list[dict[str, float]]:
     """Per-dataset F1 and abstention figures at each candidate threshold (the distinct scores and
     0). ``scores`` maps a run's position to its score; runs without one are never abstained by the
-    score (the model's own abstentions stay abstentions)."""
+    score (the model's own abstentions stay abstentions).
+
+    With ``confidence`` (in (0, 1)), each row also gives ``<dataset>_loss_bound``: the
+    ``confidence`` quantile of the F1 points the threshold loses to never abstaining, over
+    ``resamples`` paired bootstrap resamples of the dataset's questions (the same resamples for every
+    threshold). A train sample of 200 questions holds few right answers, so its point estimate of a
+    small loss is noisy; the bound is what the loss stays under on most samples of that size."""
     candidates = sorted({0.0, *scores.values()})
+    rng = np.random.default_rng(seed)
+    per_dataset = {}
+    for dataset in sorted({r["dataset"] for r in runs}):
+        items = [(i, r) for i, r in enumerate(runs) if r["dataset"] == dataset]
+        weights = (rng.multinomial(len(items), [1 / len(items)] * len(items), size=resamples) / len(items)
+                   if confidence else None)
+        per_dataset[dataset] = (items, weights)
     table = []
+    never: dict[str, np.ndarray] = {}
     for threshold in candidates:
         row: dict[str, float] = {"threshold": threshold}
-        for dataset in sorted({r["dataset"] for r in runs}):
-            items = [(i, r) for i, r in enumerate(runs) if r["dataset"] == dataset]
-            abstains = [(r, r["answerability"]["by"] == "model" or (i in scores and scores[i] < threshold))
-                        for i, r in items]
-            row[f"{dataset}_f1"] = 100 * float(np.mean([abstention_f1(r, a) for r, a in abstains]))
-            row[f"{dataset}_answered"] = 100 * float(np.mean([not a for _, a in abstains]))
+        for dataset, (items, weights) in per_dataset.items():
+            abstains = [r["answerability"]["by"] == "model" or (i in scores and scores[i] < threshold) for i, r in items]
+            f1 = np.array([abstention_f1(r, a) for (_, r), a in zip(items, abstains, strict=True)])
+            never.setdefault(dataset, f1)
+            row[f"{dataset}_f1"] = 100 * float(f1.mean())
+            row[f"{dataset}_answered"] = 100 * float(np.mean([not a for a in abstains]))
+            if weights is not None:
+                row[f"{dataset}_loss_bound"] = 100 * float(np.quantile(weights @ (never[dataset] - f1), confidence))
         table.append(row)
     return table
 
 
 def choose(table: Sequence[Mapping[str, float]], max_hotpot_loss: float) -> Mapping[str, float]:
     """The threshold with the best SQuAD train F1 among those losing at most ``max_hotpot_loss``
-    HotpotQA train F1 points to the never-abstaining threshold; the lowest such on ties."""
+    HotpotQA train F1 points to the never-abstaining threshold (by the bootstrap bound where the
+    table has one, else the point estimate); the lowest such on ties."""
     never = table[0]
-    allowed = [row for row in table if row["hotpotqa_f1"] >= never["hotpotqa_f1"] - max_hotpot_loss]
+    allowed = [row for row in table
+               if row.get("hotpotqa_loss_bound", never["hotpotqa_f1"] - row["hotpotqa_f1"]) <= max_hotpot_loss]
     return max(allowed, key=lambda row: (round(row["squad_f1"], 9), -row["threshold"]))
 
 
@@ -152,7 +174,8 @@ def candidate_extras(scored: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...
     return extras
 
 
-def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float) -> dict[str, Any]:
+def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float,
+        confidence: float = LOSS_CONFIDENCE) -> dict[str, Any]:
     scored = checked(runs)
     positions = {id(r): i for i, r in enumerate(runs)}
     labels = [is_right(r) for r in scored]
@@ -165,7 +188,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
         features = (*FREE, *extra)
         oof = out_of_fold(scored, features, l2)
         by_position = {positions[id(r)]: float(s) for r, s in zip(scored, oof, strict=True)}
-        table = sweep(runs, by_position)
+        table = sweep(runs, by_position, confidence)
         chosen = choose(table, max_hotpot_loss)
         curve = risk_coverage([(score, is_right(runs[i])) for i, score in by_position.items()])
         candidates[name] = {"features": list(features), "checks": len(checks), "auroc": auroc(list(oof), labels),
@@ -183,10 +206,11 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                              "questions": len(runs), "scored_answers": len(scored),
                              "label": f"answerable and token F1 >= {CORRECT_F1}",
                              "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
-                             "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
-                             "command": "python -m training.answerability fit"})
+                             "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
+                             "max_time_added": max_time_added, "command": "python -m training.answerability fit"})
     return {"single": single, "candidates": candidates, "pick": pick, "model": final, "runs": len(runs),
-            "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added}
+            "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
+            "confidence": confidence}
 
 
 def _fmt(value: float) -> str:
@@ -232,10 +256,17 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
         lines.append(f"| {name} | {_fmt(c['auroc'])} | {ch['threshold']:.3f} | {ch['squad_f1']:.1f} | "
                      f"{ch['hotpotqa_f1']:.1f} | {ch['squad_answered']:.0f}% | {ch['hotpotqa_answered']:.0f}% | "
                      f"{c['time_added']:.1f}% |")
+    if result.get("sufficiency_source"):
+        lines += ["", f"The `{SUFFICIENCY}` feature of the training answers comes from {result['sufficiency_source']}"
+                  + (": each question scored by a scorer trained on the other train articles (`python -m training.sufficiency "
+                     "--cross-fit 2`), as the shipped scorer will score questions of articles it never saw."
+                     if "cross_fit" in result["sufficiency_source"] else ".")]
     lines += ["", f"Never abstaining (threshold 0): SQuAD train F1 {never['squad_f1']:.1f}, "
               f"HotpotQA train F1 {never['hotpotqa_f1']:.1f}.", "",
               f"**Chosen: `{result['pick']}`**, threshold **{chosen['threshold']:.3f}** (the best SQuAD train F1 that "
-              f"loses at most {result['max_hotpot_loss']} HotpotQA train F1 points), among the candidates that add at most "
+              f"loses at most {result['max_hotpot_loss']} HotpotQA train F1 points"
+              + (f" in {100 * result['confidence']:.0f}% of bootstrap resamples of its questions" if result["confidence"] else "")
+              + f"), among the candidates that add at most "
               f"{result['max_time_added']}% to the median time per question: each self-check is a model call of a few "
               "dozen prompt tokens.",
               "", f"Time on the training run: the check took {timing['check_p50_ms']:.0f} ms at the median "
@@ -249,14 +280,15 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
         lines.append(f"| `{f}` | {c:+.3f} |")
     lines += [f"| intercept | {model.intercept:+.3f} |", "",
               "## Thresholds (out-of-fold scores of the chosen features)", "",
-              "| threshold | SQuAD F1 | SQuAD answered | HotpotQA F1 | HotpotQA answered |",
-              "| --- | --- | --- | --- | --- |"]
+              "| threshold | SQuAD F1 | SQuAD answered | HotpotQA F1 | HotpotQA answered | HotpotQA loss bound |",
+              "| --- | --- | --- | --- | --- | --- |"]
     table = best["table"]
     step = max(1, len(table) // 20)
     for row in [*table[::step], chosen]:
         mark = " ← chosen" if row is chosen else ""
         lines.append(f"| {row['threshold']:.3f}{mark} | {row['squad_f1']:.1f} | {row['squad_answered']:.0f}% | "
-                     f"{row['hotpotqa_f1']:.1f} | {row['hotpotqa_answered']:.0f}% |")
+                     f"{row['hotpotqa_f1']:.1f} | {row['hotpotqa_answered']:.0f}% | "
+                     + (f"{row['hotpotqa_loss_bound']:.1f} |" if "hotpotqa_loss_bound" in row else "– |"))
     lines += ["", "![risk–coverage on train](risk_coverage_train.png)", ""]
     return "\n".join(lines)
 
@@ -322,6 +354,29 @@ def with_sufficiency(runs: Sequence[Mapping[str, Any]], scorer, data_dir: str | 
     return out
 
 
+def with_scores(runs: Sequence[Mapping[str, Any]], scores: Mapping[str, float], score_ms: float) -> list[dict[str, Any]]:
+    """The runs with the :data:`SUFFICIENCY` feature given by ``scores`` (by question id: the
+    article-fold scores of ``python -m training.sufficiency --cross-fit``, which replace any recorded
+    one) and the scorer's time per question, ``score_ms``."""
+    missing = [r["id"] for r in runs if r["id"] not in scores]
+    if missing:
+        raise SystemExit(f"{len(missing)} recorded questions have no cross-fitted sufficiency score (the first: {missing[0]}); "
+                         "run `python -m training.sufficiency --cross-fit 2` again, or pass --sufficiency-scores none")
+    return [{**r, "answerability": {**r["answerability"], "sufficiency_ms": score_ms,
+                                    "features": {**r["answerability"]["features"], SUFFICIENCY: scores[r["id"]]}}}
+            for r in runs]
+
+
+def read_scores(path: Path) -> dict[str, float]:
+    """``{question id: sufficiency}`` from a ``--cross-fit`` scores file."""
+    from eval.runner import read_records
+
+    if not path.is_file():
+        raise SystemExit(f"no cross-fitted sufficiency scores at {path}: run `python -m training.sufficiency --cross-fit 2`, "
+                         "or pass --sufficiency-scores none to score with the shipped scorer")
+    return {r["id"]: float(r["sufficiency"]) for r in read_records(path)}
+
+
 def fit_command(args: argparse.Namespace) -> int:
     from components.storage import atomic_write_text
     from components.sufficiency import SufficiencyScorer
@@ -331,9 +386,13 @@ def fit_command(args: argparse.Namespace) -> int:
     if not runs:
         raise SystemExit(f"no recorded answers in {args.out}; run `python -m training.answerability run` first")
     if args.sufficiency is not None:
-        runs = with_sufficiency(runs, SufficiencyScorer(args.sufficiency), args.data_dir)
+        scorer = SufficiencyScorer(args.sufficiency)
+        runs = (with_sufficiency(runs, scorer, args.data_dir) if args.sufficiency_scores is None
+                else with_scores(runs, read_scores(args.sufficiency_scores), float(scorer.card["score_ms"])))
     start = time.perf_counter()
-    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added)
+    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence)
+    result["sufficiency_source"] = (None if args.sufficiency is None else "the shipped scorer" if args.sufficiency_scores is None
+                                    else f"`{shown_path(args.sufficiency_scores)}`")
     args.report.mkdir(parents=True, exist_ok=True)
     result["model"].save(args.model_out)
     atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), shown_path(args.out),
@@ -365,11 +424,20 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--sufficiency", type=lambda v: None if v == "none" else Path(v), default=DEFAULT_SCORER,
                             help="the sufficiency scorer whose feature the candidates may use ('none': leave it out; "
                                  f"default: {DEFAULT_SCORER})")
+    fit_parser.add_argument("--sufficiency-scores", type=lambda v: None if v == "none" else Path(v), default=CROSS_FIT,
+                            help="the feature's values for the recorded questions, each from a scorer that never saw its "
+                                 "article ('none': score them with --sufficiency, whose training saw their articles; "
+                                 f"default: {shown_path(CROSS_FIT)})")
+    fit_parser.add_argument("--loss-confidence", type=float, default=LOSS_CONFIDENCE,
+                            help="bound the HotpotQA loss at this bootstrap quantile (0: the point estimate; "
+                                 "default %(default)s)")
     fit_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
                             help=f"where the fitted model goes (default: {DEFAULT_MODEL})")
     args = parser.parse_args(argv)
+    if args.command == "fit" and not 0 <= args.loss_confidence < 1:
+        parser.error(f"--loss-confidence must be 0 or within (0, 1), got {args.loss_confidence}")
     return run(args) if args.command == "run" else fit_command(args)
 
 

@@ -11,6 +11,13 @@ HotpotQA train questions) are held out, so the check is fit on scores the scorer
 it never saw, and they give the report's figures. HotpotQA train's 200 questions all fit the check,
 so the scorer learns from SQuAD only; the check weighs it on both datasets.
 
+``--cross-fit N`` trains no shipped scorer. It splits the 20 train articles into ``N`` folds and
+trains one scorer per fold on the other folds' questions (the check's included), then scores each of
+the check's SQuAD questions with the scorer that never saw its article (HotpotQA questions in turn,
+by position), into ``training/labels/sufficiency_cross_fit.jsonl``. The check is fit on those scores:
+questions held out one by one still share passages with the questions the shipped scorer learnt
+from, so their scores separate better on train than on unseen articles.
+
 The bundled MiniLM-L6 with its embeddings and first ``6 - len(--layers)`` encoder layers frozen,
 the rest and a linear head trained with AdamW (linear warm-up over the first tenth, then linear
 decay), batches of 16, seeded. Nothing here looks at a dev question.
@@ -33,6 +40,8 @@ from components.sufficiency import CARD, DEFAULT_SCORER, WEIGHTS, base_model, lo
 from eval.metrics import normalize_answer
 
 CHECK_RUNS = Path(__file__).resolve().parent / "labels" / "answerability_runs_reranked.jsonl"
+CROSS_FIT = Path(__file__).resolve().parent / "labels" / "sufficiency_cross_fit.jsonl"
+"""The check's training questions, each scored by a scorer that never saw its article (``--cross-fit``)."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "sufficiency"
 LAYERS = (2, 3, 4, 5)
 SEED = 11
@@ -177,6 +186,55 @@ def report(card: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def article_folds(titles: Sequence[str], folds: int) -> dict[str, int]:
+    """Each article's fold: the sorted titles dealt round-robin, so every fold has articles."""
+    return {title: i % folds for i, title in enumerate(sorted(set(titles)))}
+
+
+def cross_fit(check: Sequence[dict[str, Any]], args: argparse.Namespace, layers: Sequence[int]) -> int:
+    """One scorer per article fold, trained on the other folds; each check question scored out of fold."""
+    import tempfile
+
+    from components.storage import atomic_write_text
+    from components.sufficiency import SufficiencyScorer
+    from eval.datasets import load
+
+    squad = list(load("squad", "train", args.data_dir))
+    fold_of = article_folds([e.meta["title"] for e in squad], args.cross_fit)
+    passages = dict(zip((e.id for e in squad), kept_passages(squad, "squad", "train", args.data_dir), strict=True))
+    examples = {e.id: e for e in squad}
+    check_passages: dict[str, list[str]] = {}
+    for dataset in sorted({r["dataset"] for r in check} - {"squad"}):
+        recs = [r for r in check if r["dataset"] == dataset]
+        by_id = {e.id: e for e in load(dataset, "train", args.data_dir)}
+        check_passages.update(zip((r["id"] for r in recs),
+                                  kept_passages([by_id[r["id"]] for r in recs], dataset, "train", args.data_dir),
+                                  strict=True))
+    check_passages.update({r["id"]: passages[r["id"]] for r in check if r["dataset"] == "squad"})
+    question_fold = {r["id"]: fold_of[examples[r["id"]].meta["title"]] if r["dataset"] == "squad" else i % args.cross_fit
+                     for i, r in enumerate(check)}
+    lines = []
+    for fold in range(args.cross_fit):
+        train_on = [e for e in squad if fold_of[e.meta["title"]] != fold]
+        rows = [{"question": e.question, "passages": passages[e.id],
+                 "label": e.answerable and holds_answer(e.answers, passages[e.id])} for e in train_on]
+        print(f"fold {fold}: {len(rows)} training questions from {sum(f != fold for f in fold_of.values())} articles",
+              flush=True)
+        model, _, head = train(rows, epochs=args.epochs, layers=layers, max_length=args.max_length)
+        with tempfile.TemporaryDirectory() as tmp:
+            save(model, head, Path(tmp), {"name": f"sufficiency-fold-{fold}", "base": "all-MiniLM-L6-v2",
+                                          "max_length": args.max_length, "trained_layers": list(layers)})
+            scorer = SufficiencyScorer(tmp)
+            scorer.warm_up()
+            mine = [r for r in check if question_fold[r["id"]] == fold]
+            scores = scorer.score_batch([(r["question"], check_passages[r["id"]]) for r in mine])
+            lines += [json.dumps({"id": r["id"], "dataset": r["dataset"], "fold": fold, "sufficiency": score})
+                      for r, score in zip(mine, scores, strict=True)]
+    atomic_write_text(args.scores, "\n".join(lines) + "\n")
+    print(f"{len(lines)} check questions scored out of fold into {args.scores}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from components.storage import atomic_write_text
     from components.sufficiency import SufficiencyScorer
@@ -190,14 +248,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="train on this many questions at most (a quick run)")
     parser.add_argument("--check-runs", type=Path, default=CHECK_RUNS, help="the check's training answers (held out)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    parser.add_argument("--cross-fit", type=int, default=0, metavar="N",
+                        help="instead of the shipped scorer, N article-fold scorers that score the check's questions "
+                             "out of fold, into --scores")
+    parser.add_argument("--scores", type=Path, default=CROSS_FIT, help="where --cross-fit writes (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=DEFAULT_SCORER)
     parser.add_argument("--report", type=Path, default=REPORT_DIR)
     args = parser.parse_args(argv)
     layers = tuple(sorted({int(x) for x in args.layers.split(",")}))
     if not layers or min(layers) < 0 or max(layers) > 5:
         parser.error("--layers: encoder layers of MiniLM-L6 are 0..5")
+    if args.cross_fit == 1 or args.cross_fit < 0:
+        parser.error("--cross-fit: at least 2 folds")
 
     check = read_records(args.check_runs)
+    if args.cross_fit:
+        return cross_fit(check, args, layers)
     held = {r["id"] for r in check}
     squad = [e for e in load("squad", "train", args.data_dir) if e.id not in held]
     if args.limit:
