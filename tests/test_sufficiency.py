@@ -186,6 +186,15 @@ class TestFitAndRescore:
         assert scorer.read == [(CAPITAL, ["Paris is the capital of France.", "Lyon is a city."])]
         assert "answerability" in records[0] and SUFFICIENCY not in records[0]["answerability"]["features"]  # not mutated
 
+    def test_the_sufficiency_variant_of_the_check_ships_as_an_option(self):
+        from components.answerability import DEFAULT_MODEL
+        from training.answerability import SUFFICIENCY_MODEL
+
+        option = AnswerabilityModel.load(SUFFICIENCY_MODEL)
+        assert option.uses_sufficiency and not AnswerabilityModel.load(DEFAULT_MODEL).uses_sufficiency
+        assert all(s.endswith(" train") for s in option.metadata["fit_on"])
+        assert option.metadata["loss_confidence"] == 0.9
+
     def test_cross_fitted_scores_replace_the_recorded_feature_and_its_time(self):
         from training.answerability import with_scores
 

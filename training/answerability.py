@@ -54,7 +54,12 @@ REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
 FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY))
 FOLDS = 5
 LOSS_CONFIDENCE = 0.9
-"""The HotpotQA loss a threshold may cause is bounded at this bootstrap quantile (:func:`sweep`)."""
+"""``--loss-confidence`` for the sufficiency variant: the HotpotQA loss a threshold may cause is
+bounded at this bootstrap quantile (:func:`sweep`). The shipped check uses the point estimate (0)."""
+SUFFICIENCY_MODEL = DEFAULT_MODEL.with_name("answerability_sufficiency.json")
+"""The check with the sufficiency scorer's feature, an option (``ResourceConfig(answerability=...)``):
+    python -m training.answerability fit --sufficiency components/sufficiency --loss-confidence 0.9 \\
+        --model-out components/answerability_sufficiency.json --report docs/answerability/sufficiency"""
 
 
 def recording_model() -> AnswerabilityModel:
@@ -175,7 +180,7 @@ def candidate_extras(scored: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...
 
 
 def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float,
-        confidence: float = LOSS_CONFIDENCE) -> dict[str, Any]:
+        confidence: float = 0.0) -> dict[str, Any]:
     scored = checked(runs)
     positions = {id(r): i for i, r in enumerate(runs)}
     labels = [is_right(r) for r in scored]
@@ -421,16 +426,16 @@ def main(argv: list[str] | None = None) -> int:
                             help="%% the check may add to the median time per question (default 5)")
     fit_parser.add_argument("--answer-form", choices=ANSWER_FORMS, default="short",
                             help="score the answers as this form gives them (default short, as the pipeline does)")
-    fit_parser.add_argument("--sufficiency", type=lambda v: None if v == "none" else Path(v), default=DEFAULT_SCORER,
-                            help="the sufficiency scorer whose feature the candidates may use ('none': leave it out; "
-                                 f"default: {DEFAULT_SCORER})")
+    fit_parser.add_argument("--sufficiency", type=lambda v: None if v == "none" else Path(v), default=None,
+                            help="a sufficiency scorer whose feature the candidates may use (default none: the shipped "
+                                 f"check leaves it out; {shown_path(DEFAULT_SCORER)} is the shipped scorer)")
     fit_parser.add_argument("--sufficiency-scores", type=lambda v: None if v == "none" else Path(v), default=CROSS_FIT,
                             help="the feature's values for the recorded questions, each from a scorer that never saw its "
                                  "article ('none': score them with --sufficiency, whose training saw their articles; "
                                  f"default: {shown_path(CROSS_FIT)})")
-    fit_parser.add_argument("--loss-confidence", type=float, default=LOSS_CONFIDENCE,
-                            help="bound the HotpotQA loss at this bootstrap quantile (0: the point estimate; "
-                                 "default %(default)s)")
+    fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
+                            help="bound the HotpotQA loss at this bootstrap quantile, e.g. "
+                                 f"{LOSS_CONFIDENCE} (default 0: the point estimate)")
     fit_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
