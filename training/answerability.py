@@ -343,19 +343,14 @@ def with_sufficiency(runs: Sequence[Mapping[str, Any]], scorer, data_dir: str | 
     """The runs with ``scorer``'s :data:`SUFFICIENCY` feature (and its time, ``sufficiency_ms``) on
     the five passages the shipped cascade keeps for each question, retrieved again from the train
     benchmark index (what ``check_answer`` reads; the recorded runs predate the scorer)."""
-    from eval.datasets import load
-    from training.sufficiency import kept_passages
+    from training.sufficiency import recorded_passages
 
     out = [dict(r) for r in runs]
-    for dataset in sorted({r["dataset"] for r in out}):
-        items = [r for r in out if r["dataset"] == dataset]
-        examples = {e.id: e for e in load(dataset, "train", data_dir)}
-        for r, passages in zip(items, kept_passages([examples[r["id"]] for r in items], dataset, "train", data_dir),
-                               strict=True):
-            start = time.perf_counter()
-            score = scorer.score(r["question"], passages)
-            r["answerability"] = {**r["answerability"], "features": {**r["answerability"]["features"], SUFFICIENCY: score},
-                                  "sufficiency_ms": (time.perf_counter() - start) * 1000.0}
+    for r, passages in zip(out, recorded_passages(out, data_dir), strict=True):
+        start = time.perf_counter()
+        score = scorer.score(r["question"], passages)
+        r["answerability"] = {**r["answerability"], "features": {**r["answerability"]["features"], SUFFICIENCY: score},
+                              "sufficiency_ms": (time.perf_counter() - start) * 1000.0}
     return out
 
 

@@ -84,6 +84,20 @@ def kept_passages(examples, dataset: str, split: str, root: str | None = None) -
                                        RERANK_CANDIDATES, reranker)] for e in examples]
 
 
+def recorded_passages(records: Sequence[Any], root: str | None = None) -> list[list[str]]:
+    """:func:`kept_passages` for recorded train questions (each with ``id`` and ``dataset``), in
+    their order: each dataset's examples loaded once, its questions retrieved together."""
+    from eval.datasets import load
+
+    out: dict[int, list[str]] = {}
+    for dataset in sorted({r["dataset"] for r in records}):
+        positions = [i for i, r in enumerate(records) if r["dataset"] == dataset]
+        examples = {e.id: e for e in load(dataset, "train", root)}
+        found = kept_passages([examples[records[i]["id"]] for i in positions], dataset, "train", root)
+        out.update(zip(positions, found, strict=True))
+    return [out[i] for i in range(len(records))]
+
+
 def train(rows: Sequence[dict[str, Any]], *, epochs: float, layers: Sequence[int], max_length: int,
           lr: float = 5e-5, batch_size: int = 16, seed: int = SEED, log=print) -> tuple[Any, Any, Any]:
     """Fine-tune the upper ``layers`` and a head on ``rows`` ({question, passages, label})."""
@@ -203,14 +217,7 @@ def cross_fit(check: Sequence[dict[str, Any]], args: argparse.Namespace, layers:
     fold_of = article_folds([e.meta["title"] for e in squad], args.cross_fit)
     passages = dict(zip((e.id for e in squad), kept_passages(squad, "squad", "train", args.data_dir), strict=True))
     examples = {e.id: e for e in squad}
-    check_passages: dict[str, list[str]] = {}
-    for dataset in sorted({r["dataset"] for r in check} - {"squad"}):
-        recs = [r for r in check if r["dataset"] == dataset]
-        by_id = {e.id: e for e in load(dataset, "train", args.data_dir)}
-        check_passages.update(zip((r["id"] for r in recs),
-                                  kept_passages([by_id[r["id"]] for r in recs], dataset, "train", args.data_dir),
-                                  strict=True))
-    check_passages.update({r["id"]: passages[r["id"]] for r in check if r["dataset"] == "squad"})
+    check_passages = dict(zip((r["id"] for r in check), recorded_passages(check, args.data_dir), strict=True))
     question_fold = {r["id"]: fold_of[examples[r["id"]].meta["title"]] if r["dataset"] == "squad" else i % args.cross_fit
                      for i, r in enumerate(check)}
     lines = []
@@ -286,16 +293,10 @@ def main(argv: list[str] | None = None) -> int:
 
     scorer = SufficiencyScorer(args.out)
     scorer.warm_up()
-    by_dataset: dict[str, list] = {}
-    for r in check:
-        by_dataset.setdefault(r["dataset"], []).append(r)
     records, pairs = [], []
-    for dataset, recs in by_dataset.items():
-        examples = {e.id: e for e in load(dataset, "train", args.data_dir)}
-        passages = kept_passages([examples[r["id"]] for r in recs], dataset, "train", args.data_dir)
-        for r, p in zip(recs, passages, strict=True):
-            records.append({**r, "label": bool(r["answerable"]) and holds_answer(r["gold_answers"], p)})
-            pairs.append((r["question"], p))
+    for r, p in zip(check, recorded_passages(check, args.data_dir), strict=True):
+        records.append({**r, "label": bool(r["answerable"]) and holds_answer(r["gold_answers"], p)})
+        pairs.append((r["question"], p))
     times, scores = [], []
     for question, p in pairs:
         t = time.perf_counter()
