@@ -40,6 +40,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
                              "that holds its words)")
+    parser.add_argument("--answer-examples", action=argparse.BooleanOptionalAction, default=None,
+                        help="show the model four worked examples (invented passages) before the question; they are "
+                             "part of the instruction prefix, evaluated once per process")
     parser.add_argument("--answer-form", choices=ANSWER_FORMS,
                         help="short: an answer written as a sentence that restates the question is cut to its new "
                              "words (the default, fit on the train splits); as_written: the model's text")
@@ -76,6 +79,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
                                 "max_escalations": args.max_escalations, "stop_early": args.stop_early,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
+                                "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,
                                 "router_threshold": args.router_threshold}.items() if v is not None}
     if args.tier and not args.policy:

@@ -76,12 +76,16 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    PipelineConfig(policy="baseline", prompt_layout="question_both")),
             System("baseline-markers", "the baseline with the model writing its citation markers (the previous release)",
                    PipelineConfig(policy="baseline", citation_markers=True)),
+            System("baseline-examples", "the baseline with four worked examples before the question",
+                   PipelineConfig(policy="baseline", answer_examples=True)),
             System("baseline-reranked", "fixed k = 5, the reranker's best five of ten dense candidates",
                    PipelineConfig(policy="baseline", baseline=replace(BASELINE, rerank=True, candidates=RERANK_CANDIDATES))),
             System("cascade",
                    "the fitted cascade: Medium first (the best five of ten candidates), extended in place to Hard "
                    "while the answer is unsure",
                    PipelineConfig(policy="cascade")),
+            System("cascade-examples", "the cascade with four worked examples before the question",
+                   PipelineConfig(policy="cascade", answer_examples=True)),
             System("cascade-dense", "the previous release's cascade: dense order, Easy → Medium → Hard on min_prob",
                    PipelineConfig(policy="cascade", confidence_signal="min_prob", accept_threshold=0.24534893143102707,
                                   tiers={name: replace(t, rerank=False, candidates=None, cascade=True)

@@ -114,7 +114,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         for name in ctx.answerability.self_checks:
             reply = ctx.generator.invoke(
                 check_messages(question, evidence, settings.get("layout", "question_first"),
-                               step.get("raw_output", answer), name),
+                               step.get("raw_output", answer), name, settings.get("answer_examples", False)),
                 **max_tokens_kwargs(ctx.generator, 1), pin_prefix=False)
             features[name] = yes_share(reply.response_metadata or {})
         if ctx.answerability.self_checks:

@@ -127,6 +127,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "accept_threshold": threshold,
         "stop_early": pipeline.stop_early,
         "citation_markers": pipeline.citation_markers,
+        "answer_examples": pipeline.answer_examples,
         "answer_form": pipeline.answer_form,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

@@ -181,7 +181,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     layout = settings.get("layout", "question_first")
     reasoning = not evidence and budget.get("reasoning", False)
     if evidence:
-        messages = answer_messages(question, evidence, layout)
+        messages = answer_messages(question, evidence, layout, settings.get("answer_examples", False))
     else:
         messages = reasoning_messages(question) if reasoning else closed_book_messages(question)
     # an answer the cascade would extend anyway is stopped as soon as its confidence says so

@@ -238,6 +238,11 @@ class PipelineConfig:
     # ("The Black Death was introduced to Europe by Genoese traders" -> "Genoese traders"; the trace keeps the
     # text as written); "as_written" shows the model's text.
     answer_form: str = "short"
+    # Show the model four worked examples (prompts/answer_examples.json: invented passages) before the question,
+    # as earlier turns of the chat: a short span, an abstention where the evidence is on the topic but does not
+    # say, a two-step answer and a yes/no comparison. They are the same for every question, so they belong to the
+    # instruction prefix the generator evaluates once per process and cost no prompt evaluation per question.
+    answer_examples: bool = False
     # Abstain when the answerability model (components/answerability.json, fit on the train splits:
     # docs/answerability/README.md) gives the answer a lower probability of being right than this.
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
@@ -290,6 +295,8 @@ class PipelineConfig:
             raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
+        if not isinstance(self.answer_examples, bool):
+            raise ConfigurationError(f"answer_examples is true or false, got {self.answer_examples!r}")
         if self.answer_form not in ANSWER_FORMS:
             raise ConfigurationError(f"unknown answer_form {self.answer_form!r}; valid forms: {', '.join(ANSWER_FORMS)}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):

@@ -123,6 +123,7 @@ class Settings(TypedDict):
     accept_threshold: float
     stop_early: bool  # stop an answer that will be extended as soon as its confidence says so
     citation_markers: bool  # the model writes its [n] markers; False: the answer ends where they begin
+    answer_examples: bool  # the worked examples of prompts/answer_examples.json come before the question
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds

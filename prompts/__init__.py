@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 from importlib import resources
@@ -35,12 +36,36 @@ tokens more per answer); ``evidence_first`` is the earlier layout, which shares 
 instructions between two prompts."""
 
 
-def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "question_first") -> list[BaseMessage]:
+@lru_cache(maxsize=None)
+def answer_examples() -> tuple[tuple[str, tuple[Mapping, ...], str], ...]:
+    """The answer prompt's worked examples (``answer_examples.json``): invented passages about an
+    invented bridge, so they teach the form of an answer (a short span, the abstention when the
+    evidence is on the topic but does not say, a two-step answer, a yes/no comparison) and no fact
+    a benchmark asks about. Each is (question, numbered evidence, answer)."""
+    raw = json.loads(resources.files(__name__).joinpath("answer_examples.json").read_text(encoding="utf-8"))
+    return tuple(
+        (item["question"], tuple({"n": n, **e} for n, e in enumerate(item["evidence"], 1)), item["answer"])
+        for item in raw
+    )
+
+
+def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "question_first",
+                    examples: bool = False) -> list[BaseMessage]:
+    """The answer prompt: the instructions, then (``examples``) the worked examples as earlier turns
+    of the chat in the same layout, then the question with its evidence. Everything before the last
+    message is the same for every question, so the generator evaluates it once per process (its
+    pinned instruction prefix): the examples cost no prompt evaluation per question."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown prompt layout {layout!r}; valid layouts: {', '.join(LAYOUTS)}")
+    user = template(LAYOUTS[layout])
+    shots: list[BaseMessage] = []
+    for shown_question, shown_evidence, answer in answer_examples() if examples else ():
+        shots += [HumanMessage(user.format(evidence=format_evidence(shown_evidence), question=shown_question)),
+                  AIMessage(answer)]
     return [
         SystemMessage(template("answer_system")),
-        HumanMessage(template(LAYOUTS[layout]).format(evidence=format_evidence(evidence), question=question)),
+        *shots,
+        HumanMessage(user.format(evidence=format_evidence(evidence), question=question)),
     ]
 
 
@@ -50,13 +75,13 @@ answer exactly this question."""
 
 
 def check_messages(question: str, evidence: Iterable[Mapping], layout: str, answer: str,
-                   check: str = "self_check") -> list[BaseMessage]:
+                   check: str = "self_check", examples: bool = False) -> list[BaseMessage]:
     """The answer prompt, the model's answer as it wrote it, and one of the yes/no questions of
     :data:`CHECKS`: everything up to the answer is what the model has just evaluated, so only the
     yes/no question's tokens are new."""
     if check not in CHECKS:
         raise ValueError(f"unknown check {check!r}; valid: {', '.join(CHECKS)}")
-    return [*answer_messages(question, evidence, layout), AIMessage(answer),
+    return [*answer_messages(question, evidence, layout, examples), AIMessage(answer),
             HumanMessage(template(CHECKS[check]).format(question=question))]
 
 

@@ -87,6 +87,7 @@ class TestPipelineConfig:
         ({"max_escalations": -1}, ">= 0"),
         ({"stop_early": "yes"}, "true or false"),
         ({"citation_markers": 1}, "true or false"),
+        ({"answer_examples": "yes"}, "true or false"),
     ])
     def test_cascade_settings_are_validated(self, kwargs, fragment):
         with pytest.raises(ConfigurationError, match=fragment):
@@ -97,6 +98,46 @@ class TestPipelineConfig:
         from prompts import LAYOUTS as TEMPLATES
 
         assert set(LAYOUTS) == set(TEMPLATES)
+
+
+class TestAnswerExamples:
+    """The worked examples come before the question as earlier chat turns, in the question's layout."""
+
+    EVIDENCE = [{"n": 1, "title": "France", "text": "Paris is the capital of France."}]
+
+    def test_examples_are_turns_before_the_question(self):
+        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+        from prompts import ABSTENTION, answer_examples, answer_messages
+
+        plain = answer_messages("What is the capital of France?", self.EVIDENCE)
+        shown = answer_messages("What is the capital of France?", self.EVIDENCE, examples=True)
+        assert [type(m) for m in plain] == [SystemMessage, HumanMessage]
+        assert len(shown) == 2 + 2 * len(answer_examples())
+        assert shown[0] == plain[0] and shown[-1] == plain[-1]  # the question's turn is unchanged
+        assert all(isinstance(m, HumanMessage) for m in shown[1:-1:2])
+        assert all(isinstance(m, AIMessage) for m in shown[2:-1:2])
+        assert ABSTENTION in [m.text for m in shown[2:-1:2]]  # one example abstains
+        # every example is laid out like the question: question first here, evidence numbered from 1
+        assert all(m.text.startswith("Question: ") and "\n[1] " in m.text for m in shown[1:-1:2])
+        last = answer_messages("Q?", self.EVIDENCE, "evidence_first", examples=True)
+        assert all(m.text.startswith("Evidence:") for m in last[1::2])
+
+    def test_examples_cite_evidence_they_show(self):
+        import re
+
+        from prompts import answer_examples
+
+        for question, evidence, answer in answer_examples():
+            assert question.endswith("?") and evidence
+            cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
+            assert cited <= {e["n"] for e in evidence}
+
+    def test_the_setting_reaches_the_graph(self):
+        from pipeline.configuration import PipelineConfig
+
+        assert PipelineConfig().answer_examples is False
+        assert PipelineConfig(answer_examples=True).answer_examples is True
 
     def test_baseline_policy_ignores_tier(self):
         assert PipelineConfig(policy="baseline").budget("hard") is BASELINE

@@ -112,6 +112,21 @@ class TestPrefixReuse:
         assert self.evaluated(second) < second.usage_metadata["input_tokens"] - 10
         assert self.evaluated(first) == first.usage_metadata["input_tokens"]
 
+    def test_worked_examples_belong_to_the_pinned_prefix(self, tiny_generator):
+        from prompts import answer_messages
+
+        evidence = [{"n": 1, "title": "Peru", "text": "Lima is the capital of Peru."}]
+        tiny_generator.reset_cache(pinned=True)
+        first = tiny_generator.invoke(answer_messages("What is the capital of Peru?", evidence, examples=True), max_tokens=2)
+        tiny_generator.reset_cache()
+        second = tiny_generator.invoke(answer_messages("Which city is Peru's capital?", evidence, examples=True),
+                                       max_tokens=2)
+        plain = tiny_generator._prompt_tokens(answer_messages("Which city is Peru's capital?", evidence))[0]
+        # the examples add hundreds of input tokens and no evaluated ones: only the question's turn is evaluated
+        assert second.usage_metadata["input_tokens"] > len(plain) + 200
+        assert self.evaluated(second) < len(plain) - 10
+        assert self.evaluated(first) == first.usage_metadata["input_tokens"]
+
     def test_extended_prompt_evaluates_only_what_was_added(self, tiny_generator):
         tiny_generator.reset_cache()
         short = self.ask(tiny_generator, "Evidence: Lima is the capital of Peru.")

@@ -85,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
 
     from components.sufficiency import SufficiencyScorer
 
-    system = System("cascade", "the shipped cascade, answers recorded unchecked", PipelineConfig(abstain_threshold=0.0))
+    system = System("cascade", "the shipped cascade, answers recorded unchecked",
+                    PipelineConfig(abstain_threshold=0.0, answer_examples=args.answer_examples))
     sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
     scorer = SufficiencyScorer()
     scorer.warm_up()
@@ -411,6 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     parser, run_parser, fit_parser = run_fit_parser(
         __doc__.split("\n\n")[0], RUNS_FILE, "answer the training questions, recording every feature (resumable)",
         "fit the model and its threshold from the recorded answers")
+    run_parser.add_argument("--answer-examples", action="store_true",
+                            help="answer with the worked examples before the question (PipelineConfig.answer_examples)")
     run_parser.add_argument("--size", type=int, default=None,
                             help="questions per dataset, at most what its train split holds (default: "
                                  + ", ".join(f"{s.dataset} {s.size}" for s in SETS) + ")")
