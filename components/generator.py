@@ -73,10 +73,15 @@ def _softmax(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 
 def token_stats(logits: np.ndarray) -> tuple[float, float, float]:
     """The softmax of one step's logits summarised: the top probability, its margin over the
-    runner-up, and the Shannon entropy in nats."""
+    runner-up, and the Shannon entropy in nats.
+
+    Runs once per generated token, between two forward passes of the model, so it stays off BLAS:
+    ``np.dot`` over the ~150,000-word vocabulary wakes OpenBLAS's threads, which keep spinning after
+    the call and take the cores from llama.cpp's next pass (measured: a one-token pass of the 1.5B
+    model on two cores took 60-130 ms after it, 33 ms after the elementwise product and sum)."""
     z, p, total = _softmax(logits)
     top2 = np.partition(p, -2)[-2:] if p.size > 1 else np.array([0.0, p[0]])
-    return float(top2[1]), float(top2[1] - top2[0]), float(np.log(total) - np.dot(p, z))
+    return float(top2[1]), float(top2[1] - top2[0]), float(np.log(total) - (p * z).sum())
 
 
 FIRST_TOP = 8
