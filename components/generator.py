@@ -27,6 +27,16 @@ the live cache. So a condense prompt between two answers, or another session's q
 an answer and its extension, costs the prefix nothing. Snapshots hold only the key/value cells in
 use (about 28 KB a token for the 1.5B model), never logits.
 
+Prompt-lookup decoding (``lookup_tokens``). Each generated token costs a forward pass that reads
+every weight of the model (about 85 ms for the 1.5B on two cores, as much as 17 prompt tokens),
+and answers here are mostly words copied from the evidence. So after each chosen token the
+generator looks for the last few tokens in the question's part of the prompt and, where they occur,
+drafts the tokens that follow them there; one forward pass then evaluates the chosen token with the
+draft and gives the model's own choice at every position. Drafted tokens the model agrees with are
+taken (greedy decoding: the same tokens it would have chosen one pass at a time), the rest are
+dropped from the cache. The answer, its token probabilities and the cache it leaves are those of
+token-by-token decoding, up to the float rounding of a different batch shape.
+
 Prompts are tokenized so that only the chat template's own markers can become control tokens:
 message contents (the user's question, document text) are tokenized as plain text, so a
 ``<|im_end|>`` typed in a question or found in a document stays text and cannot end a turn.
@@ -106,6 +116,36 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
+class PromptLookup:
+    """The draft for prompt-lookup decoding: the tokens that followed the latest occurrence of the
+    generated text's last ``3``, ``2`` or ``1`` tokens (the longest that occurs) in the prompt after
+    ``start`` (the question and its evidence, not the instructions), at most ``max_tokens`` of them.
+    Called by llama-cpp-python with every token so far (prompt and answer)."""
+
+    def __init__(self, max_tokens: int, max_ngram: int = 3, *, start: int = 0, end: int = 0) -> None:
+        if max_tokens < 1 or max_ngram < 1:
+            raise ValueError(f"max_tokens and max_ngram must be >= 1, got {max_tokens} and {max_ngram}")
+        self.max_tokens = max_tokens
+        self.max_ngram = max_ngram
+        self.start = start  # where the question's part of the prompt begins
+        self.end = end  # where the prompt ends: drafts come from the prompt only
+
+    def __call__(self, input_ids: np.ndarray, /, **_: Any) -> np.ndarray:
+        tokens = np.asarray(input_ids)
+        if self.end <= self.start or tokens.size <= self.end:
+            return np.array([], dtype=np.intc)
+        source = tokens[self.start: self.end]
+        for n in range(min(self.max_ngram, tokens.size - self.end), 0, -1):
+            if source.size <= n:
+                continue
+            windows = np.lib.stride_tricks.sliding_window_view(source[:-1], n)
+            found = np.nonzero(np.all(windows == tokens[-n:], axis=1))[0]
+            if found.size:
+                after = int(found[-1]) + n
+                return source[after: after + self.max_tokens].astype(np.intc)
+        return np.array([], dtype=np.intc)
+
+
 StopRule = Callable[[Sequence[float], Sequence[float], Sequence[str]], bool]
 """Asked after each generated token is chosen, before it is evaluated: the probabilities and
 margins of the tokens chosen so far (the newest included) and the text pieces of those already
@@ -135,6 +175,10 @@ class LlamaCppChatModel(BaseChatModel):
     evaluated from its first token."""
     recent_snapshots: int = Field(default=4, ge=0)
     """How many post-answer snapshots to keep, besides the pinned instruction prefixes."""
+    lookup_tokens: int = Field(default=0, ge=0)
+    """Prompt-lookup decoding (see the module's notes): at most this many tokens copied from the
+    prompt are verified with each generated token in one forward pass; 0: one token per pass. A
+    call may set its own (``invoke(..., lookup_tokens=n)``)."""
 
     _llama: Any = PrivateAttr(default=None)
     _formatter: Any = PrivateAttr(default=None)
@@ -158,13 +202,27 @@ class LlamaCppChatModel(BaseChatModel):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         class CountingLlama(Llama):
-            """Counts the tokens it evaluates, so the trace reports what prefix reuse saved."""
+            """Counts the tokens it evaluates, so the trace reports what prefix reuse saved, and the
+            forward passes; while ``verifying`` (an answer is being generated with a draft) it asks
+            for the logits of every position, so that each drafted token can be checked."""
 
             tokens_evaluated = 0
+            passes = 0
+            verifying = False
 
             def eval(self, tokens: Sequence[int]) -> None:
                 self.tokens_evaluated += len(tokens)
-                super().eval(tokens)
+                self.passes += 1
+                if not self.verifying or len(tokens) == 1:
+                    super().eval(tokens)
+                    return
+                # Llama.eval with every position's logits; a draft is shorter than one batch
+                self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+                self._batch.set_batch(batch=tokens, n_past=self.n_tokens, logits_all=True)
+                self._ctx.decode(self._batch)
+                self.input_ids[self.n_tokens: self.n_tokens + len(tokens)] = tokens
+                self.n_tokens += len(tokens)
+                self._requires_eval = False
 
         if not Path(self.model_path).is_file():
             raise FileNotFoundError(f"GGUF model file not found: {self.model_path}")
@@ -307,6 +365,9 @@ class LlamaCppChatModel(BaseChatModel):
         self.warm_up()
         max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
         pin_prefix = bool(kwargs.get("pin_prefix", True))
+        lookup = int(kwargs.get("lookup_tokens", self.lookup_tokens))
+        if lookup < 0:
+            raise ValueError(f"lookup_tokens must be >= 0, got {lookup}")
         stop_when: StopRule | None = kwargs.get("stop_when")
         stopped = False  # stop_when held: the answer was cut there
         pieces_so_far: list[str] = []  # the text of each generated token evaluated so far, for stop_when
@@ -314,11 +375,14 @@ class LlamaCppChatModel(BaseChatModel):
         margins: list[float] = []
         entropies: list[float] = []
         evaluated: list[int] = []
+        passes: list[int] = []  # forward passes before the first generated token
         first_top: list[tuple[int, float]] = []
 
         def record_stats(_input_ids: Any, scores: np.ndarray) -> np.ndarray:
             if not evaluated:  # called once the prompt is evaluated, before the first token
                 evaluated.append(self._llama.tokens_evaluated)
+                passes.append(self._llama.passes)
+                self._llama.verifying = True
                 first_top.extend(top_tokens(scores, FIRST_TOP))
             p, margin, entropy = token_stats(scores)
             probs.append(p)
@@ -346,6 +410,9 @@ class LlamaCppChatModel(BaseChatModel):
                     f"{self.n_ctx:,} tokens holds; ask a shorter question"
                 )
             self._llama.tokens_evaluated = 0
+            self._llama.verifying = False
+            self._llama.draft_model = (PromptLookup(min(lookup, self.n_batch - 1), start=prefix, end=len(prompt))
+                                       if lookup else None)
             if self.prefix_reuse:
                 self._prepare_cache(prompt, prefix if pin_prefix else 0)
             else:
@@ -372,6 +439,14 @@ class LlamaCppChatModel(BaseChatModel):
                     if run_manager:
                         run_manager.on_llm_new_token(piece, chunk=chunk)
                     yield chunk
+            self._llama.verifying = False
+            # drafted tokens evaluated past the answer's end leave the cache: it holds what one-at-a-time
+            # decoding leaves, the prompt and every chosen token but the last
+            kept = len(prompt) + max(len(probs) - 1, 0)
+            if self._llama.n_tokens > kept:
+                self._llama.n_tokens = kept
+                self._llama._ctx.kv_cache_seq_rm(-1, kept, -1)
+            decode_passes = self._llama.passes - passes[0] if passes else 0
             output_tokens = self.count_tokens("".join(text_parts)) if text_parts else 0
             # the generated tokens the model evaluated (all but the last one sampled), as text pieces
             generated = self._llama.input_ids[len(prompt): self._llama.n_tokens].tolist()
@@ -396,6 +471,7 @@ class LlamaCppChatModel(BaseChatModel):
                     "token_entropies": entropies,
                     "first_top": top,
                     "stopped_early": stopped,
+                    "decode_passes": decode_passes,
                     "model_name": Path(self.model_path).name,
                 },
                 chunk_position="last",
@@ -477,11 +553,13 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceC
 
 
 def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None,
-                      stop_at: Sequence[str] = ()) -> dict[str, Any]:
-    """The call keywords that cap the answer length for this kind of chat model, and stop it early
-    by ``stop_when`` or where its text reaches one of ``stop_at``, where the model supports that
-    (llama.cpp; others always finish the answer)."""
+                      stop_at: Sequence[str] = (), lookup_tokens: int | None = None) -> dict[str, Any]:
+    """The call keywords that cap the answer length for this kind of chat model, stop it early by
+    ``stop_when`` or where its text reaches one of ``stop_at``, and decode it with prompt lookup
+    (``lookup_tokens``; None: the model's own setting), where the model supports that (llama.cpp;
+    others always finish the answer one token at a time)."""
     if isinstance(chat_model, LlamaCppChatModel):
         return {"max_tokens": max_new_tokens, **({"stop_when": stop_when} if stop_when is not None else {}),
-                **({"stop": list(stop_at)} if stop_at else {})}
+                **({"stop": list(stop_at)} if stop_at else {}),
+                **({"lookup_tokens": lookup_tokens} if lookup_tokens is not None else {})}
     return {"pipeline_kwargs": {"max_new_tokens": max_new_tokens}}

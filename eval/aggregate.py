@@ -22,6 +22,12 @@ def _mean(values: Iterable[float | None]) -> float:
     return sum(clean) / len(clean) if clean else math.nan
 
 
+def _passes(record: dict[str, Any]) -> int | None:
+    """The forward passes a question's answers took to generate, or None when a step did not say."""
+    passes = [step.get("decode_passes") for step in record.get("steps") or []]
+    return None if not passes or any(p is None for p in passes) else sum(passes)
+
+
 def _percentile(values: list[float], q: float) -> float:
     if not values:
         return math.nan
@@ -53,6 +59,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             "overhead_p50_ms": _percentile([sum(ms for node, ms in r.get("timings_ms", {}).items() if node != "generate")
                                             for r in rows], 0.5),
             "output_tokens_mean": _mean(r["output_tokens"] for r in rows),
+            # forward passes spent generating, over every answer of the question (prompt lookup verifies several
+            # tokens in one); None for records from before they were counted
+            "decode_passes_mean": _mean(_passes(r) for r in rows),
             "passages_in_prompt_mean": _mean(r["passages_in_prompt"] for r in rows),
             "correction_rate": 100 * _mean(float(r["corrected"]) for r in rows),
             "tiers": dict(Counter(r["tier"] for r in rows)),

@@ -20,6 +20,7 @@ _ROWS = [
     ("Latency p95 (s)", "latency_p95_ms", "{:.2f}", 1e-3),
     ("Input tokens", "input_tokens_mean", "{:.0f}"),
     ("Prompt tokens evaluated", "prompt_tokens_evaluated_mean", "{:.0f}"), ("Output tokens", "output_tokens_mean", "{:.1f}"),
+    ("Decoding passes", "decode_passes_mean", "{:.1f}"),
     ("Non-generation work p50 (ms)", "overhead_p50_ms", "{:.1f}"),
     ("Passages in prompt", "passages_in_prompt_mean", "{:.1f}"), ("Correction fired (%)", "correction_rate", "{:.1f}"),
     ("Retrievals per question", "retrievals_mean", "{:.2f}"), ("Energy per question (J)", "energy_mean_j", "{:.1f}"),

@@ -128,6 +128,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "stop_early": pipeline.stop_early,
         "citation_markers": pipeline.citation_markers,
         "answer_examples": pipeline.answer_examples,
+        "lookup_tokens": pipeline.lookup_tokens,
         "answer_form": pipeline.answer_form,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

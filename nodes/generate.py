@@ -191,7 +191,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     start = time.perf_counter()
     # without the model's markers the answer ends where the first one begins ("Paris [2]" costs "Paris")
     stop_at = [MARKER_START] if evidence and not settings.get("citation_markers", True) else []
-    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at))
+    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at,
+                                                               settings.get("lookup_tokens", 0)))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))
@@ -225,6 +226,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "confidence": confidence(metadata, abstained),
         "abstain_prob": opening_prob(metadata, ABSTENTION),
         "stopped_early": bool(metadata.get("stopped_early")),
+        "decode_passes": metadata.get("decode_passes"),
         "raw_output": raw,
         "generate_ms": generate_ms,
     }

@@ -243,6 +243,11 @@ class PipelineConfig:
     # say, a two-step answer and a yes/no comparison. They are the same for every question, so they belong to the
     # instruction prefix the generator evaluates once per process and cost no prompt evaluation per question.
     answer_examples: bool = False
+    # Prompt-lookup decoding: with each generated token, up to this many tokens that followed it in the question
+    # and evidence are verified in the same forward pass (components.generator: the same greedy answer in fewer
+    # passes of the model, each of which reads all its weights); 0 generates one token per pass, as releases
+    # before it did.
+    lookup_tokens: int = 0
     # Abstain when the answerability model (components/answerability.json, fit on the train splits:
     # docs/answerability/README.md) gives the answer a lower probability of being right than this.
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
@@ -295,6 +300,8 @@ class PipelineConfig:
             raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
+        if isinstance(self.lookup_tokens, bool) or not isinstance(self.lookup_tokens, int) or self.lookup_tokens < 0:
+            raise ConfigurationError(f"lookup_tokens is a whole number >= 0, got {self.lookup_tokens!r}")
         if not isinstance(self.answer_examples, bool):
             raise ConfigurationError(f"answer_examples is true or false, got {self.answer_examples!r}")
         if self.answer_form not in ANSWER_FORMS:

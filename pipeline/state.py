@@ -124,6 +124,7 @@ class Settings(TypedDict):
     stop_early: bool  # stop an answer that will be extended as soon as its confidence says so
     citation_markers: bool  # the model writes its [n] markers; False: the answer ends where they begin
     answer_examples: bool  # the worked examples of prompts/answer_examples.json come before the question
+    lookup_tokens: NotRequired[int]  # prompt-lookup decoding: drafted tokens verified with each generated one
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
@@ -237,6 +238,7 @@ class Step(TypedDict):
     confidence: Confidence
     abstain_prob: NotRequired[float | None]  # at the first token, the probability of starting the abstention
     stopped_early: NotRequired[bool]  # generation stopped once the confidence was certain to fall short
+    decode_passes: NotRequired[int | None]  # forward passes spent generating (fewer than tokens with prompt lookup)
     raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
     decision: NotRequired[str]  # accept, extend; set by grade_answer

@@ -88,6 +88,8 @@ class TestPipelineConfig:
         ({"stop_early": "yes"}, "true or false"),
         ({"citation_markers": 1}, "true or false"),
         ({"answer_examples": "yes"}, "true or false"),
+        ({"lookup_tokens": -1}, ">= 0"),
+        ({"lookup_tokens": 2.5}, "whole number"),
     ])
     def test_cascade_settings_are_validated(self, kwargs, fragment):
         with pytest.raises(ConfigurationError, match=fragment):

@@ -174,6 +174,13 @@ class TestRunAndAggregate:
         assert figures["short_form_rate"] == 50.0 and figures["f1"] == 50.0
         assert figures["f1_as_written"] == pytest.approx(25.0)  # as written: P 2/6, R 1, F1 0.5; the other 0
 
+    def test_decoding_passes_are_summed_over_a_questions_answers(self):
+        row = {"system": "cascade", "id": "a", "em": 1.0, "f1": 1.0, "latency_ms": 1, "input_tokens": 10,
+               "output_tokens": 5, "passages_in_prompt": 1, "corrected": False, "tier": "medium", "answerable": True,
+               "steps": [{"decode_passes": 4}, {"decode_passes": 2}]}
+        older = {**row, "id": "b", "steps": [{"decode_passes": None}]}  # a record from before passes were counted
+        assert aggregate([row, older], ["cascade"])["systems"]["cascade"]["decode_passes_mean"] == 6.0
+
     def test_answer_coverage(self, index):
         from eval.corpora import answer_coverage
 

@@ -153,6 +153,82 @@ class TestPrefixReuse:
             assert self.evaluated(reply) == reply.usage_metadata["input_tokens"]
 
 
+class TestPromptLookup:
+    """The draft: what followed the answer's last tokens in the question's part of the prompt."""
+
+    def draft(self, tokens, start, end, **kwargs):
+        import numpy as np
+
+        from components.generator import PromptLookup
+
+        return PromptLookup(**{"max_tokens": 4, **kwargs}, start=start, end=end)(np.array(tokens, dtype=np.intc)).tolist()
+
+    def test_drafts_what_followed_the_longest_match_in_the_prompt(self):
+        #         instructions | question and evidence         | answer so far
+        tokens = [7, 8, 9, 1, 2, 3, 50, 60, 2, 3, 4, 5, 6, 70, 80, 2, 3]
+        # "2 3" occurs twice after the instructions; the latest is followed by 4 5 6 70
+        assert self.draft(tokens, 3, 15) == [4, 5, 6, 70]
+        assert self.draft(tokens, 3, 15, max_tokens=2) == [4, 5]
+        # "1 2 3" (three tokens) beats "2 3" when the answer ends with it
+        assert self.draft([*tokens[:15], 1, 2, 3], 3, 15) == [50, 60, 2, 3]
+
+    def test_no_draft_without_a_match_or_from_the_instructions(self):
+        tokens = [7, 8, 9, 1, 2, 3, 50, 60, 9]
+        assert self.draft(tokens, 3, 8) == []  # 9 occurs only in the instructions
+        assert self.draft([1, 2, 3, 50], 0, 4) == []  # nothing generated yet
+        assert self.draft([1, 2, 3, 3], 0, 3) == []  # 3 ends the prompt: nothing follows it
+
+    def test_validated(self):
+        from components.generator import PromptLookup
+
+        with pytest.raises(ValueError, match=">= 1"):
+            PromptLookup(0)
+
+
+class TestLookupDecoding:
+    """Drafted tokens verified in one pass: the answer token-by-token decoding gives, in fewer passes."""
+
+    EVIDENCE = [{"n": 1, "title": "Black Death", "text": "The plague was introduced to Europe by Genoese traders at the "
+                 "port city of Kaffa in the Crimea in 1347."}]
+
+    def test_same_answer_and_cache_in_fewer_passes(self, tiny_generator):
+        from prompts import answer_messages
+
+        fast = LlamaCppChatModel(model_path=tiny_generator.model_path, n_ctx=1024, lookup_tokens=5)
+        messages = answer_messages("Who introduced the plague to Europe?", self.EVIDENCE)
+        replies = []
+        for model, kwargs in ((tiny_generator, {}), (fast, {}), (tiny_generator, {"lookup_tokens": 5})):
+            model.reset_cache(pinned=True)
+            reply = model.invoke(messages, max_tokens=32, **kwargs)
+            # the cache holds the prompt and every chosen token but the last, drafts or not
+            assert model._llama.n_tokens == reply.usage_metadata["input_tokens"] + len(reply.response_metadata["token_probs"]) - 1
+            replies.append(reply)
+        slow, quick, asked = replies
+        assert slow.response_metadata["decode_passes"] == len(slow.response_metadata["token_probs"]) - 1
+        # the call's own setting: the same as the model's
+        assert (asked.text, asked.response_metadata["decode_passes"]) == (quick.text, quick.response_metadata["decode_passes"])
+        assert quick.response_metadata["decode_passes"] < slow.response_metadata["decode_passes"] / 2
+        # greedy decoding verified position by position: the same tokens. A pass over several positions runs
+        # llama.cpp's batched matrix kernels instead of its one-row ones, so the logits differ in their rounding:
+        # up to 0.042 in a probability for this 135M model, so the bound leaves room for another CPU's kernels
+        assert quick.text == slow.text
+        assert quick.response_metadata["token_probs"] == pytest.approx(slow.response_metadata["token_probs"], abs=0.08)
+        assert quick.response_metadata["prompt_tokens_evaluated"] == slow.response_metadata["prompt_tokens_evaluated"]
+
+    def test_stop_at_and_max_tokens_hold_with_drafts(self, tiny_generator):
+        from prompts import answer_messages
+
+        fast = LlamaCppChatModel(model_path=tiny_generator.model_path, n_ctx=1024, lookup_tokens=8)
+        messages = answer_messages("Who introduced the plague to Europe?", self.EVIDENCE)
+        with pytest.raises(ValueError, match=">= 0"):
+            fast.invoke(messages, lookup_tokens=-1)
+        capped = fast.invoke(messages, max_tokens=3)
+        assert len(capped.response_metadata["token_probs"]) == 3 and capped.usage_metadata["output_tokens"] <= 3
+        assert fast._llama.n_tokens == capped.usage_metadata["input_tokens"] + 2
+        cut = fast.invoke(messages, max_tokens=32, stop=["Genoese"])
+        assert "Genoese" not in cut.text and cut.text
+
+
 class TestLoadChatModel:
     def test_preset(self):
         model = load_chat_model("smollm2-135m")

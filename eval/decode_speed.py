@@ -1,0 +1,82 @@
+"""What one generated token costs, through the product's generator and as a bare forward pass.
+
+    python -m eval.decode_speed [--model qwen2.5-coder-1.5b] [--tokens 31] [--repeats 5]
+
+Prints the median time of an answer of 1 and of ``--tokens`` tokens on a cached prompt (so their
+difference over ``tokens - 1`` is the cost of a generated token through
+``LlamaCppChatModel.invoke``, statistics and all), the bare one-token pass of llama.cpp, the same
+pass right after a BLAS call over the vocabulary (``np.dot``, what the per-token statistics used
+to do: OpenBLAS's threads keep spinning after it and take the cores from llama.cpp), and passes
+over several tokens at once (what verifying a prompt-lookup draft costs). Speeds vary between
+machines and runs: read the figures side by side, from one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Callable
+
+import numpy as np
+
+
+def _median_ms(run: Callable[[], object], repeats: int, before: Callable[[], object] = lambda: None) -> float:
+    times = []
+    for _ in range(repeats):
+        before()
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1000.0)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from components.generator import load_chat_model
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--tokens", type=int, default=31)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    if args.tokens < 2 or args.repeats < 1:
+        parser.error("--tokens must be >= 2 and --repeats >= 1")
+
+    model = load_chat_model(args.model, n_ctx=2048)
+    model.warm_up()
+    messages = [SystemMessage("You write long answers."), HumanMessage("Tell a long story about a cat. " * 5)]
+    model.invoke(messages, max_tokens=1)  # the prompt is cached from here on
+
+    one = _median_ms(lambda: model.invoke(messages, max_tokens=1), args.repeats)
+    many = _median_ms(lambda: model.invoke(messages, max_tokens=args.tokens), args.repeats)
+    print(f"answer of 1 token: {one:.0f} ms; of {args.tokens} tokens: {many:.0f} ms; "
+          f"per generated token: {(many - one) / (args.tokens - 1):.1f} ms")
+
+    llama = model._llama  # the bare passes below need llama.cpp itself
+    llama.reset()
+    llama.eval(llama.tokenize(b"The plague reached Europe with Genoese traders in 1347. " * 3))
+    base = llama.n_tokens
+    vocab = np.random.default_rng(0).random(llama.n_vocab())
+
+    def rewind() -> None:
+        llama.n_tokens = base
+        llama._ctx.kv_cache_seq_rm(-1, base, -1)
+
+    def one_pass(tokens: list[int]) -> Callable[[], None]:
+        return lambda: llama.eval(tokens)
+
+    token = llama.tokenize(b" the", add_bos=False)[0]
+    bare = _median_ms(one_pass([token]), args.repeats, rewind)
+    after_dot = _median_ms(one_pass([token]), args.repeats, lambda: (rewind(), np.dot(vocab, vocab)))
+    after_sum = _median_ms(one_pass([token]), args.repeats, lambda: (rewind(), float((vocab * vocab).sum())))
+    print(f"one-token pass: {bare:.1f} ms bare; {after_dot:.1f} ms right after np.dot over the vocabulary; "
+          f"{after_sum:.1f} ms right after the elementwise product and sum")
+    for k in (2, 4, 8):
+        print(f"pass over {k} tokens: {_median_ms(one_pass([token] * k), args.repeats, rewind):.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
