@@ -7,7 +7,8 @@ difference over ``tokens - 1`` is the cost of a generated token through
 ``LlamaCppChatModel.invoke``, statistics and all), the bare one-token pass of llama.cpp, the same
 pass right after a BLAS call over the vocabulary (``np.dot``, what the per-token statistics used
 to do: OpenBLAS's threads keep spinning after it and take the cores from llama.cpp), and passes
-over several tokens at once (what verifying a prompt-lookup draft costs). Speeds vary between
+over several tokens at once (what verifying a prompt-lookup draft costs; 128 tokens is a
+question with its evidence). Speeds vary between
 machines and runs: read the figures side by side, from one run.
 """
 
@@ -73,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     after_sum = _median_ms(one_pass([token]), args.repeats, lambda: (rewind(), float((vocab * vocab).sum())))
     print(f"one-token pass: {bare:.1f} ms bare; {after_dot:.1f} ms right after np.dot over the vocabulary; "
           f"{after_sum:.1f} ms right after the elementwise product and sum")
-    for k in (2, 4, 8):
-        print(f"pass over {k} tokens: {_median_ms(one_pass([token] * k), args.repeats, rewind):.1f} ms")
+    for k in (2, 4, 8, 128):
+        ms = _median_ms(one_pass([token] * k), args.repeats, rewind)
+        print(f"pass over {k} tokens: {ms:.1f} ms ({ms / k:.1f} ms a token)")
     return 0
 
 
