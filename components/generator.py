@@ -27,15 +27,17 @@ the live cache. So a condense prompt between two answers, or another session's q
 an answer and its extension, costs the prefix nothing. Snapshots hold only the key/value cells in
 use (about 28 KB a token for the 1.5B model), never logits.
 
-Prompt-lookup decoding (``lookup_tokens``). Each generated token costs a forward pass that reads
-every weight of the model (about 85 ms for the 1.5B on two cores, as much as 17 prompt tokens),
-and answers here are mostly words copied from the evidence. So after each chosen token the
-generator looks for the last few tokens in the question's part of the prompt and, where they occur,
-drafts the tokens that follow them there; one forward pass then evaluates the chosen token with the
-draft and gives the model's own choice at every position. Drafted tokens the model agrees with are
-taken (greedy decoding: the same tokens it would have chosen one pass at a time), the rest are
-dropped from the cache. The answer, its token probabilities and the cache it leaves are those of
-token-by-token decoding, up to the float rounding of a different batch shape.
+Prompt-lookup decoding (``lookup_tokens``, off by default). Each generated token costs a forward
+pass, and answers here are mostly words copied from the evidence. So after each chosen token the
+generator can look for the last few tokens in the question's part of the prompt and, where they
+occur, draft the tokens that follow them there; one forward pass then evaluates the chosen token
+with the draft and gives the model's own choice at every position. Drafted tokens the model agrees
+with are taken (greedy decoding: the same tokens it would have chosen one pass at a time), the rest
+are dropped from the cache. The answer, its token probabilities and the cache it leaves are those
+of token-by-token decoding, up to the float rounding of a different batch shape. It pays where a
+pass costs about the same for one token as for a few (a pass bound by reading the weights); on two
+CPU cores a pass over k tokens costs nearly k passes (``python -m eval.decode_speed``), so it is
+slower there and off.
 
 Prompts are tokenized so that only the chat template's own markers can become control tokens:
 message contents (the user's question, document text) are tokenized as plain text, so a
