@@ -1,17 +1,20 @@
 """The systems compared side by side: all are configurations of the same compiled graph.
 
 * ``baseline``: the thesis' fixed k = 5 pipeline (no rerank, compression or correction), with
-  the question-first prompt and the warm instruction prefix every system gets.
+  the default evidence-first prompt and the warm instruction prefix every system gets.
 * ``baseline-cold``: the previous release's baseline: evidence-first prompt, every token of every
   prompt evaluated (no prefix reuse).
-* ``baseline-evidence-first``, ``baseline-question-both``: the baseline in the other prompt
-  layouts (warm, like the baseline), to compare the layouts' answers on the same questions.
+* ``baseline-question-first`` (session 21's baseline), ``baseline-question-both``,
+  ``baseline-evidence-first`` (the default layout, named): the baseline in each prompt layout
+  (warm, like the baseline), to compare the layouts' answers on the same questions.
 * ``baseline-markers``: the baseline as the previous release ran it, the model writing its [n]
   citation markers (each costs about three generated tokens); every other system's answers end
   where their first marker would begin and are cited to the evidence that holds them.
 * ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
   reranker's best five of ten dense candidates: what reranking alone is worth.
 * ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
+* ``cascade-question-first``: session 21's cascade: the question before the evidence, with the
+  threshold fit on answers in that layout.
 * ``cascade-dense``: the previous release's cascade (session 15's fit): five passages in dense
   order, Easy → Medium → Hard on ``min_prob`` >= 0.245.
 * ``adaptive``: the full pipeline with the trained tier router choosing the starting tier and the
@@ -72,6 +75,8 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    PipelineConfig(policy="baseline", prompt_layout="evidence_first"), cold=True),
             System("baseline-evidence-first", "the baseline with the evidence-first prompt (question last)",
                    PipelineConfig(policy="baseline", prompt_layout="evidence_first")),
+            System("baseline-question-first", "session 21's baseline: the question before the evidence",
+                   PipelineConfig(policy="baseline", prompt_layout="question_first")),
             System("baseline-question-both", "the baseline with the question both before and after the evidence",
                    PipelineConfig(policy="baseline", prompt_layout="question_both")),
             System("baseline-markers", "the baseline with the model writing its citation markers (the previous release)",
@@ -84,6 +89,10 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    "the fitted cascade: Medium first (the best five of ten candidates), extended in place to Hard "
                    "while the answer is unsure",
                    PipelineConfig(policy="cascade")),
+            System("cascade-question-first", "session 21's cascade: the question before the evidence, Medium then Hard "
+                   "on its own threshold",
+                   PipelineConfig(policy="cascade", prompt_layout="question_first", confidence_signal="neg_mean_entropy",
+                                  accept_threshold=-2.7956566537498713)),
             System("cascade-examples", "the cascade with four worked examples before the question",
                    PipelineConfig(policy="cascade", answer_examples=True)),
             System("cascade-dense", "the previous release's cascade: dense order, Easy → Medium → Hard on min_prob",

@@ -34,6 +34,7 @@ from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, timed
 from nodes.generate import support
+from pipeline.configuration import DEFAULT_LAYOUT
 from pipeline.context import RAGContext
 from pipeline.state import AnswerabilityTrace, EvidenceItem, PassageHit, State, Step
 from prompts import ABSTENTION, check_messages
@@ -113,7 +114,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         start = time.perf_counter()
         for name in ctx.answerability.self_checks:
             reply = ctx.generator.invoke(
-                check_messages(question, evidence, settings.get("layout", "question_first"),
+                check_messages(question, evidence, settings.get("layout", DEFAULT_LAYOUT),
                                step.get("raw_output", answer), name, settings.get("answer_examples", False)),
                 **max_tokens_kwargs(ctx.generator, 1), pin_prefix=False)
             features[name] = yes_share(reply.response_metadata or {})

@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 from components.generator import StopRule, max_tokens_kwargs
 from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
-from pipeline.configuration import EARLY_SIGNALS
+from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
 from nodes.base import context_of, timed
 from nodes.grade_answer import can_extend
@@ -178,7 +178,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     passages = state.get("passages") or []
     evidence = state.get("evidence") or evidence_from_passages(passages)
     question = state.get("standalone_question") or state["question"]
-    layout = settings.get("layout", "question_first")
+    layout = settings.get("layout", DEFAULT_LAYOUT)
     reasoning = not evidence and budget.get("reasoning", False)
     if evidence:
         messages = answer_messages(question, evidence, layout, settings.get("answer_examples", False))

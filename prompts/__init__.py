@@ -29,11 +29,12 @@ LAYOUTS = {
     "question_both": "answer_user_question_both",
     "evidence_first": "answer_user",
 }
-"""Where the question sits in the answer prompt. ``question_first`` (instructions, question, then the
-evidence in rank order) lets evidence be appended to an evaluated prompt: extending the evidence
-costs only the added tokens. ``question_both`` repeats the question after the evidence (a few
-tokens more per answer); ``evidence_first`` is the earlier layout, which shares only the
-instructions between two prompts."""
+"""Where the question sits in the answer prompt. ``evidence_first`` (the default: instructions, the
+evidence in rank order, then the question) answers best with a small model; evidence appended to
+an evaluated prompt costs the added tokens and the question's once more, since the prompt is the
+same up to the end of the old evidence. ``question_first`` puts the question before the evidence,
+so an extension costs only the added tokens; ``question_both`` repeats the question after the
+evidence (a few tokens more per answer)."""
 
 
 @lru_cache(maxsize=None)
@@ -49,7 +50,7 @@ def answer_examples() -> tuple[tuple[str, tuple[Mapping, ...], str], ...]:
     )
 
 
-def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "question_first",
+def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "evidence_first",
                     examples: bool = False) -> list[BaseMessage]:
     """The answer prompt: the instructions, then (``examples``) the worked examples as earlier turns
     of the chat in the same layout, then the question with its evidence. Everything before the last

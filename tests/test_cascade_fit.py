@@ -171,7 +171,7 @@ def test_grid_pipeline_finishes_every_answer_in_the_way_asked():
     from training.probe_router import grid_pipeline as tiers_grid
 
     pipeline = grid_pipeline()
-    assert (pipeline.prompt_layout, pipeline.citation_markers, pipeline.stop_early) == ("question_first", False, False)
+    assert (pipeline.prompt_layout, pipeline.citation_markers, pipeline.stop_early) == ("evidence_first", False, False)
     pipeline = grid_pipeline(layout="question_both", citation_markers=True)
     assert (pipeline.prompt_layout, pipeline.citation_markers) == ("question_both", True)
     # the grid's evidence is the shipped tiers': the same candidates reranked to the same five
@@ -212,3 +212,18 @@ def test_a_reference_must_answer_every_question_the_fit_reads(tmp_path):
     reference.write_text("".join(json.dumps(r) + "\n" for r in (EASY, HARD)))
     assert fit_command(args) == 0
     assert "the last budget of" in (tmp_path / "report" / "README.md").read_text()
+
+
+def test_a_reference_run_is_the_dense_baseline_at_all(ctx):
+    """``run --reference-only`` keeps the k = 5 baseline's answer (dense order, the layout asked) as a
+    run whose grid is that one answer at 'all', which ``fit --reference`` reads as its last budget."""
+    from eval.datasets import Example
+    from training.cascade import answer_reference, answered_as, common_budgets
+
+    example = Example("q1", "Who discovered radium?", ("Marie Curie",), "test", evidence={"titles": ("Marie Curie",)})
+    run = answer_reference(ctx, example, layout="evidence_first")
+    assert answered_as(run) == ("evidence_first", False, None)
+    assert common_budgets([run]) == [None] and len(run["grid"]) == 1
+    step = run["grid"][0]
+    assert step["evidence_items"] == 5 and step["tier"] == "baseline"
+    assert 0.0 <= step["f1"] <= 1.0 and step["prompt_tokens_evaluated"] <= step["prompt_tokens"]

@@ -59,8 +59,24 @@ class TestPipelineConfig:
         assert config.start_tier() == "medium"  # the fitted cascade: Medium, then Hard
         assert [b.name for b in config.ladder("medium")] == ["hard"]
         assert [b.name for b in config.ladder("easy")] == ["medium", "hard"]  # a router may start below it
-        assert (config.confidence_signal, config.stop_early) == ("neg_mean_entropy", True)
+        assert (config.confidence_signal, config.stop_early) == ("first_prob", True)
         assert not config.citation_markers  # answers end where their citation markers would begin
+        assert config.prompt_layout == "evidence_first"
+
+    def test_the_cascade_defaults_are_the_committed_fit(self):
+        """The shipped signal, threshold, early stopping and ladder are what ``python -m training.cascade
+        fit`` chose on train (docs/cascade/fit.json), in the layout its runs were answered in."""
+        import json
+        from pathlib import Path
+
+        fit = json.loads((Path(__file__).resolve().parent.parent / "docs" / "cascade" / "fit.json").read_text("utf-8"))
+        config = PipelineConfig()
+        chosen = fit["chosen"]
+        assert (config.confidence_signal, config.accept_threshold, config.stop_early) == (
+            chosen["signal"], chosen["threshold"], chosen["stop_early"])
+        ladder = [config.budget(config.start_tier()), *config.ladder(config.start_tier())]
+        assert [b.context_tokens for b in ladder] == chosen["ladder"]
+        assert fit["layout"] == config.prompt_layout
 
     def test_ladder_climbs_cheapest_first_within_max_escalations(self):
         assert [b.name for b in PipelineConfig().ladder("easy")] == ["medium", "hard"][: PipelineConfig().max_escalations]
@@ -112,8 +128,8 @@ class TestAnswerExamples:
 
         from prompts import ABSTENTION, answer_examples, answer_messages
 
-        plain = answer_messages("What is the capital of France?", self.EVIDENCE)
-        shown = answer_messages("What is the capital of France?", self.EVIDENCE, examples=True)
+        plain = answer_messages("What is the capital of France?", self.EVIDENCE, "question_first")
+        shown = answer_messages("What is the capital of France?", self.EVIDENCE, "question_first", examples=True)
         assert [type(m) for m in plain] == [SystemMessage, HumanMessage]
         assert len(shown) == 2 + 2 * len(answer_examples())
         assert shown[0] == plain[0] and shown[-1] == plain[-1]  # the question's turn is unchanged

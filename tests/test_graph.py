@@ -6,7 +6,7 @@ import itertools
 import pytest
 
 from graph import graph
-from pipeline.configuration import QuestionError
+from pipeline.configuration import DEFAULT_LAYOUT, QuestionError
 
 OFF_TOPIC = "Which recipe uses the most cardamom in Scandinavian baking?"
 
@@ -188,12 +188,12 @@ class TestCascade:
 
     QUESTION = "Who discovered radium?"
 
-    def run(self, ctx, threshold):
+    def run(self, ctx, threshold, layout=DEFAULT_LAYOUT):
         from pipeline.configuration import PipelineConfig
 
         # the answerability check never withholds here (threshold 0): these tests are about the cascade
         cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=threshold, tiers=every_tier(),
-                                                   abstain_threshold=0.0))
+                                                   abstain_threshold=0.0, prompt_layout=layout))
         ctx.generator.reset_cache()
         return graph.invoke({"question": self.QUESTION}, context=cascade)
 
@@ -202,8 +202,9 @@ class TestCascade:
         assert trace["tier"] == trace["final_tier"] == "easy" and trace["escalations"] == 0
         assert [s["decision"] for s in trace["steps"]] == ["accept"]
 
-    def test_low_confidence_climbs_every_tier_extending_in_place(self, ctx):
-        out = self.run(ctx, threshold=1e9)  # nothing is confident enough: every tier is tried
+    @pytest.mark.parametrize("layout", ["evidence_first", "question_first"])
+    def test_low_confidence_climbs_every_tier_extending_in_place(self, ctx, layout):
+        out = self.run(ctx, threshold=1e9, layout=layout)  # nothing is confident enough: every tier is tried
         trace = out["trace"]
         steps = trace["steps"]
         assert [s["tier"] for s in steps] == ["easy", "medium", "hard"]
@@ -211,11 +212,14 @@ class TestCascade:
         assert trace["escalations"] == 2 and trace["final_tier"] == "hard"
         assert [s["evidence_items"] for s in steps] == sorted(s["evidence_items"] for s in steps)
         assert steps[-1]["evidence_items"] == len(trace["passages"]) == 5  # the top tier: the baseline's five
+        # evidence first, the question after the evidence is evaluated again with each extension
+        repeated = ctx.generator.count_tokens(f"\n\nQuestion: {self.QUESTION}") if layout == "evidence_first" else 0
         for before, after in itertools.pairwise(steps):
             added = after["prompt_tokens"] - before["prompt_tokens"]
             # the earlier prompt is reused up to its evidence: only the added evidence and the few
             # template tokens after it (end of turn, assistant header: at most 12) are evaluated
-            assert 0 < after["prompt_tokens_evaluated"] <= added + 12
+            assert 0 < after["prompt_tokens_evaluated"] <= added + repeated + 12
+            assert after["prompt_tokens_evaluated"] < after["prompt_tokens"] - 50  # never the whole prompt again
         assert trace["prompt_tokens_evaluated"] == sum(s["prompt_tokens_evaluated"] for s in steps)
         assert trace["input_tokens"] == sum(s["prompt_tokens"] for s in steps)
         assert trace["output_tokens"] == sum(s["output_tokens"] for s in steps)

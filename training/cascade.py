@@ -45,23 +45,28 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from pipeline.configuration import (CONFIDENCE_SIGNALS, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget, PipelineConfig,
-                                    cheapest_first)
+from pipeline.configuration import (CONFIDENCE_SIGNALS, DEFAULT_LAYOUT, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget,
+                                    PipelineConfig, cheapest_first)
 from training.labelling import TrainingSet, run_fit_parser, sets_text
 
 GRID: tuple[int | None, ...] = (32, 64, 128, None)
 """Evidence budgets (generator tokens; ``None``: all five passages, the baseline's evidence) every
 training question is answered at, each filled with whole passages in ranked order."""
 SETS = (TrainingSet("squad", "train", 40), TrainingSet("hotpotqa", "train", 40))
-RUNS_FILE = Path(__file__).resolve().parent / "labels" / "cascade_runs_reranked.jsonl"
+RUNS_FILE = Path(__file__).resolve().parent / "labels" / "cascade_runs_evidence_first_reranked.jsonl"
 """The recorded training answers (``run`` appends, ``fit`` reads): 320 train questions, each five
-passages the reranker's best of ten dense candidates, answered without citation markers."""
+passages the reranker's best of ten dense candidates, answered without citation markers in the
+evidence-first prompt at 128 tokens and all five (``run --grid 128,all --no-baselines --size 160``).
+``cascade_runs_reranked.jsonl`` holds the same questions in the question-first prompt at 32, 64, 128
+tokens and all five (session 21's fit, docs/cascade/question_first/)."""
 MORE_RUNS: tuple[Path, ...] = ()
 """Other runs of the same never-accepting cascade that ``fit`` reads too by default (none: the probe
 router's runs were answered in dense order with markers, and a fit reads one way of answering)."""
-REFERENCE_RUNS = Path(__file__).resolve().parent / "labels" / "cascade_runs_no_markers.jsonl"
-"""The reference the fit keeps the F1 of: the same 320 questions answered with the k = 5 baseline's
-passages (dense order, no markers): the product's target is set against that baseline."""
+REFERENCE_RUNS = Path(__file__).resolve().parent / "labels" / "cascade_runs_evidence_first_dense_baseline.jsonl"
+"""The reference the fit keeps the F1 of: the same 320 questions answered by the k = 5 baseline
+(dense order, no markers, the evidence-first prompt; ``run --reference-only --size 160``): the
+product's target is set against that baseline. ``cascade_runs_no_markers.jsonl`` is the question-first
+prompt's."""
 MAX_F1_LOSS = 0.25
 """The train F1 the chosen cascade may lose against the reference: half the 0.5 points the product
 allows, because out of fold (``--folds``) a choice loses more than on the questions it was chosen
@@ -103,7 +108,7 @@ def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
     return tiers
 
 
-def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = "question_first",
+def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = DEFAULT_LAYOUT,
                   citation_markers: bool = False) -> PipelineConfig:
     """A cascade over the grid that never accepts early and finishes every answer (each is extended
     to the last budget), its answers asked in the prompt ``layout``, with or without the model's
@@ -165,7 +170,7 @@ def pad_grid(steps: list[dict[str, Any]], budgets: Sequence[int | None]) -> list
 
 
 def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
-                    baselines: Mapping[str, Any] | None = None, layout: str = "question_first",
+                    baselines: Mapping[str, Any] | None = None, layout: str = DEFAULT_LAYOUT,
                     baseline_layouts: Sequence[str] = tuple(LAYOUTS), citation_markers: bool = False) -> dict[str, Any]:
     """Every grid budget (one never-accepting cascade, in the prompt ``layout``) and the baseline in
     each of ``baseline_layouts``, for one question; ``baselines`` already recorded for it (by an
@@ -187,6 +192,22 @@ def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
     return out
 
 
+def answer_reference(ctx, example, layout: str = DEFAULT_LAYOUT, citation_markers: bool = False) -> dict[str, Any]:
+    """The k = 5 baseline's answer to one question (five passages in dense order, the prompt
+    ``layout``), kept as a run whose grid is that one answer at the budget 'all': what ``fit
+    --reference`` reads."""
+    from eval.runner import run_one
+    from eval.systems import System
+
+    system = System("baseline", "k = 5 baseline",
+                    PipelineConfig(policy="baseline", prompt_layout=layout, citation_markers=citation_markers))
+    record = run_one(ctx, system, example)
+    return {"id": example.id, "dataset": example.dataset, "question": example.question,
+            "answerable": example.answerable, "gold_answers": list(example.answers), "layout": layout,
+            "citation_markers": citation_markers, "rerank_candidates": None,
+            "grid": pad_grid(scored_steps(record, example), [None]), "baseline": {}}
+
+
 def read_runs(path: Path) -> list[dict[str, Any]]:
     from eval.runner import read_records
 
@@ -196,8 +217,11 @@ def read_runs(path: Path) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     from training.labelling import record_answers
 
-    recorded = {(r["dataset"], r["id"]): r["baseline"] for path in args.baselines for r in read_runs(path)}
     sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
+    if args.reference_only:
+        return record_answers(args, sets, lambda ctx, example: answer_reference(
+            ctx, example, layout=args.layout, citation_markers=args.citation_markers))
+    recorded = {(r["dataset"], r["id"]): r["baseline"] for path in args.baselines for r in read_runs(path)}
     layouts = [] if args.no_baselines else list(LAYOUTS)
     return record_answers(args, sets, lambda ctx, example: answer_question(
         ctx, example, args.grid, baselines=recorded.get((example.dataset, example.id)), layout=args.layout,
@@ -609,8 +633,8 @@ def main(argv: list[str] | None = None) -> int:
         "fit tiers, signal and threshold from the recorded runs")
     run_parser.add_argument("--baselines", type=Path, action="append", default=[],
                             help="an earlier runs file whose baseline answers to reuse (repeatable)")
-    run_parser.add_argument("--layout", choices=list(LAYOUTS), default="question_first",
-                            help="the answer prompt's layout for the grid (default: question_first)")
+    run_parser.add_argument("--layout", choices=list(LAYOUTS), default=DEFAULT_LAYOUT,
+                            help=f"the answer prompt's layout for the grid (default: {DEFAULT_LAYOUT})")
     run_parser.add_argument("--size", type=int, default=None,
                             help=f"questions per dataset (default: {', '.join(f'{s.dataset} {s.size}' for s in SETS)})")
     run_parser.add_argument("--citation-markers", action="store_true",
@@ -619,6 +643,9 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--grid", type=parse_grid, default=GRID,
                             help="the evidence budgets, cheapest first, 'all' last (default: "
                                  + ",".join(label(b) for b in GRID) + ")")
+    run_parser.add_argument("--reference-only", action="store_true",
+                            help="record only the k = 5 baseline's answers (dense order, --layout), as runs whose "
+                                 "grid is that answer at 'all': a reference for fit --reference")
     run_parser.add_argument("--no-baselines", action="store_true",
                             help="record only the grid (its last budget is the baseline's evidence in --layout)")
     fit_parser.add_argument("--max-f1-loss", type=float, default=MAX_F1_LOSS,
