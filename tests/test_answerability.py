@@ -249,6 +249,20 @@ class TestFitting:
         # abstaining below 0.8 drops the wrong HotpotQA answer (no loss) and the unanswerable SQuAD one (a gain)
         assert 0.2 < chosen["threshold"] <= 0.8 and chosen["squad_f1"] == 100.0 and chosen["hotpotqa_f1"] == 50.0
 
+    def test_the_recorded_sufficiency_feature_is_left_out_unless_asked_for(self):
+        """The recording run scores every feature, the sufficiency scorer's too, with a scorer trained
+        on the recorded questions' articles; the default fit must not see that feature."""
+        from training.answerability import candidate_extras, without_sufficiency
+
+        features = {name: 0.5 for name in FEATURES}
+        runs = [{**r, "answerability": {**r["answerability"], "features": dict(features)}} for r in self.RUNS]
+        assert any(SUFFICIENCY in c for c in candidate_extras(runs))
+        stripped = without_sufficiency(runs)
+        assert all(SUFFICIENCY not in r["answerability"]["features"] for r in stripped)
+        assert all(set(r["answerability"]["features"]) == set(features) - {SUFFICIENCY} for r in stripped)
+        assert not any(SUFFICIENCY in c for c in candidate_extras(stripped))
+        assert all(SUFFICIENCY in r["answerability"]["features"] for r in runs)  # the records are not changed
+
     def test_the_hotpotqa_loss_is_bounded_over_bootstrap_resamples(self):
         # 20 HotpotQA answers, 4 right; abstaining below 0.5 drops one right answer (5 points) and 4 wrong ones
         runs = [{"dataset": "squad", "answerable": False, "f1": 0.0, "answerability": {"by": "score"}}]

@@ -47,9 +47,11 @@ from training.labelling import TrainingSet, run_fit_parser
 from training.sufficiency import CROSS_FIT
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
-RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_reranked.jsonl"
-"""The shipped check's training answers: the cascade of session 17 (the reranker's best five of ten
-passages, Medium then Hard). ``answerability_runs.jsonl`` holds session 12's, through the dense cascade."""
+RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_evidence_first.jsonl"
+"""The shipped check's training answers: the cascade of session 22 (the reranker's best five of ten
+passages, Medium then Hard, the evidence-first prompt). ``answerability_runs_reranked.jsonl`` holds
+the same questions answered by session 17's cascade (question first), ``answerability_runs.jsonl``
+session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
 FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY))
 FOLDS = 5
@@ -224,7 +226,7 @@ def _fmt(value: float) -> str:
 
 
 def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing: Mapping[str, float],
-           source: str = "training/labels/answerability_runs_reranked.jsonl", answer_form: str = "short") -> str:
+           source: str = "training/labels/answerability_runs_evidence_first.jsonl", answer_form: str = "short") -> str:
     best = result["candidates"][result["pick"]]
     chosen = best["chosen"]
     never = best["table"][0]
@@ -368,6 +370,15 @@ def with_scores(runs: Sequence[Mapping[str, Any]], scores: Mapping[str, float], 
             for r in runs]
 
 
+def without_sufficiency(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The runs without the :data:`SUFFICIENCY` feature the recording run scored. The shipped scorer
+    was trained on the recorded questions' articles, so its scores separate their unanswerable
+    questions better than an unseen article's: a check fit on them would lean on a feature that
+    is weaker on new questions. Only ``--sufficiency`` (with its article-fold scores) brings it back."""
+    return [{**r, "answerability": {**r["answerability"], "features": {
+        k: v for k, v in r["answerability"]["features"].items() if k != SUFFICIENCY}}} for r in runs]
+
+
 def read_scores(path: Path) -> dict[str, float]:
     """``{question id: sufficiency}`` from a ``--cross-fit`` scores file."""
     from eval.runner import read_records
@@ -390,6 +401,8 @@ def fit_command(args: argparse.Namespace) -> int:
         scorer = SufficiencyScorer(args.sufficiency)
         runs = (with_sufficiency(runs, scorer, args.data_dir) if args.sufficiency_scores is None
                 else with_scores(runs, read_scores(args.sufficiency_scores), float(scorer.card["score_ms"])))
+    else:
+        runs = without_sufficiency(runs)
     start = time.perf_counter()
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence)
     result["sufficiency_source"] = (None if args.sufficiency is None else "the shipped scorer" if args.sufficiency_scores is None
