@@ -169,6 +169,20 @@ def pad_grid(steps: list[dict[str, Any]], budgets: Sequence[int | None]) -> list
     return grid
 
 
+def _question(example) -> dict[str, Any]:
+    """What every recorded run keeps of its question."""
+    return {"id": example.id, "dataset": example.dataset, "question": example.question,
+            "answerable": example.answerable, "gold_answers": list(example.answers)}
+
+
+def _baseline(layout: str, citation_markers: bool):
+    """The k = 5 baseline (five passages in dense order) asked in the prompt ``layout``."""
+    from eval.systems import System
+
+    return System(f"baseline-{layout}", "k = 5 baseline",
+                  PipelineConfig(policy="baseline", prompt_layout=layout, citation_markers=citation_markers))
+
+
 def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
                     baselines: Mapping[str, Any] | None = None, layout: str = DEFAULT_LAYOUT,
                     baseline_layouts: Sequence[str] = tuple(LAYOUTS), citation_markers: bool = False) -> dict[str, Any]:
@@ -178,17 +192,14 @@ def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
     from eval.runner import run_one
     from eval.systems import System
 
-    out: dict[str, Any] = {"id": example.id, "dataset": example.dataset, "question": example.question,
-                           "answerable": example.answerable, "gold_answers": list(example.answers)}
+    out = _question(example)
     pipeline = grid_pipeline(grid, layout, citation_markers)
     out.update(answering(pipeline))
     record = run_one(ctx, System("grid", "never-accepting cascade over the grid", pipeline), example)
     out["grid"] = pad_grid(scored_steps(record, example), grid)
     out["baseline"] = dict(baselines or {})
     for name in [name for name in baseline_layouts if name not in out["baseline"]]:
-        system = System(f"baseline-{name}", "k = 5 baseline",
-                        PipelineConfig(policy="baseline", prompt_layout=name, citation_markers=citation_markers))
-        out["baseline"][name] = answer_figures(run_one(ctx, system, example))
+        out["baseline"][name] = answer_figures(run_one(ctx, _baseline(name, citation_markers), example))
     return out
 
 
@@ -197,14 +208,9 @@ def answer_reference(ctx, example, layout: str = DEFAULT_LAYOUT, citation_marker
     ``layout``), kept as a run whose grid is that one answer at the budget 'all': what ``fit
     --reference`` reads."""
     from eval.runner import run_one
-    from eval.systems import System
 
-    system = System("baseline", "k = 5 baseline",
-                    PipelineConfig(policy="baseline", prompt_layout=layout, citation_markers=citation_markers))
-    record = run_one(ctx, system, example)
-    return {"id": example.id, "dataset": example.dataset, "question": example.question,
-            "answerable": example.answerable, "gold_answers": list(example.answers), "layout": layout,
-            "citation_markers": citation_markers, "rerank_candidates": None,
+    record = run_one(ctx, _baseline(layout, citation_markers), example)
+    return {**_question(example), "layout": layout, "citation_markers": citation_markers, "rerank_candidates": None,
             "grid": pad_grid(scored_steps(record, example), [None]), "baseline": {}}
 
 
