@@ -39,6 +39,12 @@ pass costs about the same for one token as for a few (a pass bound by reading th
 CPU cores a pass over k tokens costs nearly k passes (``python -m eval.decode_speed``), so it is
 slower there and off.
 
+Weight buffers. llama.cpp may hold the weights in *extra* buffer types that suit the CPU better
+(Intel AMX tiles, repacked layouts). A llama.cpp built on a CPU with AMX uses AMX buffers, and
+they crash the process (a segmentation fault on the first decode) in some virtual machines: seen
+on a Sapphire Rapids guest under Firecracker. So ``extra_buffers`` is off by default wherever the
+library was built with AMX, and on elsewhere; set it to choose.
+
 Prompts are tokenized so that only the chat template's own markers can become control tokens:
 message contents (the user's question, document text) are tokenized as plain text, so a
 ``<|im_end|>`` typed in a question or found in a document stays text and cannot end a turn.
@@ -49,6 +55,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, NamedTuple, Sequence, cast
 
@@ -62,8 +69,41 @@ from pydantic import Field, PrivateAttr
 
 from components.model_files import PRESETS, gguf_path
 
+_MODEL_PARAMS_LOCK = threading.Lock()
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
 _PLACEHOLDER = re.compile("\x00(\\d+)\x00")
+
+
+def built_with_amx(system_info: str | None = None) -> bool:
+    """Whether llama.cpp was built with Intel AMX kernels (its system information says so)."""
+    if system_info is None:
+        import llama_cpp
+
+        system_info = llama_cpp.llama_print_system_info().decode("utf-8", errors="replace")
+    return re.search(r"\bAMX\w*\s*=\s*1\b", system_info) is not None
+
+
+@contextmanager
+def _model_params(**fields: Any) -> Iterator[None]:
+    """Load models with these ``llama_model_params`` fields: llama-cpp-python's ``Llama`` takes its
+    model parameters from ``llama_model_default_params()`` and exposes only some of them, so the
+    defaults are wrapped while a model loads (under a lock: the wrapper is process-wide)."""
+    from llama_cpp import llama_cpp as lib
+
+    with _MODEL_PARAMS_LOCK:
+        default = lib.llama_model_default_params
+
+        def params() -> Any:
+            value = default()
+            for name, field in fields.items():
+                setattr(value, name, field)
+            return value
+
+        lib.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            lib.llama_model_default_params = default
 
 
 class PromptTooLongError(ValueError):
@@ -177,6 +217,9 @@ class LlamaCppChatModel(BaseChatModel):
     evaluated from its first token."""
     recent_snapshots: int = Field(default=4, ge=0)
     """How many post-answer snapshots to keep, besides the pinned instruction prefixes."""
+    extra_buffers: bool | None = None
+    """llama.cpp's extra weight buffer types (AMX, repacked layouts; see the module's notes).
+    None: on unless llama.cpp was built with AMX."""
     lookup_tokens: int = Field(default=0, ge=0)
     """Prompt-lookup decoding (see the module's notes): at most this many tokens copied from the
     prompt are verified with each generated token in one forward pass; 0: one token per pass. A
@@ -228,15 +271,17 @@ class LlamaCppChatModel(BaseChatModel):
 
         if not Path(self.model_path).is_file():
             raise FileNotFoundError(f"GGUF model file not found: {self.model_path}")
-        llama = CountingLlama(
-            model_path=self.model_path,
-            n_ctx=self.n_ctx,
-            n_threads=self.n_threads,
-            n_threads_batch=self.n_threads,
-            n_batch=self.n_batch,
-            seed=self.seed,
-            verbose=False,
-        )
+        extra_buffers = not built_with_amx() if self.extra_buffers is None else self.extra_buffers
+        with _model_params(use_extra_bufts=extra_buffers):
+            llama = CountingLlama(
+                model_path=self.model_path,
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                n_batch=self.n_batch,
+                seed=self.seed,
+                verbose=False,
+            )
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ValueError(f"{self.model_path} has no chat template in its metadata: it cannot chat")

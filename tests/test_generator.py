@@ -2,7 +2,15 @@ import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from components.generator import LlamaCppChatModel, PromptTooLongError, load_chat_model, max_tokens_kwargs, token_entropy
+from components.generator import (
+    LlamaCppChatModel,
+    PromptTooLongError,
+    _model_params,
+    built_with_amx,
+    load_chat_model,
+    max_tokens_kwargs,
+    token_entropy,
+)
 
 
 def test_token_entropy_matches_definition():
@@ -10,6 +18,35 @@ def test_token_entropy_matches_definition():
     p = np.exp(logits) / np.exp(logits).sum()
     assert token_entropy(logits) == pytest.approx(float(-(p * np.log(p)).sum()), rel=1e-6)
     assert token_entropy(np.zeros(8, dtype=np.float32)) == pytest.approx(np.log(8))
+
+
+class TestWeightBuffers:
+    """AMX buffers crash some virtual machines on the first decode, so they are off by default
+    wherever llama.cpp was built with AMX (see the generator's notes)."""
+
+    def test_amx_is_read_from_the_system_information(self):
+        assert built_with_amx("CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 |")
+        assert not built_with_amx("CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 0 | OPENMP = 1 |")
+        assert not built_with_amx("CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | FMA = 1 |")
+        assert isinstance(built_with_amx(), bool)  # this machine's library answers too
+
+    def test_model_params_apply_while_loading_and_are_restored(self):
+        from llama_cpp import llama_cpp as lib
+
+        default = lib.llama_model_default_params
+        with _model_params(use_extra_bufts=False, vocab_only=True):
+            params = lib.llama_model_default_params()
+            assert params.use_extra_bufts is False and params.vocab_only is True
+        assert lib.llama_model_default_params is default
+        assert lib.llama_model_default_params().vocab_only is False
+        with pytest.raises(RuntimeError), _model_params(vocab_only=True):
+            raise RuntimeError("a failed load")
+        assert lib.llama_model_default_params is default
+
+    def test_extra_buffers_can_be_chosen(self, tiny_generator):
+        for extra_buffers in (False, None):
+            model = LlamaCppChatModel(model_path=tiny_generator.model_path, n_ctx=512, extra_buffers=extra_buffers)
+            assert model.invoke([HumanMessage("Hello")], max_tokens=2).usage_metadata["output_tokens"] >= 1
 
 
 class TestLlamaCppChatModel:
