@@ -7,7 +7,8 @@
   probability, its margin over the runner-up and the predictive entropy in ``response_metadata``,
   with the first step's most probable tokens (``first_top``; computed in a logits processor, at no
   measurable cost). ``invoke(..., pin_prefix=False)`` keeps a one-off prompt's instructions from
-  being pinned (a self-check's "instructions" are a whole answer prompt); ``invoke(...,
+  being pinned (a self-check's "instructions" are a whole answer prompt), and ``invoke(...,
+  pin_prefix="Evidence:\n[1] ")`` pins the last message's fixed opening with them; ``invoke(...,
   stop_when=rule)`` stops generating as soon as ``rule(probs, margins, pieces)`` is true (see
   :data:`StopRule`), and the metadata says so (``stopped_early``).
 * Any other name or folder loads with transformers through ``langchain-huggingface``.
@@ -19,7 +20,8 @@ evaluates a token twice when it can avoid it. llama.cpp keeps the key/value cach
 prompt and reuses the longest prefix the next prompt shares with it. On top of that:
 
 * the instruction prefix of every prompt that has a system message (everything before the last
-  message's content) is evaluated once per process and kept as a snapshot (*pinned*);
+  message's content, and the opening every such message starts with when the caller names it) is
+  evaluated once per process and kept as a snapshot (*pinned*);
 * the state after each answer is kept as a snapshot too, a few of them, most recent first;
 
 and before each prompt the snapshot sharing the longest prefix with it is restored when it beats
@@ -373,10 +375,12 @@ class LlamaCppChatModel(BaseChatModel):
         """Tokens of text that came from a user or a document: control-token strings stay text."""
         return self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=add_bos, special=False)
 
-    def _prompt_tokens(self, messages: Sequence[BaseMessage]) -> tuple[list[int], list[str], int]:
+    def _prompt_tokens(self, messages: Sequence[BaseMessage], opening: str = "") -> tuple[list[int], list[str], int]:
         """The chat-formatted prompt's tokens, the template's stop strings, and the length of the
         instruction prefix: the tokens before the last message's content when there is a system
-        message (0 otherwise).
+        message (0 otherwise), and the tokens that content shares with ``opening`` (the text every
+        such message starts with: "Evidence:\n[1] " shares "Evidence:\n[1]", since the space goes
+        with the next word).
 
         The template is rendered around placeholders, then each piece is tokenized on its own: the
         template's text with control tokens parsed (``<|im_start|>`` and the like), each message's
@@ -392,9 +396,12 @@ class LlamaCppChatModel(BaseChatModel):
             first = add_bos and not tokens
             if position % 2:
                 index = int(piece)
+                content = self._text_tokens(messages[index].text, add_bos=first)
                 if index == len(messages) - 1 and index > 0 and messages[0].type == "system":
                     prefix = len(tokens)
-                tokens += self._text_tokens(messages[index].text, add_bos=first)
+                    if opening and messages[index].text.startswith(opening):
+                        prefix += common_prefix(self._text_tokens(opening), content)
+                tokens += content
             elif piece:
                 tokens += self._llama.tokenize(piece.encode("utf-8"), add_bos=first, special=True)
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
@@ -411,7 +418,7 @@ class LlamaCppChatModel(BaseChatModel):
 
         self.warm_up()
         max_tokens = int(kwargs.get("max_tokens", self.max_tokens))
-        pin_prefix = bool(kwargs.get("pin_prefix", True))
+        pin_prefix: bool | str = kwargs.get("pin_prefix", True)
         lookup = int(kwargs.get("lookup_tokens", self.lookup_tokens))
         if lookup < 0:
             raise ValueError(f"lookup_tokens must be >= 0, got {lookup}")
@@ -449,7 +456,7 @@ class LlamaCppChatModel(BaseChatModel):
             return stopped
 
         with self._lock:
-            prompt, template_stop, prefix = self._prompt_tokens(messages)
+            prompt, template_stop, prefix = self._prompt_tokens(messages, pin_prefix if isinstance(pin_prefix, str) else "")
             budget = self.n_ctx - len(prompt)
             if budget < 1:
                 raise PromptTooLongError(
@@ -600,13 +607,16 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceC
 
 
 def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None,
-                      stop_at: Sequence[str] = (), lookup_tokens: int | None = None) -> dict[str, Any]:
+                      stop_at: Sequence[str] = (), lookup_tokens: int | None = None,
+                      opening: str = "") -> dict[str, Any]:
     """The call keywords that cap the answer length for this kind of chat model, stop it early by
-    ``stop_when`` or where its text reaches one of ``stop_at``, and decode it with prompt lookup
-    (``lookup_tokens``; None: the model's own setting), where the model supports that (llama.cpp;
-    others always finish the answer one token at a time)."""
+    ``stop_when`` or where its text reaches one of ``stop_at``, decode it with prompt lookup
+    (``lookup_tokens``; None: the model's own setting) and pin the last message's fixed ``opening``
+    with the instructions, where the model supports that (llama.cpp; others always finish the answer
+    one token at a time and keep no cache)."""
     if isinstance(chat_model, LlamaCppChatModel):
         return {"max_tokens": max_new_tokens, **({"stop_when": stop_when} if stop_when is not None else {}),
                 **({"stop": list(stop_at)} if stop_at else {}),
-                **({"lookup_tokens": lookup_tokens} if lookup_tokens is not None else {})}
+                **({"lookup_tokens": lookup_tokens} if lookup_tokens is not None else {}),
+                **({"pin_prefix": opening} if opening else {})}
     return {"pipeline_kwargs": {"max_new_tokens": max_new_tokens}}

@@ -28,7 +28,15 @@ from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
 from nodes.base import context_of, timed
 from nodes.grade_answer import can_extend
-from prompts import ABSTENTION, answer_messages, closed_book_messages, final_answer, format_evidence, reasoning_messages
+from prompts import (
+    ABSTENTION,
+    answer_messages,
+    answer_opening,
+    closed_book_messages,
+    final_answer,
+    format_evidence,
+    reasoning_messages,
+)
 
 MARKER_START = "["
 """How a citation marker begins (``[2]``): the answer's text ends before it."""
@@ -191,8 +199,10 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     start = time.perf_counter()
     # without the model's markers the answer ends where the first one begins ("Paris [2]" costs "Paris")
     stop_at = [MARKER_START] if evidence and not settings.get("citation_markers", True) else []
+    # the opening every answer prompt shares ("Evidence:\n[1]") is pinned with the instructions
+    opening = answer_opening(layout) if evidence else ""
     reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at,
-                                                               settings.get("lookup_tokens", 0)))
+                                                               settings.get("lookup_tokens", 0), opening))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))

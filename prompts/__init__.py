@@ -70,6 +70,17 @@ def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "e
     ]
 
 
+def answer_opening(layout: str = "evidence_first") -> str:
+    """The text every answer prompt's question message starts with in this layout (up to the first
+    evidence item's or the question's own words): the generator pins it with the instructions."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown prompt layout {layout!r}; valid layouts: {', '.join(LAYOUTS)}")
+    mark = "\x00"
+    filled = template(LAYOUTS[layout]).format(evidence=format_evidence([{"n": 1, "title": "", "text": mark}]),
+                                              question=mark)
+    return filled.split(mark, 1)[0]
+
+
 CHECKS = {"self_check": "check_user", "self_check_question": "check_question_user"}
 """The self-checks' yes/no questions: is the answer stated in the evidence; does the evidence
 answer exactly this question."""

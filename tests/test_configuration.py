@@ -141,6 +141,17 @@ class TestAnswerExamples:
         last = answer_messages("Q?", self.EVIDENCE, "evidence_first", examples=True)
         assert all(m.text.startswith("Evidence:") for m in last[1::2])
 
+    def test_every_question_message_starts_with_its_layouts_opening(self):
+        from prompts import LAYOUTS, answer_messages, answer_opening
+
+        assert answer_opening("evidence_first") == "Evidence:\n[1] "
+        assert answer_opening("question_first") == "Question: "
+        for layout in LAYOUTS:
+            for evidence in (self.EVIDENCE, [{"n": 1, "title": "", "text": "Untitled."}]):
+                assert answer_messages("Who?", evidence, layout)[-1].text.startswith(answer_opening(layout))
+        with pytest.raises(ValueError, match="unknown prompt layout"):
+            answer_opening("sideways")
+
     def test_examples_cite_evidence_they_show(self):
         import re
 

@@ -164,6 +164,25 @@ class TestPrefixReuse:
         assert self.evaluated(second) < len(plain) - 10
         assert self.evaluated(first) == first.usage_metadata["input_tokens"]
 
+    def test_a_named_opening_is_pinned_with_the_instructions(self, tiny_generator):
+        from prompts import answer_messages, answer_opening
+
+        opening = answer_opening()
+        first = answer_messages("What is the capital of Peru?", [{"n": 1, "title": "Peru", "text": "Lima is the capital."}])
+        second = answer_messages("Where is Quito?", [{"n": 1, "title": "Ecuador", "text": "Quito is in Ecuador."}])
+        shared = tiny_generator._prompt_tokens(second, opening)[2] - tiny_generator._prompt_tokens(second)[2]
+        assert shared >= 3  # "Evidence", ":\n", "[1" or so: the opening's tokens the content starts with
+        assert tiny_generator._prompt_tokens(second, "Question: ")[2] == tiny_generator._prompt_tokens(second)[2]
+        evaluated, texts = {}, {}
+        for pin in (True, opening):
+            tiny_generator.reset_cache(pinned=True)
+            tiny_generator.invoke(first, max_tokens=2, pin_prefix=pin)
+            tiny_generator.reset_cache()
+            reply = tiny_generator.invoke(second, max_tokens=4, pin_prefix=pin)
+            evaluated[pin], texts[pin] = self.evaluated(reply), reply.text
+        assert evaluated[True] - evaluated[opening] == shared
+        assert texts[True] == texts[opening]
+
     def test_extended_prompt_evaluates_only_what_was_added(self, tiny_generator):
         tiny_generator.reset_cache()
         short = self.ask(tiny_generator, "Evidence: Lima is the capital of Peru.")
