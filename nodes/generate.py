@@ -202,7 +202,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     # the opening every answer prompt shares ("Evidence:\n[1]") is pinned with the instructions
     opening = answer_opening(layout) if evidence else ""
     reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at,
-                                                               settings.get("lookup_tokens", 0), opening))
+                                                               settings.get("lookup_tokens", 0), opening=opening))
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))

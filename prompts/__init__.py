@@ -70,6 +70,7 @@ def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "e
     ]
 
 
+@lru_cache(maxsize=None)
 def answer_opening(layout: str = "evidence_first") -> str:
     """The text every answer prompt's question message starts with in this layout (up to the first
     evidence item's or the question's own words): the generator pins it with the instructions."""
