@@ -9,7 +9,9 @@ run; every query starts with an empty llama.cpp prompt cache (:mod:`eval.runner`
 holds ``records.jsonl`` (one line per question and system, appended as it goes: rerunning the same
 command resumes, and rerunning with a larger ``--limit`` extends the sample), ``run.json``
 (:mod:`eval.run_setup`), ``summary.json`` (:mod:`eval.aggregate`), ``report.md``
-(:mod:`eval.report`) and PNG figures (:mod:`eval.plots`). This module is the command only.
+(:mod:`eval.report`) and PNG figures (:mod:`eval.plots`). ``--report-only`` writes the last three
+again from the recorded answers (after a change to the report), answering nothing and keeping the
+run's recorded setup. This module is the command only.
 """
 
 from __future__ import annotations
@@ -24,14 +26,14 @@ from pathlib import Path
 from eval.aggregate import aggregate, by_routed_tier
 from eval.contexts import add_run_arguments, load_run_context
 from eval.datasets import load
-from eval.report import markdown_report
+from eval import time_model
+from eval.report import headline_system, markdown_report
 from eval.run_setup import RunMismatchError, previous_peak_rss
 from eval.runner import RECORDS, answer_all, read_records, sample
 from eval.systems import select
 
 
 def main(argv: list[str] | None = None) -> int:
-    from components.storage import atomic_write_text
     from eval.corpora import answer_coverage
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -39,11 +41,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="run folder (default: runs/<dataset>-<split>-s<seed>-<router|tier>; a larger --limit extends it)")
     parser.add_argument("--no-figures", action="store_true")
+    parser.add_argument("--report-only", action="store_true",
+                        help="write summary.json, report.md and the figures again from the run's records; answer nothing")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
     examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed)
     out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}-{args.adaptive_tier or 'router'}"
+    if args.report_only:
+        try:
+            meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise SystemExit(f"error: --report-only needs a finished run in {out} (its summary.json): {exc}") from exc
+        write_outputs(out, read_records(out / RECORDS), examples, systems, meta, figures=not args.no_figures)
+        return 0
     out.mkdir(parents=True, exist_ok=True)
 
     start = time.perf_counter()
@@ -55,18 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     except RunMismatchError as exc:
         raise SystemExit(f"error: {exc}") from exc
 
-    wanted_ids = {e.id for e in examples}
-    records = [r for r in read_records(path) if r["id"] in wanted_ids]
-    summary = aggregate(records, [s.name for s in systems])
-    if {"baseline", "adaptive"} <= {s.name for s in systems}:
-        summary["adaptive_by_tier"] = by_routed_tier(records)
-    if {"baseline", "cascade"} <= {s.name for s in systems}:
-        summary["cascade_by_final_tier"] = by_routed_tier(records, "cascade", key="final_tier")
+    records = read_records(path)
+    wanted = {e.id for e in examples}
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": time.perf_counter() - start,
-        "answering_s": sum(r["latency_ms"] for r in records) / 1000,  # over every invocation that added records
+        "answering_s": sum(r["latency_ms"] for r in records if r["id"] in wanted) / 1000,  # every invocation's
         "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, previous_peak_rss(out)),
         "index_passages": len(ctx.index),
     }
@@ -75,17 +81,33 @@ def main(argv: list[str] | None = None) -> int:
                           "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
     if args.dataset in ("nq", "triviaqa"):  # no contexts: how many answers could the corpus give at all?
         meta["answer_coverage"] = 100 * answer_coverage(examples, ctx.index)
+    write_outputs(out, records, examples, systems, meta, figures=not args.no_figures)
+    return 0
+
+
+def write_outputs(out: Path, records: list[dict], examples, systems, meta: dict, *, figures: bool) -> None:
+    """``summary.json``, ``report.md`` and (``figures``) the PNG figures, from the records of the
+    sample's questions; the report is printed as well."""
+    from components.storage import atomic_write_text
+
+    wanted = {e.id for e in examples}
+    records = [r for r in records if r["id"] in wanted]
+    names = [s.name for s in systems]
+    summary = aggregate(records, names)
+    if {"baseline", "adaptive"} <= set(names):
+        summary["adaptive_by_tier"] = by_routed_tier(records)
+    if {"baseline", "cascade"} <= set(names):
+        summary["cascade_by_final_tier"] = by_routed_tier(records, "cascade", key="final_tier")
+    summary["time_model"] = time_model.fit(records, names, headline_system(names))
     summary["meta"] = meta
     atomic_write_text(out / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
-    by_name = {s.name: s for s in systems}
-    atomic_write_text(out / "report.md", markdown_report(summary, meta, by_name))
-    if not args.no_figures:
+    atomic_write_text(out / "report.md", markdown_report(summary, meta, {s.name: s for s in systems}))
+    if figures:
         from eval.plots import plot_run
 
         plot_run(summary, records, out)
     print(f"\n{out / 'report.md'}\n")
     print((out / "report.md").read_text())
-    return 0
 
 
 if __name__ == "__main__":

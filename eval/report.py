@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from eval import time_model
 from eval.systems import System
 
 _ROWS = [
@@ -48,6 +49,15 @@ def _by_tier_table(table: dict[str, dict[str, float]] | None, system: str, title
     return lines
 
 
+HEADLINES = ("cascade", "adaptive")
+"""The systems the report's first table sets against the baseline, the first one run."""
+
+
+def headline_system(names) -> str | None:
+    """The system the report compares with the baseline first: the first of :data:`HEADLINES` run."""
+    return next((n for n in HEADLINES if n in names), None)
+
+
 def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict[str, System]) -> str:
     s = summary["systems"]
     lines = [f"# {meta['dataset']} {meta['split']}: {summary['questions']} questions, {meta['model']}", ""]
@@ -62,7 +72,7 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
         lines.append(f"Questions with a gold answer string anywhere in the corpus: {meta['answer_coverage']:.1f}% "
                      "(an upper bound on what retrieval can find).")
     lines.append("")
-    headline = next((n for n in ("cascade", "adaptive") if n in s), None)
+    headline = headline_system(s)
     if "baseline" in s and headline:
         b, a = s["baseline"], s[headline]
         lines += [f"| metric | baseline (k = 5) | {headline} | Δ |", "| --- | --- | --- | --- |"]
@@ -103,6 +113,7 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                             "final tier", ("evaluated", "prompt tokens evaluated"))
     lines += _by_tier_table(summary.get("adaptive_by_tier"), "adaptive", "Adaptive by routed tier", "tier",
                             ("input_tokens", "input tokens"))
+    lines += time_model.markdown(summary.get("time_model"))
     lines += _policy_table(summary, systems)
     lines += _abstention_table(summary.get("abstention"))
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]

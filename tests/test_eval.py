@@ -289,6 +289,16 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     assert f"weights sha256 `{committed['weights_sha256'][:16]}…`" in (out / "report.md").read_text()
     assert benchmark_main(argv) == 0  # resumes: nothing left to run
     assert len(read_records(out / "records.jsonl")) == 4
+    assert summary["time_model"] is None  # four answers are too few to fit three costs
+    report = (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    meta = json.loads((out / "summary.json").read_text())["meta"]
+    assert benchmark_main([*argv, "--report-only", "--no-figures"]) == 0  # no model is loaded
+    assert (out / "report.md").read_text() == report
+    assert json.loads((out / "summary.json").read_text())["meta"] == meta  # the run's recorded setup is kept
+    assert len(read_records(out / "records.jsonl")) == 4
+    with pytest.raises(SystemExit, match="needs a finished run"):
+        benchmark_main([*argv[:-1], str(tmp_path / "no-run"), "--report-only"])
 
 
 def test_cross_dataset_figure(tmp_path):
@@ -342,3 +352,68 @@ def test_benchmark_corpus_is_keyed_by_the_split_files_content(tiny_squad, embedd
     assert first.directory != second.directory
     assert first.directory == benchmark_index_dir("squad", "dev", embedder, root=str(tiny_squad))
     assert any("Paris, France" in p.text for p in second) and not any("Paris, France" in p.text for p in first)
+
+
+def _timed_record(system: str, qid: str, steps: list[tuple[int, int]], costs=(7.0, 80.0, 100.0), rest=20.0) -> dict:
+    """A record whose answer steps took exactly what ``costs`` (per token, per pass, per step) say."""
+    per_token, per_pass, per_step = costs
+    timed = [{"prompt_tokens_evaluated": t, "decode_passes": p, "generate_ms": per_token * t + per_pass * p + per_step}
+             for t, p in steps]
+    return {"system": system, "id": qid, "steps": timed, "latency_ms": sum(s["generate_ms"] for s in timed) + rest}
+
+
+class TestTimeModel:
+    """eval.time_model: the costs fitted to a run's answers and the report's section."""
+
+    def records(self) -> list[dict]:
+        out = []
+        for i in range(12):
+            out.append(_timed_record("baseline", f"q{i}", [(200 + 7 * i, 3 + i % 4)]))
+            out.append(_timed_record("cascade", f"q{i}", [(110 + 5 * i, 2 + i % 5)] + ([(90, 3)] if i % 6 == 0 else [])))
+        return out
+
+    def test_exact_timings_give_back_their_costs(self):
+        from eval import time_model
+
+        model = time_model.fit(self.records(), ["baseline", "cascade"], "cascade")
+        assert model["rates_ms"] == pytest.approx({"per_evaluated_token": 7.0, "per_pass": 80.0, "per_step": 100.0}, rel=1e-6)
+        assert model["r2"] == pytest.approx(1.0) and model["steps"] == 26
+        assert model["pass_in_tokens"] == pytest.approx(80 / 7)
+        base, casc = model["systems"]["baseline"], model["systems"]["cascade"]
+        assert base["rest_ms"] == pytest.approx(20.0) and casc["rest_ms"] == pytest.approx(20.0)
+        assert casc["steps"] == pytest.approx(14 / 12)
+        head = model["headline"]
+        assert head["measured"] == pytest.approx(base["latency_ms"] / casc["latency_ms"])
+        assert head["modelled"] == pytest.approx((base["latency_ms"] - 20) / (casc["latency_ms"] - 20))
+        assert head["tokens_only"] == pytest.approx(base["evaluated"] / casc["evaluated"])
+        assert head["tokens_only"] > head["modelled"]  # decoding, paid alike, dilutes the token savings
+
+    def test_no_costs_can_be_negative(self):
+        from eval import time_model
+
+        coef, _ = time_model.nonnegative_rates([(1, 0, 1), (2, 0, 1), (3, 0, 1)], [30.0, 20.0, 10.0])
+        assert min(coef) >= 0.0
+
+    def test_runs_without_pass_counts_or_too_few_answers_have_no_model(self):
+        from eval import time_model
+
+        old = [{**r, "steps": [{k: v for k, v in s.items() if k != "decode_passes"} for s in r["steps"]]}
+               for r in self.records()]
+        assert time_model.fit(old, ["baseline", "cascade"], "cascade") is None
+        assert time_model.fit(self.records()[:4], ["baseline", "cascade"], "cascade") is None
+        assert time_model.markdown(None) == []
+
+    def test_only_questions_every_system_answered_count(self):
+        from eval import time_model
+
+        extra = _timed_record("baseline", "only-baseline", [(5000, 1)], costs=(1.0, 1.0, 1.0))
+        model = time_model.fit([*self.records(), extra], ["baseline", "cascade"], "cascade")
+        assert model["rates_ms"]["per_evaluated_token"] == pytest.approx(7.0, rel=1e-6)
+
+    def test_the_report_section_names_the_costs_and_the_speed_ups(self):
+        from eval import time_model
+
+        text = "\n".join(time_model.markdown(time_model.fit(self.records(), ["baseline", "cascade"], "cascade")))
+        assert "## Where the time goes" in text and "**7.00 ms per evaluated prompt token**" in text
+        assert "**80.0 ms per decoding pass**" in text and "| baseline |" in text and "| cascade |" in text
+        assert "Speed-up of cascade over the baseline" in text

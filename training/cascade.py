@@ -45,6 +45,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from eval.time_model import nonnegative_rates
 from pipeline.configuration import (CONFIDENCE_SIGNALS, DEFAULT_LAYOUT, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget,
                                     PipelineConfig, cheapest_first)
 from training.labelling import TrainingSet, run_fit_parser, sets_text
@@ -259,12 +260,8 @@ def time_model(runs: Sequence[Mapping[str, Any]]) -> tuple[float, float, float]:
             for r in runs for s in r["grid"] if not s.get("padded")]
     rows += [(b["prompt_tokens_evaluated"], b["output_tokens"], 1.0, b.get("generate_ms") or b["latency_ms"])
              for r in runs for b in r["baseline"].values()]
-    from scipy.optimize import nnls
-
-    a = np.asarray([row[:3] for row in rows], dtype=float)
-    y = np.asarray([row[3] for row in rows], dtype=float)
-    coef, _ = nnls(a, y)  # no rate can be negative (an unconstrained fit trades them off on noisy timings)
-    return float(coef[0]), float(coef[1]), float(coef[2])
+    coef, _ = nonnegative_rates([row[:3] for row in rows], [row[3] for row in rows])
+    return coef[0], coef[1], coef[2]
 
 
 def simulate(runs: Sequence[Mapping[str, Any]], ladder: Sequence[int | None], signal: str, threshold: float,
