@@ -130,6 +130,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "answer_examples": pipeline.answer_examples,
         "lookup_tokens": pipeline.lookup_tokens,
         "answer_form": pipeline.answer_form,
+        "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,
         "k_extra": pipeline.k_extra,

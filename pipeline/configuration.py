@@ -26,6 +26,12 @@ ANSWER_FORMS = ("short", "as_written")
 sentence that the question does not already hold (:mod:`components.short_answer`, fit on the train
 splits); ``as_written`` gives the model's text unchanged."""
 
+EVIDENCE_ORDERS = ("score", "title_diverse")
+"""Valid values of ``PipelineConfig.evidence_order``, the order of the reranked passages (which the
+evidence budgets fill in): ``score`` is the reranker's order; ``title_diverse`` moves each document's
+best passage ahead of a second passage from a document already in, so a small budget holds more
+documents (a two-hop question needs two); within each group the reranker's order stands."""
+
 POLICIES = ("cascade", "adaptive", "fixed", "baseline", "retrieve-or-not", "lazy", "self-route", "probe-router")
 """Valid values of ``PipelineConfig.policy``.
 
@@ -246,6 +252,10 @@ class PipelineConfig:
     # ("The Black Death was introduced to Europe by Genoese traders" -> "Genoese traders"; the trace keeps the
     # text as written); "as_written" shows the model's text.
     answer_form: str = "short"
+    # The order of the reranked passages, which the cascade's budgets fill in (EVIDENCE_ORDERS): "score", the
+    # reranker's, or "title_diverse", each document's best passage first (a two-hop question's second document
+    # reaches the first look more often). Passages not reranked (the baseline) keep their dense order.
+    evidence_order: str = "score"
     # Show the model four worked examples (prompts/answer_examples.json: invented passages) before the question,
     # as earlier turns of the chat: a short span, an abstention where the evidence is on the topic but does not
     # say, a two-step answer and a yes/no comparison. They are the same for every question, so they belong to the
@@ -312,6 +322,9 @@ class PipelineConfig:
             raise ConfigurationError(f"lookup_tokens is a whole number >= 0, got {self.lookup_tokens!r}")
         if not isinstance(self.answer_examples, bool):
             raise ConfigurationError(f"answer_examples is true or false, got {self.answer_examples!r}")
+        if self.evidence_order not in EVIDENCE_ORDERS:
+            raise ConfigurationError(f"unknown evidence_order {self.evidence_order!r}; "
+                                     f"valid orders: {', '.join(EVIDENCE_ORDERS)}")
         if self.answer_form not in ANSWER_FORMS:
             raise ConfigurationError(f"unknown answer_form {self.answer_form!r}; valid forms: {', '.join(ANSWER_FORMS)}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):

@@ -126,6 +126,7 @@ class Settings(TypedDict):
     answer_examples: bool  # the worked examples of prompts/answer_examples.json come before the question
     lookup_tokens: NotRequired[int]  # prompt-lookup decoding: drafted tokens verified with each generated one
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
+    evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int

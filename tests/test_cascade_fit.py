@@ -222,7 +222,7 @@ def test_a_reference_run_is_the_dense_baseline_at_all(ctx):
 
     example = Example("q1", "Who discovered radium?", ("Marie Curie",), "test", evidence={"titles": ("Marie Curie",)})
     run = answer_reference(ctx, example, layout="evidence_first")
-    assert answered_as(run) == ("evidence_first", False, None)
+    assert answered_as(run) == ("evidence_first", False, None, "score")
     assert common_budgets([run]) == [None] and len(run["grid"]) == 1
     step = run["grid"][0]
     assert step["evidence_items"] == 5 and step["tier"] == "baseline"

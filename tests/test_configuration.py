@@ -106,6 +106,7 @@ class TestPipelineConfig:
         ({"answer_examples": "yes"}, "true or false"),
         ({"lookup_tokens": -1}, ">= 0"),
         ({"lookup_tokens": 2.5}, "whole number"),
+        ({"evidence_order": "alphabetical"}, "valid orders: score, title_diverse"),
     ])
     def test_cascade_settings_are_validated(self, kwargs, fragment):
         with pytest.raises(ConfigurationError, match=fragment):

@@ -1,5 +1,7 @@
 """Each node alone, on real components (MiniLM, a small Wikipedia index, SmolLM2)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from langgraph.runtime import Runtime
@@ -110,6 +112,7 @@ class TestGradeConfidence:
 class TestRerank:
     def test_orders_by_rerank_score(self, runtime):
         state = classified(runtime, "When was the Eiffel Tower built?", tier="hard")
+        assert state["settings"]["evidence_order"] == "score"  # the configuration's default
         state.update(run(retrieve, state, runtime))
         out = run(rerank, state, runtime)
         scores = [p["rerank_score"] for p in out["passages"]]
@@ -126,6 +129,30 @@ class TestRerank:
         out = run(rerank, state, runtime)
         assert [p["id"] for p in out["passages"]] == ["p8", "p0", "p1", "p2", "p3", "p4", "p5"]
         assert out["trace"]["rerank"] == {"candidates": 12, "kept": 7, "promoted": 1}
+
+    def test_title_diverse_order_puts_each_documents_best_passage_first(self, runtime):
+        """The kept passages, each title's best first: a second passage of a document already in waits
+        behind every other document's best; which passages are kept does not change."""
+        titles = ["Eiffel Tower", "Eiffel Tower", "Gustave Eiffel", "Eiffel Tower", "Paris", "Gustave Eiffel", "Filler"]
+        passages = [{"id": f"p{i}", "title": t, "text": f"{t} sentence {i}.", "metadata": {}, "score": 0.9 - 0.05 * i}
+                    for i, t in enumerate(titles)]
+
+        class ByPosition:  # the dense order stands as the rerank order, so the test reads the reordering alone
+            name = "by-position"
+
+            def score(self, question, shown, dense):
+                return list(dense)
+
+        state = {"question": "When was the Eiffel Tower built?", "passages": passages,
+                 "settings": {"retrieve_k": 7, "keep_k": 6, "evidence_order": "title_diverse"}}
+        by_position = Runtime(context=dataclasses.replace(runtime.context, reranker=ByPosition()))
+        out = run(rerank, state, by_position)
+        assert [p["id"] for p in out["passages"]] == ["p0", "p2", "p4", "p1", "p3", "p5"]  # p6, the worst, is dropped
+        assert out["trace"]["evidence_order"] == {"order": "title_diverse", "moved": 4}
+        state["settings"] = {**state["settings"], "evidence_order": "score"}
+        out = run(rerank, state, by_position)
+        assert [p["id"] for p in out["passages"]] == ["p0", "p1", "p2", "p3", "p4", "p5"]
+        assert "evidence_order" not in out["trace"]
 
 
 class TestCompress:

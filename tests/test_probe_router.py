@@ -212,7 +212,7 @@ class TestRecordedRuns:
         r = cascade[key]
         example = SimpleNamespace(id=r["id"], dataset=r["dataset"], question=r["question"], answerable=r["answerable"],
                                   answers=r["gold_answers"])
-        layout, markers, candidates = answered_as(r)
+        layout, markers, candidates, _ = answered_as(r)
         assert candidates is None  # recorded before the cascade reranked its candidates
         dense = PipelineConfig(prompt_layout=layout, citation_markers=markers, tiers={
             name: replace(t, rerank=False, candidates=None) for name, t in DEFAULT_TIERS.items()})

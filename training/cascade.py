@@ -46,8 +46,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from eval.time_model import nonnegative_rates
-from pipeline.configuration import (CONFIDENCE_SIGNALS, DEFAULT_LAYOUT, DEFAULT_TIERS, EARLY_SIGNALS, LAYOUTS, Budget,
-                                    PipelineConfig, cheapest_first)
+from pipeline.configuration import (CONFIDENCE_SIGNALS, DEFAULT_LAYOUT, DEFAULT_TIERS, EARLY_SIGNALS, EVIDENCE_ORDERS,
+                                    LAYOUTS, Budget, PipelineConfig, cheapest_first)
 from training.labelling import TrainingSet, run_fit_parser, sets_text
 
 GRID: tuple[int | None, ...] = (32, 64, 128, None)
@@ -110,21 +110,23 @@ def grid_tiers(grid: Sequence[int | None] = GRID) -> dict[str, Budget]:
 
 
 def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = DEFAULT_LAYOUT,
-                  citation_markers: bool = False) -> PipelineConfig:
+                  citation_markers: bool = False, evidence_order: str = "score") -> PipelineConfig:
     """A cascade over the grid that never accepts early and finishes every answer (each is extended
     to the last budget), its answers asked in the prompt ``layout``, with or without the model's
-    citation markers."""
+    citation markers, the passages in ``evidence_order``."""
     tiers = grid_tiers(grid)
     return PipelineConfig(policy="cascade", tiers=tiers, tier=next(iter(tiers)), accept_threshold=1e9,
                           max_escalations=len(grid) - 1, prompt_layout=layout, stop_early=False,
-                          citation_markers=citation_markers)
+                          citation_markers=citation_markers, evidence_order=evidence_order)
 
 
-def answered_as(record: Mapping[str, Any]) -> tuple[str, bool, int | None]:
+def answered_as(record: Mapping[str, Any]) -> tuple[str, bool, int | None, str]:
     """The prompt layout a recorded run's grid was answered in, whether the model wrote its
-    citation markers, and how many dense candidates the reranker chose the five passages from
-    (records from before these were kept: question first, with markers, dense order: ``None``)."""
-    return record.get("layout", "question_first"), record.get("citation_markers", True), record.get("rerank_candidates")
+    citation markers, how many dense candidates the reranker chose the five passages from, and the
+    order they were put in (records from before these were kept: question first, with markers,
+    dense order: ``None``, the reranker's order: ``score``)."""
+    return (record.get("layout", "question_first"), record.get("citation_markers", True),
+            record.get("rerank_candidates"), record.get("evidence_order", "score"))
 
 
 def answering(pipeline: PipelineConfig) -> dict[str, Any]:
@@ -133,12 +135,14 @@ def answering(pipeline: PipelineConfig) -> dict[str, Any]:
     dense order)."""
     first = pipeline.tiers[cheapest_first(pipeline.tiers)[0]]
     return {"layout": pipeline.prompt_layout, "citation_markers": pipeline.citation_markers,
-            "rerank_candidates": first.candidates if first.rerank else None}
+            "rerank_candidates": first.candidates if first.rerank else None,
+            **({"evidence_order": pipeline.evidence_order} if pipeline.evidence_order != "score" else {})}
 
 
-def answered_text(layout: str, markers: bool, candidates: int | None) -> str:
+def answered_text(layout: str, markers: bool, candidates: int | None, order: str = "score") -> str:
     return (f"{layout}, {'with' if markers else 'without'} citation markers, "
-            + (f"the best five of {candidates} reranked" if candidates else "five passages in dense order"))
+            + (f"the best five of {candidates} reranked" if candidates else "five passages in dense order")
+            + (", in title-diverse order" if order == "title_diverse" else ""))
 
 
 def answer_figures(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -186,7 +190,8 @@ def _baseline(layout: str, citation_markers: bool):
 
 def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
                     baselines: Mapping[str, Any] | None = None, layout: str = DEFAULT_LAYOUT,
-                    baseline_layouts: Sequence[str] = tuple(LAYOUTS), citation_markers: bool = False) -> dict[str, Any]:
+                    baseline_layouts: Sequence[str] = tuple(LAYOUTS), citation_markers: bool = False,
+                    evidence_order: str = "score") -> dict[str, Any]:
     """Every grid budget (one never-accepting cascade, in the prompt ``layout``) and the baseline in
     each of ``baseline_layouts``, for one question; ``baselines`` already recorded for it (by an
     earlier run) are reused, not re-run."""
@@ -194,7 +199,7 @@ def answer_question(ctx, example, grid: Sequence[int | None] = GRID,
     from eval.systems import System
 
     out = _question(example)
-    pipeline = grid_pipeline(grid, layout, citation_markers)
+    pipeline = grid_pipeline(grid, layout, citation_markers, evidence_order)
     out.update(answering(pipeline))
     record = run_one(ctx, System("grid", "never-accepting cascade over the grid", pipeline), example)
     out["grid"] = pad_grid(scored_steps(record, example), grid)
@@ -232,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     layouts = [] if args.no_baselines else list(LAYOUTS)
     return record_answers(args, sets, lambda ctx, example: answer_question(
         ctx, example, args.grid, baselines=recorded.get((example.dataset, example.id)), layout=args.layout,
-        baseline_layouts=layouts, citation_markers=args.citation_markers))
+        baseline_layouts=layouts, citation_markers=args.citation_markers, evidence_order=args.evidence_order))
 
 
 # ---- fitting, from the recorded runs only ----
@@ -461,9 +466,9 @@ def fit(runs: Sequence[Mapping[str, Any]], max_f1_loss: float = MAX_F1_LOSS, fol
     with_layouts = [r for r in runs if set(LAYOUTS) <= set(r.get("baseline") or {})]
     layouts = {name: 100 * sum(r["baseline"][name]["f1"] for r in with_layouts) / len(with_layouts)
                for name in LAYOUTS} if with_layouts else {}
-    layout, markers, rerank_candidates = answered_as(runs[0])
+    layout, markers, rerank_candidates, evidence_order = answered_as(runs[0])
     return {"questions": len(runs), "trained_on": sets_text(runs), "layout": layout, "citation_markers": markers,
-            "rerank_candidates": rerank_candidates,
+            "rerank_candidates": rerank_candidates, "evidence_order": evidence_order,
             "budgets": budgets,
             "time_model_ms": dict(zip(("per_evaluated_token", "per_output_token", "per_answer"), model, strict=True)),
             "baseline": base, "reference": "given" if reference else "last budget",
@@ -512,7 +517,8 @@ def report(result: Mapping[str, Any], by_dataset: Mapping[str, Mapping[str, Any]
              "citation markers) at evidence "
              f"budgets of {', '.join(label(b) for b in budgets)} generator tokens (whole passages in ranked order; "
              "'all': all five passages" + ("" if result.get("reference_source") else ", the reference below") + "; "
-             + (f"the five are the best of {result['rerank_candidates']} dense candidates by the reranker)."
+             + (f"the five are the best of {result['rerank_candidates']} dense candidates by the reranker"
+                + (", each document's best passage first)." if result.get("evidence_order") == "title_diverse" else ").")
                 if result.get("rerank_candidates") else "the five of the k = 5 baseline, in dense order).")
              + (f" The reference is the last budget of `{result['reference_source']}`: the same questions answered "
                 "with all five passages of the k = 5 baseline." if result.get("reference_source") else ""),
@@ -649,6 +655,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--reference-only", action="store_true",
                             help="record only the k = 5 baseline's answers (dense order, --layout), as runs whose "
                                  "grid is that answer at 'all': a reference for fit --reference")
+    run_parser.add_argument("--evidence-order", choices=list(EVIDENCE_ORDERS), default="score",
+                            help="the order of the reranked passages the budgets fill in (default: score)")
     run_parser.add_argument("--no-baselines", action="store_true",
                             help="record only the grid (its last budget is the baseline's evidence in --layout)")
     fit_parser.add_argument("--max-f1-loss", type=float, default=MAX_F1_LOSS,

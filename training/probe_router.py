@@ -94,10 +94,10 @@ def reusable_grid(recorded: Mapping[str, Any] | None, pipeline: PipelineConfig |
     if not recorded or not recorded.get("grid"):
         return None
     pipeline = pipeline or PipelineConfig()
-    layout, markers, candidates = answered_as(recorded)
+    layout, markers, candidates, order = answered_as(recorded)
     have = {step["budget"] for step in recorded["grid"]}
     tiers = [pipeline.tiers[t] for t in ladder_tiers(pipeline)]
-    same = ((layout, markers) == (pipeline.prompt_layout, pipeline.citation_markers)
+    same = ((layout, markers, order) == (pipeline.prompt_layout, pipeline.citation_markers, pipeline.evidence_order)
             and all(t.fill == "rank" and t.rerank == bool(candidates) and t.candidates == candidates for t in tiers))
     return recorded["grid"] if same and all(b in have for b in tier_budgets(pipeline).values()) else None
 
