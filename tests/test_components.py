@@ -51,3 +51,37 @@ class TestContract:
         for bad in ({"n_ctx": 16}, {"n_threads": 0}, {"max_tokens": 0}, {"temperature": -1.0}, {"model_path": ""}):
             with pytest.raises(pydantic.ValidationError):
                 LlamaCppChatModel(**{"model_path": "x.gguf", **bad})
+
+
+class TestQuestionTypeModel:
+    """components.question_type: the multi-hop model's features, file and checks."""
+
+    def test_word_counts(self):
+        from components.question_type import lexical_features
+
+        assert lexical_features('Are "Dune" and Solaris both novels, or films?') == {
+            "words": 8.0, "capitalised": 1.0, "commas": 1.0, "comparison": 1.0, "quotes": 2.0}
+        assert lexical_features("who wrote it")["comparison"] == 0.0
+
+    def test_the_shipped_model_loads_with_its_threshold(self):
+        from components.question_type import LEXICAL_FEATURES, QuestionTypeModel
+
+        model = QuestionTypeModel.load()
+        assert model.dimension == 384 and set(LEXICAL_FEATURES) <= set(model.features)
+        assert 0.0 < model.threshold < 1.0 and model.metadata["fitted_by"] == "python -m training.question_type"
+        p = model.multi_hop_probability("Who wrote Dune?", [0.0] * 384)
+        assert 0.0 <= p <= 1.0
+
+    def test_bad_models_and_inputs_are_refused(self, tmp_path):
+        from components.question_type import QuestionTypeModel, QuestionTypeModelError
+
+        with pytest.raises(QuestionTypeModelError, match="unknown feature"):
+            QuestionTypeModel(("top_score",), (0.0,), (1.0,), (1.0,), 0.0)
+        model = QuestionTypeModel(("q0", "q2", "words"), (0.0,) * 3, (1.0,) * 3, (1.0,) * 3, 0.0)
+        assert model.dimension == 3
+        with pytest.raises(QuestionTypeModelError, match="reads 3-d embeddings"):
+            model.multi_hop_probability("q?", [0.1, 0.2])
+        bad = tmp_path / "question_type.json"
+        bad.write_text("[1, 2]")
+        with pytest.raises(QuestionTypeModelError, match="not a JSON object"):
+            QuestionTypeModel.load(bad)
