@@ -97,6 +97,7 @@ def write_outputs(out: Path, records: list[dict], examples, systems, meta: dict,
     if {"baseline", "adaptive"} <= set(names):
         summary["adaptive_by_tier"] = by_routed_tier(records)
     if {"baseline", "cascade"} <= set(names):
+        summary["cascade_by_start_tier"] = by_routed_tier(records, "cascade")
         summary["cascade_by_final_tier"] = by_routed_tier(records, "cascade", key="final_tier")
     summary["time_model"] = time_model.fit(records, names, headline_system(names))
     summary["meta"] = meta

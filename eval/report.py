@@ -109,6 +109,9 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                                                 for n in names) + " |")
     lines.append("| Escalations | " + " | ".join(", ".join(f"{t}: {c}" for t, c in sorted(s[n]["escalations"].items()))
                                                 for n in names) + " |")
+    if len(summary.get("cascade_by_start_tier") or {}) > 1:  # the question-type model started some lower
+        lines += _by_tier_table(summary["cascade_by_start_tier"], "cascade", "Cascade by the tier it started at",
+                                "first tier", ("evaluated", "prompt tokens evaluated"))
     lines += _by_tier_table(summary.get("cascade_by_final_tier"), "cascade", "Cascade by the tier it stopped at",
                             "final tier", ("evaluated", "prompt tokens evaluated"))
     lines += _by_tier_table(summary.get("adaptive_by_tier"), "adaptive", "Adaptive by routed tier", "tier",

@@ -12,7 +12,9 @@
   where their first marker would begin and are cited to the evidence that holds them.
 * ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
   reranker's best five of ten dense candidates: what reranking alone is worth.
-* ``cascade``: the first tier of the fitted ladder; low confidence extends the evidence in place.
+* ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
+  model's reading); low confidence extends the evidence in place. ``cascade-medium``: session 24's
+  cascade, every question from Medium.
 * ``cascade-question-first``: session 21's cascade: the question before the evidence, with the
   threshold fit on answers in that layout.
 * ``cascade-dense``: the previous release's cascade (session 15's fit): five passages in dense
@@ -37,8 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pipeline.configuration import (BASELINE, CLOSED_BOOK, DEFAULT_TIERS, RERANK_CANDIDATES, THESIS_TIERS, Budget,
-                                    ConfigurationError, PipelineConfig)
+from pipeline.configuration import (BASELINE, CLOSED_BOOK, DEFAULT_TIERS, PROBE_ROUTER_TIERS, RERANK_CANDIDATES, THESIS_TIERS,
+                                    Budget, ConfigurationError, PipelineConfig)
 
 POLICY_SYSTEMS = ("baseline", "cascade", "adaptive", "probe-router", "retrieve-or-not", "lazy", "self-route",
                   "no-retrieval", "oracle")
@@ -86,22 +88,25 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("baseline-reranked", "fixed k = 5, the reranker's best five of ten dense candidates",
                    PipelineConfig(policy="baseline", baseline=replace(BASELINE, rerank=True, candidates=RERANK_CANDIDATES))),
             System("cascade",
-                   "the fitted cascade: Medium first (the best five of ten candidates), extended in place to Hard "
-                   "while the answer is unsure",
+                   "the fitted cascade: a single-hop question (the question-type model's reading) starts at Easy, 96 "
+                   "tokens of the best five of ten candidates, a multi-hop one at Medium, 128; extended in place while "
+                   "the answer is unsure",
                    PipelineConfig(policy="cascade")),
+            System("cascade-medium", "session 24's cascade: every question at Medium (128 tokens), extended in place to "
+                   "Hard while the answer is unsure", PipelineConfig(policy="cascade", multi_hop_threshold=0.0)),
             System("cascade-question-first", "session 21's cascade: the question before the evidence, Medium then Hard "
                    "on its own threshold",
                    PipelineConfig(policy="cascade", prompt_layout="question_first", confidence_signal="neg_mean_entropy",
-                                  accept_threshold=-2.7956566537498713)),
+                                  accept_threshold=-2.7956566537498713, multi_hop_threshold=0.0)),
             System("cascade-examples", "the cascade with four worked examples before the question",
                    PipelineConfig(policy="cascade", answer_examples=True)),
             System("cascade-dense", "the previous release's cascade: dense order, Easy → Medium → Hard on min_prob",
                    PipelineConfig(policy="cascade", confidence_signal="min_prob", accept_threshold=0.24534893143102707,
-                                  tiers={name: replace(t, rerank=False, candidates=None, cascade=True)
-                                         for name, t in DEFAULT_TIERS.items()})),
+                                  multi_hop_tier=None, tiers={name: replace(t, rerank=False, candidates=None, cascade=True)
+                                                              for name, t in PROBE_ROUTER_TIERS.items()})),
             System("adaptive", f"routing, rerank, compression, correction, cascade ({how})", PipelineConfig(**routed)),
             System("probe-router", "a router on the question and a top-10 probe: closed book or the cascade's "
-                   "first tier (cost-aware labels)", PipelineConfig(policy="probe-router")),
+                   "first tier (cost-aware labels)", PipelineConfig(policy="probe-router", tiers=PROBE_ROUTER_TIERS)),
             System("adaptive-thesis", f"the thesis' tiers and prompt, no cascade ({how})",
                    PipelineConfig(**routed, tiers=THESIS_TIERS, prompt_layout="evidence_first", max_escalations=0)),
             System("routing", f"the thesis tier's k and token budget only ({how})",

@@ -1,6 +1,7 @@
 """classify-tier: fix the effective settings and pick the budget tier.
 
-Policies: ``cascade`` (the first tier of its ladder, escalating on low confidence), ``adaptive``
+Policies: ``cascade`` (the first tier of its ladder, or ``multi_hop_tier`` for a question the
+question-type model calls multi-hop; escalating on low confidence), ``adaptive``
 (the trained router picks the starting tier from the query embedding), ``probe-router`` (a
 router that also reads a top-10 probe search picks closed book or the cascade's starting tier),
 ``fixed`` (the configured or overridden tier), ``baseline`` (fixed k = 5, no rerank, compression or correction),
@@ -57,6 +58,24 @@ def probe_route(ctx: RAGContext, pipeline: PipelineConfig, embedding: Any) -> tu
     return budget, {**route.as_dict(), "probe": features, "inference_ms": (time.perf_counter() - start) * 1000.0}
 
 
+def cascade_start(ctx: RAGContext, pipeline: PipelineConfig, question: str,
+                  embedding: Any) -> tuple[Budget, dict[str, Any] | None]:
+    """The tier the cascade starts at: ``multi_hop_tier`` for a question the question-type model calls
+    multi-hop, else the cheapest tier of the ladder; and the model's reading for the trace (``None``
+    when no model was asked: no ``multi_hop_tier``, or none loaded, when every question starts there)."""
+    cheapest, multi_hop = pipeline.start_tier(), pipeline.multi_hop_tier
+    if multi_hop is None or multi_hop == cheapest:
+        return pipeline.budget(cheapest), None
+    if ctx.question_type is None:
+        return pipeline.budget(multi_hop), None
+    start = time.perf_counter()
+    probability = ctx.question_type.multi_hop_probability(question, embedding.tolist())
+    threshold = ctx.question_type.threshold if pipeline.multi_hop_threshold is None else pipeline.multi_hop_threshold
+    tier = multi_hop if probability >= threshold else cheapest
+    return pipeline.budget(tier), {"multi_hop_probability": probability, "threshold": threshold, "start": tier,
+                                   "inference_ms": (time.perf_counter() - start) * 1000.0}
+
+
 def self_route(ctx: RAGContext, pipeline: PipelineConfig, question: str) -> tuple[Budget, dict[str, Any]]:
     """The generator's own choice among :data:`pipeline.configuration.SELF_ROUTES`: the most probable
     of the choice letters at its first generated token. The routing prompt's instructions are a
@@ -111,7 +130,9 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     elif pipeline.policy == "probe-router":
         budget, trace["probe_router"] = probe_route(ctx, pipeline, embedding)
     elif pipeline.policy == "cascade":
-        budget = pipeline.budget(pipeline.start_tier())
+        budget, question_type = cascade_start(ctx, pipeline, question, embedding)
+        if question_type is not None:
+            trace["question_type"] = question_type
     else:
         budget = pipeline.budget()
     ladder = pipeline.ladder(budget.name)

@@ -176,21 +176,28 @@ THESIS_TIERS: Mapping[str, Budget] = {
 design. Medium's 1,200 characters rarely bind on five sentence passages."""
 
 DEFAULT_TIERS: Mapping[str, Budget] = {
-    "easy": Budget("easy", k=5, context_chars=None, context_tokens=64, fill="rank", max_new_tokens=64, rerank=True,
-                   correct=False, candidates=RERANK_CANDIDATES, cascade=False),
+    "easy": Budget("easy", k=5, context_chars=None, context_tokens=96, fill="rank", max_new_tokens=64, rerank=True,
+                   correct=False, candidates=RERANK_CANDIDATES),
     "medium": Budget("medium", k=5, context_chars=None, context_tokens=128, fill="rank", max_new_tokens=64,
                      rerank=True, correct=False, candidates=RERANK_CANDIDATES),
     "hard": Budget("hard", k=5, context_chars=None, context_tokens=None, fill="rank", max_new_tokens=128,
                    rerank=True, correct=False, candidates=RERANK_CANDIDATES),
 }
 """The tiers, cheapest first: the top-ranked passages that fit a budget in the generator's tokens (at
-least one), then all five. The fitted cascade climbs Medium then Hard; Easy is off its ladder (the
-probe router and a fixed policy still use it). The five are the best of ten dense candidates by
+least one), then all five. The fitted cascade starts a single-hop question at Easy (96 tokens) and a
+multi-hop one at Medium (128), as the question-type model says (``PipelineConfig.multi_hop_tier``),
+and climbs to Hard while the answer is unsure. The five are the best of ten dense candidates by
 the hybrid reranker (dense + BM25 + title overlap, well under a millisecond), so the few tokens of
 Easy more often hold the answer's sentence. Each tier's evidence is the start of the next one's, so
 the cascade extends a prompt in place; an answer that climbs to the top has five passages, as the
 baseline has, chosen by the reranker instead of by dense rank alone. The budgets are fit on the
 train splits (``python -m training.cascade``; docs/cascade/README.md shows the fit)."""
+
+
+PROBE_ROUTER_TIERS: Mapping[str, Budget] = {**DEFAULT_TIERS, "easy": replace(DEFAULT_TIERS["easy"], context_tokens=64)}
+"""The default tiers with Easy at 64 tokens, as the probe router's rungs were recorded and fit
+(sessions 14-15; ``python -m training.probe_router``); the ``probe-router`` benchmark system and
+that training run on them. Any other configuration of the policy uses its own tiers."""
 
 
 def cheapest_first(tiers) -> list[str]:
@@ -237,6 +244,14 @@ class PipelineConfig:
     # this probability, else extend to Hard (all five passages). Session 21's fit for the question-first prompt
     # (neg_mean_entropy >= -2.80) is docs/cascade/question_first/ and the benchmark system cascade-question-first;
     # session 15's (dense order: Easy, Medium, Hard on min_prob >= 0.245) is docs/cascade/dense_s15/.
+    # Where the cascade starts (session 25, docs/question_type/README.md): a question the question-type model
+    # (components/question_type.json, fit on the train splits) calls multi-hop at this tier, any other at the
+    # cheapest tier of the ladder, Easy (a small model answers a single-hop question best from little evidence;
+    # a two-hop question needs its second document). None: every question starts at the cheapest tier. Without a
+    # question-type model (ResourceConfig.question_type None) every question starts here, as before session 25.
+    multi_hop_tier: str | None = "medium"
+    # P(multi-hop) at or above which a question starts at multi_hop_tier; None: the threshold fitted with the model.
+    multi_hop_threshold: float | None = None
     confidence_signal: str = "first_prob"
     accept_threshold: float = 0.10873175317309082  # accept an answer whose confidence reaches this, else extend
     max_escalations: int = 2
@@ -322,6 +337,11 @@ class PipelineConfig:
             raise ConfigurationError(f"lookup_tokens is a whole number >= 0, got {self.lookup_tokens!r}")
         if not isinstance(self.answer_examples, bool):
             raise ConfigurationError(f"answer_examples is true or false, got {self.answer_examples!r}")
+        if self.policy == "cascade" and self.multi_hop_tier is not None and self.multi_hop_tier not in self.tiers:
+            raise ConfigurationError(f"unknown multi_hop_tier {self.multi_hop_tier!r}; valid tiers: {', '.join(self.tiers)} "
+                                     "(or None: every question starts at the cheapest tier)")
+        if self.multi_hop_threshold is not None and not is_probability(self.multi_hop_threshold):
+            raise ConfigurationError(f"multi_hop_threshold is a probability in [0, 1], got {self.multi_hop_threshold}")
         if self.evidence_order not in EVIDENCE_ORDERS:
             raise ConfigurationError(f"unknown evidence_order {self.evidence_order!r}; "
                                      f"valid orders: {', '.join(EVIDENCE_ORDERS)}")
@@ -377,7 +397,8 @@ class PipelineConfig:
         if not overrides:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "stop_early",
-                   "max_escalations", "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold"}
+                   "max_escalations", "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold",
+                   "multi_hop_threshold"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

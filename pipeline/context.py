@@ -22,6 +22,7 @@ from components.generator import Generator, load_chat_model
 from components.index import PassageIndex
 from components.model_files import DEFAULT_PRESET, PRESETS, cache_dir
 from components.probe_router import DEFAULT_PROBE_ROUTER, ProbeRouter
+from components.question_type import DEFAULT_QUESTION_TYPE, QuestionTypeModel
 from components.query_cache import QueryCache
 from components.retrieval_gate import DEFAULT_GATE, RetrievalGate
 from components.reranker import Reranker, load_reranker
@@ -49,6 +50,7 @@ class ResourceConfig:
     sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it
     retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
     probe_router: Path | None = DEFAULT_PROBE_ROUTER  # the router that sees the retrieval; None: that policy is unavailable
+    question_type: Path | None = DEFAULT_QUESTION_TYPE  # multi-hop or not: where the cascade starts; None: at multi_hop_tier
     query_cache: str | None = None  # a SQLite file (or ":memory:") for the query cache; None: no cache
     n_threads: int = 2
     n_ctx: int = 4096
@@ -82,6 +84,7 @@ class RAGContext:
     query_cache: QueryCache | None = None  # None: every question is answered afresh
     probe_router: ProbeRouter | None = None  # None: the probe-router policy is unavailable
     sufficiency: SufficiencyScorer | None = None  # None: an answerability model that needs it leaves answers unchecked
+    question_type: QuestionTypeModel | None = None  # None: the cascade starts every question at multi_hop_tier
     energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
@@ -128,6 +131,10 @@ class RAGContext:
                 raise ConfigurationError(f"the probe router reads {probe_router.dimension}-d embeddings, "
                                          f"embedder {embedder.name!r} gives {embedder.dimension}-d ones")
             probe_router.check_tiers(list((pipeline or PipelineConfig()).tiers))
+        question_type = QuestionTypeModel.load(resources.question_type) if resources.question_type else None
+        if question_type is not None and question_type.dimension not in (0, embedder.dimension):
+            raise ConfigurationError(f"the question-type model reads {question_type.dimension}-d embeddings, "
+                                     f"embedder {embedder.name!r} gives {embedder.dimension}-d ones")
         query_cache = QueryCache(resources.query_cache) if resources.query_cache else None
         reranker = load_reranker(resources.reranker)
         reranker.warm_up()
@@ -136,7 +143,7 @@ class RAGContext:
         if sufficiency is not None:
             sufficiency.warm_up()
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
-                   gate, query_cache, probe_router, sufficiency)
+                   gate, query_cache, probe_router, sufficiency, question_type)
 
     @property
     def model_name(self) -> str | None:

@@ -56,7 +56,9 @@ class TestPipelineConfig:
         assert (config.policy, config.tau, config.k_extra, config.max_corrections) == ("cascade", 0.52, 5, 1)
         assert config.budget().name == "medium"  # the fixed policy's tier; adaptive passes the router's
         assert config.budget("hard").name == "hard"
-        assert config.start_tier() == "medium"  # the fitted cascade: Medium, then Hard
+        assert config.start_tier() == "easy"  # the fitted cascade: Easy, Medium, then Hard for a single-hop question,
+        assert config.multi_hop_tier == "medium"  # Medium, then Hard for a multi-hop one (docs/question_type)
+        assert config.multi_hop_threshold is None  # the threshold fitted with the question-type model
         assert [b.name for b in config.ladder("medium")] == ["hard"]
         assert [b.name for b in config.ladder("easy")] == ["medium", "hard"]  # a router may start below it
         assert (config.confidence_signal, config.stop_early) == ("first_prob", True)
@@ -74,7 +76,8 @@ class TestPipelineConfig:
         chosen = fit["chosen"]
         assert (config.confidence_signal, config.accept_threshold, config.stop_early) == (
             chosen["signal"], chosen["threshold"], chosen["stop_early"])
-        ladder = [config.budget(config.start_tier()), *config.ladder(config.start_tier())]
+        start = config.multi_hop_tier  # the fit's ladder; a question the question-type model calls single-hop starts lower
+        ladder = [config.budget(start), *config.ladder(start)]
         assert [b.context_tokens for b in ladder] == chosen["ladder"]
         assert fit["layout"] == config.prompt_layout
 
@@ -107,6 +110,8 @@ class TestPipelineConfig:
         ({"lookup_tokens": -1}, ">= 0"),
         ({"lookup_tokens": 2.5}, "whole number"),
         ({"evidence_order": "alphabetical"}, "valid orders: score, title_diverse"),
+        ({"multi_hop_tier": "ultra"}, "unknown multi_hop_tier"),
+        ({"multi_hop_threshold": 1.5}, "probability"),
     ])
     def test_cascade_settings_are_validated(self, kwargs, fragment):
         with pytest.raises(ConfigurationError, match=fragment):

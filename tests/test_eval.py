@@ -120,7 +120,10 @@ class TestSystems:
         assert dense.start_tier() == "easy" and [b.name for b in dense.ladder("easy")] == ["medium", "hard"]
         assert not any(t.rerank or t.candidates for t in dense.tiers.values())
         assert (dense.confidence_signal, round(dense.accept_threshold, 3)) == ("min_prob", 0.245)
-        assert systems["cascade"].pipeline.start_tier() == "medium"
+        assert dense.tiers["easy"].context_tokens == 64 and dense.multi_hop_tier is None  # session 15's Easy, for every question
+        cascade, medium = systems["cascade"].pipeline, systems["cascade-medium"].pipeline
+        assert (cascade.start_tier(), cascade.multi_hop_tier, cascade.multi_hop_threshold) == ("easy", "medium", None)
+        assert (medium.multi_hop_tier, medium.multi_hop_threshold) == ("medium", 0.0)  # session 24's: all from Medium
 
     def test_unknown(self):
         with pytest.raises(ConfigurationError, match="valid systems"):

@@ -193,7 +193,7 @@ class TestCascade:
 
         # the answerability check never withholds here (threshold 0): these tests are about the cascade
         cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=threshold, tiers=every_tier(),
-                                                   abstain_threshold=0.0, prompt_layout=layout))
+                                                   abstain_threshold=0.0, prompt_layout=layout, multi_hop_tier=None))
         ctx.generator.reset_cache()
         return graph.invoke({"question": self.QUESTION}, context=cascade)
 
@@ -228,7 +228,8 @@ class TestCascade:
     def test_evidence_of_a_step_starts_with_the_previous_steps_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig
 
-        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9, tiers=every_tier()))
+        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9, tiers=every_tier(),
+                                                   multi_hop_tier=None))
         contexts = [update["generate"]["trace"]["context"]
                     for update in graph.stream({"question": self.QUESTION}, context=cascade, stream_mode="updates")
                     if "generate" in update]
@@ -236,12 +237,29 @@ class TestCascade:
         assert contexts[1].startswith(contexts[0]) and contexts[2].startswith(contexts[1])
 
     def test_the_default_cascade_climbs_medium_then_hard(self, ctx):
-        """The fitted ladder (docs/cascade/README.md) starts at Medium: Easy is off it."""
+        """Without a question-type model every question starts at ``multi_hop_tier``, Medium: the fitted
+        ladder of docs/cascade/README.md, as every question climbed it before session 25."""
         from pipeline.configuration import PipelineConfig
 
         out = graph.invoke({"question": self.QUESTION},
                            context=ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9)))
         assert [s["tier"] for s in out["trace"]["steps"]] == ["medium", "hard"]
+
+    def test_the_question_type_model_picks_the_start_and_the_trace_says_so(self, ctx):
+        """With the shipped question-type model a question starts where its reading puts it and climbs
+        from there; the trace keeps the probability, the threshold and the start."""
+        import dataclasses
+
+        from components.question_type import QuestionTypeModel
+        from pipeline.configuration import PipelineConfig
+
+        typed = dataclasses.replace(ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=1e9)),
+                                    question_type=QuestionTypeModel.load())
+        out = graph.invoke({"question": self.QUESTION}, context=typed)
+        reading = out["trace"]["question_type"]
+        climbed = [s["tier"] for s in out["trace"]["steps"]]
+        assert climbed == (["easy", "medium", "hard"] if reading["start"] == "easy" else ["medium", "hard"])
+        assert (reading["multi_hop_probability"] >= reading["threshold"]) == (reading["start"] == "medium")
 
     def test_an_answer_it_will_extend_stops_early_and_the_final_answer_is_the_same(self, ctx):
         """stop_early saves the unsure answers' tokens and changes no decision: with every answer
@@ -251,7 +269,7 @@ class TestCascade:
         outs = {}
         for early in (True, False):
             pipeline = PipelineConfig(policy="cascade", confidence_signal="min_prob", accept_threshold=0.999,
-                                      stop_early=early, tiers=every_tier())
+                                      stop_early=early, tiers=every_tier(), multi_hop_tier=None)
             ctx.generator.reset_cache()
             outs[early] = graph.invoke({"question": self.QUESTION}, context=ctx.with_pipeline(pipeline))
         stopped, finished = outs[True]["trace"]["steps"], outs[False]["trace"]["steps"]

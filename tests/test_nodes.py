@@ -84,6 +84,59 @@ class TestClassifyTier:
             run(classify_tier, {"question": "q?", "overrides": {"tier": "ultra"}}, runtime)
 
 
+class TestCascadeStart:
+    """Where the cascade starts: multi_hop_tier for a question the question-type model calls
+    multi-hop, the cheapest tier for any other; every question at multi_hop_tier without a model."""
+
+    @staticmethod
+    def runtime_with(runtime, model, **pipeline):
+        from pipeline.configuration import PipelineConfig
+
+        return Runtime(context=dataclasses.replace(runtime.context, question_type=model,
+                                                   pipeline=PipelineConfig(policy="cascade", **pipeline)))
+
+    @staticmethod
+    def by_length(threshold=0.5):
+        """P(multi-hop) rises with the question's word count: 0.5 at ten words."""
+        from components.question_type import QuestionTypeModel
+
+        return QuestionTypeModel(("words",), (10.0,), (1.0,), (2.0,), 0.0, {"threshold": threshold})
+
+    LONG = "Which magazine was started first, the one about cats or the one that the author of Dune wrote for?"
+    SHORT = "Who painted the Mona Lisa?"
+
+    def test_a_multi_hop_question_starts_a_tier_higher(self, runtime):
+        rt = self.runtime_with(runtime, self.by_length())
+        long, short = run(classify_tier, {"question": self.LONG}, rt), run(classify_tier, {"question": self.SHORT}, rt)
+        assert long["settings"]["tier"] == "medium" and [b["name"] for b in long["settings"]["ladder"]] == ["hard"]
+        assert short["settings"]["tier"] == "easy" and [b["name"] for b in short["settings"]["ladder"]] == ["medium", "hard"]
+        reading = long["trace"]["question_type"]
+        assert reading["start"] == "medium" and reading["threshold"] == 0.5 and reading["multi_hop_probability"] > 0.99
+        assert short["trace"]["question_type"]["start"] == "easy"
+
+    def test_the_threshold_is_a_setting_and_a_per_question_override(self, runtime):
+        assert run(classify_tier, {"question": self.SHORT},
+                   self.runtime_with(runtime, self.by_length(), multi_hop_threshold=0.0))["settings"]["tier"] == "medium"
+        out = run(classify_tier, {"question": self.LONG, "overrides": {"multi_hop_threshold": 1.0}},
+                  self.runtime_with(runtime, self.by_length()))
+        assert out["settings"]["tier"] == "easy" and out["trace"]["question_type"]["threshold"] == 1.0
+
+    def test_without_a_model_or_a_multi_hop_tier(self, runtime):
+        out = run(classify_tier, {"question": self.SHORT}, self.runtime_with(runtime, None))
+        assert out["settings"]["tier"] == "medium" and "question_type" not in out["trace"]  # the start before session 25
+        out = run(classify_tier, {"question": self.LONG}, self.runtime_with(runtime, self.by_length(), multi_hop_tier=None))
+        assert out["settings"]["tier"] == "easy" and "question_type" not in out["trace"]
+
+    def test_the_shipped_model_reads_the_question_embedding(self, runtime):
+        from components.question_type import QuestionTypeModel
+
+        model = QuestionTypeModel.load()
+        out = run(classify_tier, {"question": self.LONG}, self.runtime_with(runtime, model))
+        reading = out["trace"]["question_type"]
+        assert 0.0 <= reading["multi_hop_probability"] <= 1.0 and reading["threshold"] == model.threshold
+        assert out["settings"]["tier"] == reading["start"] in ("easy", "medium")
+
+
 class TestRetrieve:
     def test_top_k_for_tier(self, runtime):
         state = classified(runtime, tier="easy")

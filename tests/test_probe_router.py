@@ -202,7 +202,7 @@ class TestRecordedRuns:
 
         from dataclasses import replace
 
-        from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+        from pipeline.configuration import PROBE_ROUTER_TIERS, PipelineConfig
         from training.cascade import answered_as
         from training.probe_router import CASCADE_RUNS, POLICY_RUNS, answer_question, read_runs, reusable_grid, tier_budgets
 
@@ -215,7 +215,7 @@ class TestRecordedRuns:
         layout, markers, candidates, _ = answered_as(r)
         assert candidates is None  # recorded before the cascade reranked its candidates
         dense = PipelineConfig(prompt_layout=layout, citation_markers=markers, tiers={
-            name: replace(t, rerank=False, candidates=None) for name, t in DEFAULT_TIERS.items()})
+            name: replace(t, rerank=False, candidates=None) for name, t in PROBE_ROUTER_TIERS.items()})
         out = answer_question(None, example, r, policy[key], pipeline=dense)
         assert out["reused"] == {"grid": True, "closed_book": True}
         assert (out["layout"], out["citation_markers"], out["rerank_candidates"]) == (layout, markers, None)

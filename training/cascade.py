@@ -117,7 +117,7 @@ def grid_pipeline(grid: Sequence[int | None] = GRID, layout: str = DEFAULT_LAYOU
     tiers = grid_tiers(grid)
     return PipelineConfig(policy="cascade", tiers=tiers, tier=next(iter(tiers)), accept_threshold=1e9,
                           max_escalations=len(grid) - 1, prompt_layout=layout, stop_early=False,
-                          citation_markers=citation_markers, evidence_order=evidence_order)
+                          citation_markers=citation_markers, evidence_order=evidence_order, multi_hop_tier=None)
 
 
 def answered_as(record: Mapping[str, Any]) -> tuple[str, bool, int | None, str]:

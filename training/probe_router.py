@@ -46,7 +46,7 @@ import numpy as np
 from components.logistic import fit_logistic
 from components.probe_router import CLOSED_BOOK_RUNG, DEFAULT_PROBE_ROUTER, ProbeRouter
 from components.retrieval_gate import PROBE_FEATURES, ProbeModel, probe
-from pipeline.configuration import PipelineConfig, cheapest_first
+from pipeline.configuration import PROBE_ROUTER_TIERS, PipelineConfig, cheapest_first
 from training.cascade import answer_figures, answered_as, answering, auroc, pad_grid, scored_steps, simulate, time_model
 from training.labelling import (COST_AWARE_EPSILON, LABEL_RULES, MULTI_HOP, TrainingSet, configuration_label,
                                 record_answers, run_fit_parser, sets_text)
@@ -58,11 +58,13 @@ CASCADE_RUNS = LABELS / "cascade_runs.jsonl"
 POLICY_RUNS = LABELS / "policy_runs.jsonl"
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "probe_router"
 FOLDS = 5
+FIT_PIPELINE = PipelineConfig(tiers=PROBE_ROUTER_TIERS, multi_hop_tier=None)
+"""The configuration the router's rungs were recorded and fit in: the default tiers with Easy at 64 tokens."""
 
 
 def ladder_tiers(pipeline: PipelineConfig | None = None) -> list[str]:
     """The tiers the router chooses among, cheapest first (every configured tier)."""
-    return cheapest_first((pipeline or PipelineConfig()).tiers)
+    return cheapest_first((pipeline or FIT_PIPELINE).tiers)
 
 
 def rungs(pipeline: PipelineConfig | None = None) -> list[str]:
@@ -72,14 +74,14 @@ def rungs(pipeline: PipelineConfig | None = None) -> list[str]:
 
 def tier_budgets(pipeline: PipelineConfig | None = None) -> dict[str, int | None]:
     """Each tier's evidence budget in tokens (``None``: every passage), the key of its recorded answer."""
-    pipeline = pipeline or PipelineConfig()
+    pipeline = pipeline or FIT_PIPELINE
     return {name: pipeline.tiers[name].context_tokens for name in ladder_tiers(pipeline)}
 
 
 def grid_pipeline(pipeline: PipelineConfig | None = None) -> PipelineConfig:
     """The cascade over every tier from the cheapest, never accepting and finishing every answer:
     one pass records them all."""
-    pipeline = pipeline or PipelineConfig()
+    pipeline = pipeline or FIT_PIPELINE
     tiers = {name: replace(budget, cascade=True) for name, budget in pipeline.tiers.items()}
     return replace(pipeline, policy="cascade", tiers=tiers, tier=ladder_tiers(pipeline)[0], accept_threshold=1e9,
                    max_escalations=len(tiers) - 1, stop_early=False)
@@ -93,7 +95,7 @@ def reusable_grid(recorded: Mapping[str, Any] | None, pipeline: PipelineConfig |
     configuration."""
     if not recorded or not recorded.get("grid"):
         return None
-    pipeline = pipeline or PipelineConfig()
+    pipeline = pipeline or FIT_PIPELINE
     layout, markers, candidates, order = answered_as(recorded)
     have = {step["budget"] for step in recorded["grid"]}
     tiers = [pipeline.tiers[t] for t in ladder_tiers(pipeline)]
@@ -216,7 +218,7 @@ def replay(runs: Sequence[Mapping[str, Any]], chosen: Sequence[str], model: tupl
            pipeline: PipelineConfig | None = None) -> dict[str, Any]:
     """The policy replayed on the recorded answers: closed book as recorded, or the cascade from
     the chosen tier (the shipped signal and threshold); mean F1, evaluated tokens, modelled time."""
-    pipeline = replace(pipeline or PipelineConfig(), policy="probe-router")
+    pipeline = replace(pipeline or FIT_PIPELINE, policy="probe-router")
     budgets = tier_budgets(pipeline)
     per_token, per_output, per_answer = model
     f1 = evaluated = ms = 0.0
@@ -246,7 +248,7 @@ def fit(args) -> int:
     model = time_model(runs)
     labels = [label(r, args.rule, args.epsilon) for r in runs]
     names = rungs()
-    pipeline = PipelineConfig()
+    pipeline = FIT_PIPELINE
     hard = names[-1]
     references = {
         "k = 5 baseline (Hard, no cascade)": replay(runs, [hard] * len(runs), model, replace(pipeline, max_escalations=0)),
