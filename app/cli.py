@@ -58,6 +58,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--router-threshold", type=float,
                         help="probe-router: the cheapest rung at least this likely to be enough is taken (lower: "
                              "cheaper; default: the threshold fitted on the train splits)")
+    parser.add_argument("--multi-hop-threshold", type=float,
+                        help="cascade: a question at least this likely to be multi-hop starts at Medium, any other at "
+                             "Easy (0: every question at Medium; default: the threshold fitted on the train splits)")
     parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
     parser.add_argument("--threads", type=int, default=2, help="generator threads (default: 2)")
     parser.add_argument("--max-question-chars", type=int, default=2000)
@@ -81,7 +84,8 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,
-                                "router_threshold": args.router_threshold}.items() if v is not None}
+                                "router_threshold": args.router_threshold,
+                                "multi_hop_threshold": args.multi_hop_threshold}.items() if v is not None}
     if args.tier and not args.policy:
         kwargs["policy"] = "fixed"
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)

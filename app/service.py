@@ -147,6 +147,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     return {
         "tier": trace.get("tier"),
         "router": trace.get("router"),
+        "question_type": trace.get("question_type"),  # the cascade's start: P(multi-hop), its threshold, the tier
         "answer": result.get("answer", ""),
         "written_answer": trace.get("written_answer"),  # the model's text, when the answer is its short form
         "citations": [public_citation(c) for c in result.get("citations", [])],
@@ -205,6 +206,10 @@ def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
     tier = f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else "")
+    reading = result.get("question_type")
+    if reading:  # where the cascade started, and why
+        kind = "multi-hop" if reading["multi_hop_probability"] >= reading["threshold"] else "single-hop"
+        tier += f" ({kind} question)"
     escalations = result.get("escalations") or 0
     if escalations:
         tier += f" → {result['final_tier']} ({escalations} escalation{'s' if escalations > 1 else ''})"

@@ -205,7 +205,8 @@ def test_an_unsure_answer_escalates_visibly(browser, index_dir, tmp_path_factory
     """With the cascade on and nothing confident enough, the chat replaces the first answer with the
     one from more evidence and its cost line says which tiers answered."""
     work = tmp_path_factory.mktemp("cascade-browser")
-    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9")
+    # every question from Medium (--multi-hop-threshold 0), so that one escalation is what the chat shows
+    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9", "--multi-hop-threshold", "0")
     try:
         wait_healthy(url)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -79,6 +79,14 @@ class TestAsk:
     def test_an_out_of_range_threshold_is_refused(self, capsys, index_dir):
         assert main(["ask", "Who?", "--index", str(index_dir), "--abstain-threshold", "2"]) != 0
         assert "abstain_threshold is a probability in [0, 1]" in capsys.readouterr().err
+        assert main(["ask", "Who?", "--index", str(index_dir), "--multi-hop-threshold", "-1"]) != 0
+        assert "multi_hop_threshold is a probability in [0, 1]" in capsys.readouterr().err
+
+    def test_the_multi_hop_threshold_reaches_the_pipeline(self):
+        from app.cli import _pipeline, build_parser
+
+        args = build_parser().parse_args(["ask", "Who?", "--multi-hop-threshold", "0"])
+        assert _pipeline(args).multi_hop_threshold == 0.0
 
 
 class TestChat:

@@ -68,3 +68,18 @@ def test_a_short_answer_shows_what_the_model_wrote_in_every_front_door():
     assert format_answer(result).splitlines()[:2] == ["Genoese traders", f"(as written: {sentence})"]
     assert "Short answer: Genoese traders" in format_answer(result, include_answer=False)  # after the streamed text
     assert public_result({**state, "answer": sentence, "trace": {"tier": "medium"}}, 1.0)["written_answer"] is None
+
+
+def test_where_the_cascade_started_is_in_the_api_and_the_cost_line():
+    from app.service import cost_line, public_result
+
+    reading = {"multi_hop_probability": 0.02, "threshold": 0.05, "start": "easy", "inference_ms": 0.4}
+    state = {"answer": "Paris", "citations": [], "trace": {"tier": "easy", "question_type": reading, "supported": True,
+                                                           "prompt_tokens": 200, "output_tokens": 3}}
+    result = public_result(state, 900.0)
+    assert result["question_type"] == reading
+    assert cost_line(result).startswith("tier easy (single-hop question) · ")
+    multi = public_result({**state, "trace": {**state["trace"], "tier": "medium",
+                                              "question_type": {**reading, "multi_hop_probability": 0.4}}}, 900.0)
+    assert cost_line(multi).startswith("tier medium (multi-hop question) · ")
+    assert public_result({**state, "trace": {"tier": "medium"}}, 1.0)["question_type"] is None
