@@ -240,10 +240,11 @@ class PipelineConfig:
     max_question_chars: int = 2000
     prompt_layout: str = DEFAULT_LAYOUT
     # The cascade, as fitted on the train splits (docs/cascade/README.md, session 22, the evidence-first prompt):
-    # start at Medium (the best passages that fit 128 tokens), accept when the answer's first token has at least
-    # this probability, else extend to Hard (all five passages). Session 21's fit for the question-first prompt
-    # (neg_mean_entropy >= -2.80) is docs/cascade/question_first/ and the benchmark system cascade-question-first;
-    # session 15's (dense order: Easy, Medium, Hard on min_prob >= 0.245) is docs/cascade/dense_s15/.
+    # from Medium (the best passages that fit 128 tokens; where a question starts is below), accept when the
+    # answer's first token has at least this probability, else extend to Hard (all five passages). Session 21's
+    # fit for the question-first prompt (neg_mean_entropy >= -2.80) is docs/cascade/question_first/ and the
+    # benchmark system cascade-question-first; session 15's (dense order: Easy, Medium, Hard on min_prob >= 0.245)
+    # is docs/cascade/dense_s15/.
     # Where the cascade starts (session 25, docs/question_type/README.md): a question the question-type model
     # (components/question_type.json, fit on the train splits) calls multi-hop at this tier, any other at the
     # cheapest tier of the ladder, Easy (a small model answers a single-hop question best from little evidence;
