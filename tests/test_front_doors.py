@@ -79,6 +79,9 @@ def test_where_the_cascade_started_is_in_the_api_and_the_cost_line():
     result = public_result(state, 900.0)
     assert result["question_type"] == reading
     assert cost_line(result).startswith("tier easy (single-hop question) · ")
+    from app.ui import figures
+
+    assert "multi-hop question: 2% likely (threshold 5%): started at easy" in figures(result)
     multi = public_result({**state, "trace": {**state["trace"], "tier": "medium",
                                               "question_type": {**reading, "multi_hop_probability": 0.4}}}, 900.0)
     assert cost_line(multi).startswith("tier medium (multi-hop question) · ")
