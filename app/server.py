@@ -100,6 +100,13 @@ class RouterDecision(BaseModel):
     inference_ms: float
 
 
+class QuestionType(BaseModel):
+    multi_hop_probability: float
+    threshold: float = Field(description="at or above it the question counts as multi-hop")
+    start: str = Field(description="the tier the cascade started at")
+    inference_ms: float
+
+
 class CacheHit(BaseModel):
     hit: str = Field(description="exact (the same question, normalised) or semantic (a near-paraphrase)")
     similarity: float
@@ -114,6 +121,8 @@ class Energy(BaseModel):
 class AskResponse(BaseModel):
     tier: Optional[str]
     router: Optional[RouterDecision] = Field(None, description="the router's decision (adaptive policy)")
+    question_type: Optional[QuestionType] = Field(None, description="where the cascade started: a multi-hop question "
+                                                  "at Medium, any other at Easy (cascade policy)")
     answer: str
     citations: list[Citation]
     timing_ms: dict[str, float]

@@ -110,6 +110,17 @@ class TestStream:
         streamed = "".join(e["text"] for e in events if e["type"] == "token")
         assert events[-1]["trace"]["raw_output"] == streamed.strip()
 
+    def test_the_answer_says_where_the_cascade_started(self, ctx):
+        from components.question_type import QuestionTypeModel
+        from pipeline.configuration import PipelineConfig
+
+        typed = replace(ctx.with_pipeline(PipelineConfig(policy="cascade")), question_type=QuestionTypeModel.load())
+        body = TestClient(create_app(RAGService.from_context(typed, "smollm2-135m"), with_ui=False)).post(
+            "/ask", json={"question": "Who discovered radium?"}).json()
+        reading = body["question_type"]
+        assert body["tier"] == reading["start"] and reading["threshold"] == QuestionTypeModel.load().threshold
+        assert 0.0 <= reading["multi_hop_probability"] <= 1.0
+
     def test_bad_request_is_4xx_before_streaming(self, client):
         assert client.post("/ask/stream", json={"question": " "}).status_code == 400
 
