@@ -39,13 +39,20 @@ def read_model_file(path: str | Path, kind: str, error: type[ModelFileError], fi
     return data
 
 
+def is_embedding_feature(name: str) -> bool:
+    """Whether ``name`` is one of the question embedding's features, ``q0``, ``q1``, …"""
+    return name.startswith("q") and name[1:].isdigit()
+
+
 @dataclass(frozen=True)
 class LogisticModel:
     """``P(positive) = sigmoid(intercept + sum(coef * (x - mean) / scale))`` over ``features``.
 
-    A subclass sets :attr:`known_features` (``None``: any name) and :attr:`error`."""
+    A subclass sets :attr:`known_features` (``None``: any name), :attr:`reads_embedding` (the question's
+    embedding may be features ``q0``, ``q1``, … besides them) and :attr:`error`."""
 
     known_features: ClassVar[Mapping[str, str] | None] = None
+    reads_embedding: ClassVar[bool] = False
     error: ClassVar[type[ModelFileError]] = ModelFileError
     kind: ClassVar[str] = "logistic model"
 
@@ -60,9 +67,11 @@ class LogisticModel:
         if not self.features:
             raise self.error(f"the {self.kind} needs at least one feature")
         known = self.known_features
-        unknown = [f for f in self.features if known is not None and f not in known]
+        unknown = [f for f in self.features
+                   if known is not None and f not in known and not (self.reads_embedding and is_embedding_feature(f))]
         if unknown:
-            raise self.error(f"unknown feature(s) {unknown}; known: {', '.join(known or ())}")
+            also = " and q0, q1, …" if self.reads_embedding else ""
+            raise self.error(f"unknown feature(s) {unknown}; known: {', '.join(known or ())}{also}")
         if len(set(self.features)) != len(self.features):
             raise self.error(f"repeated feature in {list(self.features)}")
         for name in ("mean", "scale", "coef"):
@@ -75,6 +84,11 @@ class LogisticModel:
             raise self.error("every scale must be positive")
         if not math.isfinite(self.intercept):
             raise self.error("the intercept must be a finite number")
+
+    @property
+    def dimension(self) -> int:
+        """How many embedding dimensions the model reads: one past the highest ``q<i>`` it uses (0: none)."""
+        return max((int(f[1:]) + 1 for f in self.features if is_embedding_feature(f)), default=0)
 
     @property
     def threshold(self) -> float:

@@ -65,21 +65,10 @@ class QuestionTypeModel(LogisticModel):
     """``P(multi-hop)`` from the question's embedding and word counts; ``threshold`` (fitted with
     it) is where a question counts as multi-hop."""
 
-    known_features: ClassVar[Mapping[str, str] | None] = None  # LEXICAL_FEATURES and q0…q<d-1>
+    known_features: ClassVar[Mapping[str, str] | None] = LEXICAL_FEATURES
+    reads_embedding: ClassVar[bool] = True
     error: ClassVar[type[ModelFileError]] = QuestionTypeModelError
     kind: ClassVar[str] = "question-type model"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        unknown = [f for f in self.features
-                   if f not in LEXICAL_FEATURES and not (f.startswith("q") and f[1:].isdigit())]
-        if unknown:
-            raise self.error(f"unknown feature(s) {unknown}; known: {', '.join(LEXICAL_FEATURES)} and q0, q1, …")
-
-    @property
-    def dimension(self) -> int:
-        """How many embedding dimensions the model reads (one past its highest ``q<i>``)."""
-        return max((int(f[1:]) + 1 for f in self.features if f.startswith("q") and f[1:].isdigit()), default=0)
 
     def multi_hop_probability(self, question: str, embedding: Sequence[float]) -> float:
         if len(embedding) < self.dimension:

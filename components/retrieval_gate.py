@@ -77,22 +77,10 @@ class ProbeModel(LogisticModel):
     """A logistic regression over probe features and (optionally) the question's embedding
     (features ``q0``, ``q1``, …): the retrieve-or-not gate and each rung of the probe router."""
 
-    known_features: ClassVar[Mapping[str, str] | None] = None  # probe features and q0…q<d-1>
+    known_features: ClassVar[Mapping[str, str] | None] = PROBE_FEATURES
+    reads_embedding: ClassVar[bool] = True
     error: ClassVar[type[ModelFileError]] = ProbeModelError
     kind: ClassVar[str] = "probe-feature model"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        unknown = [f for f in self.features
-                   if f not in PROBE_FEATURES and not (f.startswith("q") and f[1:].isdigit())]
-        if unknown:
-            raise self.error(f"unknown feature(s) {unknown}; known: {', '.join(PROBE_FEATURES)} and q0, q1, …")
-
-    @property
-    def dimension(self) -> int:
-        """How many embedding dimensions the model reads: one past the highest ``q<i>`` it uses (0:
-        probe features only)."""
-        return max((int(f[1:]) + 1 for f in self.features if f.startswith("q") and f[1:].isdigit()), default=0)
 
     def probability(self, embedding: Sequence[float], probe: Mapping[str, float]) -> float:
         if self.dimension and len(embedding) < self.dimension:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from components.short_answer import short_answer
 from eval.metrics import f1_score
-from nodes.generate import is_abstention
+from eval.scoring import prediction_text
 from training.cascade import REFERENCE_RUNS, read_runs, shown_path
 
 RUNS = (Path(__file__).resolve().parent / "labels" / "cascade_runs_evidence_first_reranked.jsonl", REFERENCE_RUNS)
@@ -32,7 +32,8 @@ REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answer_cap"
 
 def given(question: str, text: str) -> str:
     """The answer as the pipeline gives it: empty for an abstention, else its short form."""
-    return "" if is_abstention(text) else short_answer(question, text)
+    text = prediction_text(text)
+    return short_answer(question, text) if text else ""
 
 
 def answers(runs: Sequence[Mapping[str, Any]], source: str) -> list[dict[str, Any]]:
