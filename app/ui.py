@@ -181,8 +181,10 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("router confidence", f"{router['confidence']:.0%}"))
     reading = result.get("question_type")
     if reading:  # why the cascade started where it did
-        rows.append(("multi-hop question", f"{reading['multi_hop_probability']:.0%} likely (threshold "
-                                           f"{reading['threshold']:.0%}): started at {reading['start']}"))
+        above = reading["multi_hop_probability"] >= reading["threshold"]
+        rows.append(("multi-hop question", f"{reading['multi_hop_probability']:.1%} likely, "
+                                           f"{'at or above' if above else 'below'} the threshold {reading['threshold']:.1%}: "
+                                           f"started at {reading['start']}"))
     prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
     rows += [("prompt tokens", f"{prompt}"), ("prompt tokens computed (the rest reused)", f"{tokens.get('evaluated')}"),
              ("output tokens", f"{tokens['output']}"), ("corrective retrieval", "yes" if result["corrected"] else "no")]

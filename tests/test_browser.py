@@ -582,3 +582,32 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
         page.locator("button[aria-label='Toggle Sidebar']").click()
     assert float(page.locator("#abstain input[type='number']").input_value()) == 1.0
     context.close()
+
+
+def test_the_multi_hop_reading_agrees_with_where_the_question_started(browser, index_dir, tmp_path_factory):
+    """Found in session 25: a question 4.9% likely to be multi-hop read "5% likely (threshold 5%):
+    started at easy" in the figures, the two figures rounded to the same whole percent."""
+    import re
+
+    work = tmp_path_factory.mktemp("question-type-browser")
+    proc, url = start_server(index_dir, work, "--policy", "cascade")
+    try:
+        wait_healthy(url)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        open_chat(page, url)
+        ask(page, "Which came first, the Eiffel Tower or the Statue of Liberty?")
+        wait_answered(page)
+        page.get_by_text(" · read ", exact=False).first.click()
+        shown = wait_for_text(page, "#chatbot", "multi-hop question:")
+        line = next(line for line in shown.splitlines() if "multi-hop question:" in line)
+        found = re.search(r"([\d.]+)% likely, (below|at or above) the threshold ([\d.]+)%: started at (\w+)", line)
+        assert found, line
+        probability, side, threshold, start = float(found[1]), found[2], float(found[3]), found[4]
+        assert (side == "at or above") == (start == "medium"), line
+        assert probability >= threshold if side == "at or above" else probability <= threshold, line
+        page.screenshot(path=str(work / "question-type.png"), full_page=True)
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

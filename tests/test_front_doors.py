@@ -81,7 +81,7 @@ def test_where_the_cascade_started_is_in_the_api_and_the_cost_line():
     assert cost_line(result).startswith("tier easy (single-hop question) · ")
     from app.ui import figures
 
-    assert "multi-hop question: 2% likely (threshold 5%): started at easy" in figures(result)
+    assert "multi-hop question: 2.0% likely, below the threshold 5.0%: started at easy" in figures(result)
     multi = public_result({**state, "trace": {**state["trace"], "tier": "medium",
                                               "question_type": {**reading, "multi_hop_probability": 0.4}}}, 900.0)
     assert cost_line(multi).startswith("tier medium (multi-hop question) · ")
