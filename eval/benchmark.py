@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]
         except (OSError, ValueError, KeyError) as exc:
             raise SystemExit(f"error: --report-only needs a finished run in {out} (its summary.json): {exc}") from exc
-        write_outputs(out, read_records(out / RECORDS), examples, systems, meta, figures=not args.no_figures)
+        write_outputs(out, sample_records(out / RECORDS, examples), systems, meta, figures=not args.no_figures)
         return 0
     out.mkdir(parents=True, exist_ok=True)
 
@@ -66,13 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     except RunMismatchError as exc:
         raise SystemExit(f"error: {exc}") from exc
 
-    records = read_records(path)
-    wanted = {e.id for e in examples}
+    records = sample_records(path, examples)
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),
         "wall_s": time.perf_counter() - start,
-        "answering_s": sum(r["latency_ms"] for r in records if r["id"] in wanted) / 1000,  # every invocation's
+        "answering_s": sum(r["latency_ms"] for r in records) / 1000,  # over every invocation that added records
         "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, previous_peak_rss(out)),
         "index_passages": len(ctx.index),
     }
@@ -81,17 +80,21 @@ def main(argv: list[str] | None = None) -> int:
                           "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
     if args.dataset in ("nq", "triviaqa"):  # no contexts: how many answers could the corpus give at all?
         meta["answer_coverage"] = 100 * answer_coverage(examples, ctx.index)
-    write_outputs(out, records, examples, systems, meta, figures=not args.no_figures)
+    write_outputs(out, records, systems, meta, figures=not args.no_figures)
     return 0
 
 
-def write_outputs(out: Path, records: list[dict], examples, systems, meta: dict, *, figures: bool) -> None:
+def sample_records(path: Path, examples) -> list[dict]:
+    """The run's records of the sample's questions (a run extended to more questions holds others)."""
+    wanted = {e.id for e in examples}
+    return [r for r in read_records(path) if r["id"] in wanted]
+
+
+def write_outputs(out: Path, records: list[dict], systems, meta: dict, *, figures: bool) -> None:
     """``summary.json``, ``report.md`` and (``figures``) the PNG figures, from the records of the
     sample's questions; the report is printed as well."""
     from components.storage import atomic_write_text
 
-    wanted = {e.id for e in examples}
-    records = [r for r in records if r["id"] in wanted]
     names = [s.name for s in systems]
     summary = aggregate(records, names)
     if {"baseline", "adaptive"} <= set(names):
