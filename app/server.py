@@ -65,6 +65,10 @@ class AskRequest(BaseModel):
     abstain_threshold: Optional[float] = Field(
         None, ge=0.0, le=1.0, description="withhold an answer whose probability of being right is below this: "
                                           "0 never abstains, 1 always (default: the threshold fitted on the train splits)")
+    multi_hop_threshold: Optional[float] = Field(
+        None, ge=0.0, le=1.0, description="the cascade starts a question at least this likely multi-hop at the multi-hop "
+                                          "tier (Medium), any other at Easy: 0 starts every question there, 1 none "
+                                          "(default: the threshold fitted on the train splits)")
 
 
 class ClosestPassage(BaseModel):
@@ -192,7 +196,8 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         cancel = threading.Event()
         task = asyncio.ensure_future(run_in_threadpool(
             service.ask, body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
-            abstain_threshold=body.abstain_threshold, model=body.model, owner=_user(request), cancel=cancel))
+            abstain_threshold=body.abstain_threshold, multi_hop_threshold=body.multi_hop_threshold, model=body.model,
+            owner=_user(request), cancel=cancel))
         while not task.done():
             await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
             if not task.done() and await request.is_disconnected():
@@ -235,8 +240,8 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
         cancel = threading.Event()
         events = service.stream(body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
-                                abstain_threshold=body.abstain_threshold, model=body.model, owner=_user(request),
-                                cancel=cancel)
+                                abstain_threshold=body.abstain_threshold, multi_hop_threshold=body.multi_hop_threshold,
+                                model=body.model, owner=_user(request), cancel=cancel)
         first = await run_in_threadpool(next, events)  # input errors surface here, as 4xx, before the stream starts
         return StreamingResponse(_sse(first, events, cancel), media_type="text/event-stream")
 

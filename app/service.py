@@ -33,6 +33,7 @@ from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, preset_installed
 from components.passages import SourceDocument
+from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
@@ -292,6 +293,22 @@ class RAGService:
             model = AnswerabilityModel.load(self.resources.answerability) if self.resources.answerability else None
         return model.threshold if model is not None else 0.0
 
+    @property
+    def default_multi_hop_threshold(self) -> float | None:
+        """P(multi-hop) at or above which the cascade starts a question at the multi-hop tier when
+        the question sets none: the configured one, else the one fitted with the loaded question-type
+        model (``None`` without a model, or without a multi-hop tier: where a question starts does
+        not depend on it)."""
+        if self.pipeline.multi_hop_tier is None:
+            return None
+        if self._context is not None:
+            model = self._context.question_type
+        else:  # not loaded yet: the file the context will load
+            model = QuestionTypeModel.load(self.resources.question_type) if self.resources.question_type else None
+        if model is None:
+            return None
+        return self.pipeline.multi_hop_threshold if self.pipeline.multi_hop_threshold is not None else model.threshold
+
     # ------------------------------------------------------------------ resources
     def warm_up(self) -> RAGContext:
         with self._load_lock:
@@ -351,13 +368,14 @@ class RAGService:
     # ------------------------------------------------------------------ questions
     def _prepare(self, question: Any, session_id: str | None, policy: str | None, tier: str | None,
                  model: str | None, owner: str | None, cancel: threading.Event | None,
-                 abstain_threshold: float | None = None):
+                 abstain_threshold: float | None = None, multi_hop_threshold: float | None = None):
         question = validate_question(question, self.pipeline.max_question_chars)
         overrides: dict[str, Any] = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
-        if abstain_threshold is not None:
-            if not is_probability(abstain_threshold):
-                raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {abstain_threshold!r}")
-            overrides["abstain_threshold"] = float(abstain_threshold)
+        for name, value in (("abstain_threshold", abstain_threshold), ("multi_hop_threshold", multi_hop_threshold)):
+            if value is not None:
+                if not is_probability(value):
+                    raise ConfigurationError(f"{name} is a probability in [0, 1], got {value!r}")
+                overrides[name] = float(value)
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
         ctx = self._context_for(model)
         graph, config = self._graph_for(session_id, owner)  # a malformed session id fails here, before queueing
@@ -395,12 +413,15 @@ class RAGService:
 
     def ask(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
             tier: str | None = None, model: str | None = None, owner: str | None = None,
-            cancel: threading.Event | None = None, abstain_threshold: float | None = None) -> dict[str, Any]:
+            cancel: threading.Event | None = None, abstain_threshold: float | None = None,
+            multi_hop_threshold: float | None = None) -> dict[str, Any]:
         """The answer to one question. ``owner``: the logged-in user (sessions are theirs alone);
         ``cancel``: set it to stop the run (raises :class:`Cancelled`); ``abstain_threshold``:
-        withhold an answer less likely right than this (0 never, 1 always; default: the fitted one)."""
+        withhold an answer less likely right than this (0 never, 1 always; default: the fitted one);
+        ``multi_hop_threshold``: the cascade starts a question this likely multi-hop, or more, at
+        the multi-hop tier (0 every question, 1 only a certain one; default: the fitted one)."""
         graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel,
-                                                   abstain_threshold)
+                                                   abstain_threshold, multi_hop_threshold)
         line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:
@@ -417,7 +438,8 @@ class RAGService:
 
     def stream(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
                tier: str | None = None, model: str | None = None, owner: str | None = None,
-               cancel: threading.Event | None = None, abstain_threshold: float | None = None) -> Iterator[dict[str, Any]]:
+               cancel: threading.Event | None = None, abstain_threshold: float | None = None,
+               multi_hop_threshold: float | None = None) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (the questions ahead in line, again each time fewer are left, then
         each node as it finishes), ``token`` (answer
         text as generated), ``escalate`` (the cascade found the answer so far unsure and extends
@@ -427,7 +449,7 @@ class RAGService:
         setting ``cancel``, stops the run."""
         cancel = cancel or threading.Event()
         graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel,
-                                                   abstain_threshold)
+                                                   abstain_threshold, multi_hop_threshold)
         line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:

@@ -281,15 +281,16 @@ def _pending(title: str) -> gr.ChatMessage:
 
 def answer_events(service: RAGService, message: str, *, session: str | None, owner: str | None,
                   policy: str | None, tier: str | None, model: str | None, show_trace: bool,
-                  cancel: threading.Event | None = None,
-                  abstain_threshold: float | None = None) -> Iterator[list[gr.ChatMessage]]:
+                  cancel: threading.Event | None = None, abstain_threshold: float | None = None,
+                  multi_hop_threshold: float | None = None) -> Iterator[list[gr.ChatMessage]]:
     """The chat's view of the service's stream: the wait in line, progress, the growing answer,
     then the answer with its sources. A refused question becomes a ``gr.Error`` with the message
     every front door gives; setting ``cancel`` raises :class:`Cancelled` at the next token."""
     answer = ""
     try:
         for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model, owner=owner,
-                                    cancel=cancel, abstain_threshold=abstain_threshold):
+                                    cancel=cancel, abstain_threshold=abstain_threshold,
+                                    multi_hop_threshold=multi_hop_threshold):
             if event["type"] == "status" and event.get("requests_ahead"):
                 ahead = event["requests_ahead"]
                 yield [_pending(f"Waiting for {ahead} earlier question{'s' if ahead > 1 else ''} to be answered…")]
@@ -315,9 +316,11 @@ def _failure(text: str) -> gr.ChatMessage:
 
 # ---------------------------------------------------------------------- the page
 def build_ui(service: RAGService) -> gr.Blocks:
+    multi_hop_default = service.default_multi_hop_threshold  # None: no question-type model, no slider
     default_settings = {"session": None, "policy": service.pipeline.policy, "tier": service.pipeline.tier,
                         "model": service.resources.model, "show_trace": False,
                         "abstain": round(service.default_abstain_threshold, 3),  # as the slider shows it
+                        "multi_hop": None if multi_hop_default is None else round(multi_hop_default, 3),
                         "pending": ""}  # the question being answered: a reload mid-answer gives it back
 
     def settings_of(saved: dict | None) -> dict:
@@ -330,6 +333,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
             saved["model"] = default_settings["model"]
         if not is_probability(saved["abstain"]):
             saved["abstain"] = default_settings["abstain"]
+        if multi_hop_default is None or not is_probability(saved["multi_hop"]):
+            saved["multi_hop"] = default_settings["multi_hop"]
         return saved
 
     def restore(saved: dict | None, request: gr.Request):
@@ -351,11 +356,13 @@ def build_ui(service: RAGService) -> gr.Blocks:
             gr.Info("The page was reloaded before your last question was answered: it is back in the box.")
         saved["pending"] = ""
         return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"], saved["abstain"],
+                saved["multi_hop"] if saved["multi_hop"] is not None else gr.Slider(),
                 gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
 
-    def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool, abstain: float) -> dict:
-        return {**settings_of(saved), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace,
-                "abstain": abstain}
+    def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool, abstain: float,
+                 multi_hop: float) -> dict:
+        return settings_of({**(saved or {}), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace,
+                            "abstain": abstain, "multi_hop": multi_hop})
 
     def begin(message: str, history: list):
         """Take the question from the box (a refused one stays there, with a warning)."""
@@ -383,7 +390,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
             for shown in answer_events(service, question, session=saved["session"], owner=_owner(request),
                                        policy=saved["policy"], tier=saved["tier"], model=saved["model"],
                                        show_trace=saved["show_trace"], cancel=cancel,
-                                       abstain_threshold=saved["abstain"]):
+                                       abstain_threshold=saved["abstain"], multi_hop_threshold=saved["multi_hop"]):
                 yield [*history, *shown]
         except Cancelled:
             partial = [m for m in shown if not (m.metadata or {}).get("status") == "pending"]
@@ -519,6 +526,10 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                 label="Abstain below",
                                 info="how likely an answer must be to be right to be given; below it the chat "
                                      "says the knowledge base does not hold the answer (0: always answer)")
+            multi_hop = gr.Slider(0.0, 1.0, value=default_settings["multi_hop"] or 0.0, step=0.01, elem_id="multi-hop",
+                                  label="Multi-hop from", visible=multi_hop_default is not None,
+                                  info="a question at least this likely to be multi-hop starts with more evidence "
+                                       "(Medium), any other with the least (0: every one with more)")
             show_trace = gr.Checkbox(value=False, label="Show trace")
             gr.Markdown("### Your documents")
             limit_mb = service.max_upload_bytes / 2**20
@@ -538,12 +549,12 @@ def build_ui(service: RAGService) -> gr.Blocks:
                          show_label=False, autofocus=True)
 
         # Settings are remembered by the browser; the conversation by the server.
-        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace, abstain, box])
+        demo.load(restore, saved, [chatbot, saved, policy, tier, model, show_trace, abstain, multi_hop, box])
         demo.load(None, js="() => window.innerWidth", outputs=width).then(
             lambda w: gr.Sidebar(open=not w or w >= PHONE_WIDTH), width, sidebar, queue=False)
         demo.load(document_list, None, [documents, chosen])
-        for control in (policy, tier, model, show_trace, abstain):
-            control.change(remember, [saved, policy, tier, model, show_trace, abstain], saved)
+        for control in (policy, tier, model, show_trace, abstain, multi_hop):
+            control.change(remember, [saved, policy, tier, model, show_trace, abstain, multi_hop], saved)
 
         def answer_chain(trigger) -> None:
             trigger.then(mark_pending, [question, saved], saved, queue=False).then(

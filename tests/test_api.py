@@ -75,6 +75,7 @@ class TestAsk:
         ({"question": "Who?", "k": 3}, 422, "Extra inputs"),
         ({"question": "Who?", "abstain_threshold": 1.5}, 422, "less than or equal to 1"),
         ({"question": "Who?", "abstain_threshold": "high"}, 422, "valid number"),
+        ({"question": "Who?", "multi_hop_threshold": -0.1}, 422, "greater than or equal to 0"),
     ])
     def test_bad_requests(self, client, payload, status, message):
         response = client.post("/ask", json=payload)
@@ -120,6 +121,21 @@ class TestStream:
         reading = body["question_type"]
         assert body["tier"] == reading["start"] and reading["threshold"] == QuestionTypeModel.load().threshold
         assert 0.0 <= reading["multi_hop_probability"] <= 1.0
+
+    def test_the_multi_hop_threshold_moves_the_start(self, ctx):
+        """At 0 every question counts as multi-hop and starts at Medium; at 1 only a certain one does,
+        so this one starts at Easy; the reading reports the threshold the request set."""
+        from components.question_type import QuestionTypeModel
+        from pipeline.configuration import PipelineConfig
+
+        typed = replace(ctx.with_pipeline(PipelineConfig(policy="cascade")), question_type=QuestionTypeModel.load())
+        client = TestClient(create_app(RAGService.from_context(typed, "smollm2-135m"), with_ui=False))
+        question = {"question": "Who discovered radium?"}
+        every = client.post("/ask", json={**question, "multi_hop_threshold": 0}).json()["question_type"]
+        none = client.post("/ask", json={**question, "multi_hop_threshold": 1}).json()["question_type"]
+        assert (every["threshold"], every["start"]) == (0.0, "medium")
+        assert none["threshold"] == 1.0 and none["start"] == ("medium" if none["multi_hop_probability"] >= 1.0 else "easy")
+        assert every["multi_hop_probability"] == none["multi_hop_probability"]  # the reading does not depend on the threshold
 
     def test_bad_request_is_4xx_before_streaming(self, client):
         assert client.post("/ask/stream", json={"question": " "}).status_code == 400
@@ -315,3 +331,6 @@ class TestService:
             service.ask("")
         with pytest.raises(ConfigurationError):
             service.ask("Who?", policy="nope")
+        for knob in ("abstain_threshold", "multi_hop_threshold"):
+            with pytest.raises(ConfigurationError, match=f"{knob} is a probability in \\[0, 1\\], got 1.5"):
+                service.ask("Who?", **{knob: 1.5})

@@ -611,3 +611,35 @@ def test_the_multi_hop_reading_agrees_with_where_the_question_started(browser, i
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_multi_hop_setting_moves_the_start_and_is_remembered(browser, index_dir, tmp_path_factory):
+    """The settings' "Multi-hop from" slider shows the fitted threshold; at 0 every question
+    starts at Medium, as the figures say; the setting survives a reload."""
+    from components.question_type import QuestionTypeModel
+
+    work = tmp_path_factory.mktemp("multi-hop-setting")
+    proc, url = start_server(index_dir, work, "--policy", "cascade")
+    try:
+        wait_healthy(url)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        open_chat(page, url)
+        number = page.locator("#multi-hop input[type='number']")
+        assert abs(float(number.input_value()) - QuestionTypeModel.load().threshold) < 5e-4
+        number.fill("0")
+        number.press("Enter")
+        page.wait_for_timeout(500)
+        ask(page, "Who discovered radium?")  # a single-hop question: at the fitted threshold it starts at Easy
+        wait_answered(page)
+        page.get_by_text(" · read ", exact=False).first.click()
+        shown = wait_for_text(page, "#chatbot", "multi-hop question:")
+        line = next(line for line in shown.splitlines() if "multi-hop question:" in line)
+        assert "at or above the threshold 0.0%: started at medium" in line, line
+        open_chat(page, url)
+        assert float(page.locator("#multi-hop input[type='number']").input_value()) == 0.0
+        page.screenshot(path=str(work / "multi-hop-setting.png"), full_page=True)
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
