@@ -47,11 +47,13 @@ from training.labelling import TrainingSet, run_fit_parser
 from training.sufficiency import CROSS_FIT
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
-RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_evidence_first.jsonl"
-"""The shipped check's training answers: the cascade of session 22 (the reranker's best five of ten
-passages, Medium then Hard, the evidence-first prompt). ``answerability_runs_reranked.jsonl`` holds
-the same questions answered by session 17's cascade (question first), ``answerability_runs.jsonl``
-session 12's, through the dense cascade."""
+RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_question_type.jsonl"
+"""The shipped check's training answers: the cascade of session 25 (a single-hop question, by the
+question-type model, starts at Easy, a multi-hop one at Medium; the reranker's best five of ten
+passages, the evidence-first prompt). ``answerability_runs_evidence_first.jsonl`` holds the same
+questions answered by session 22's cascade (every question from Medium),
+``answerability_runs_reranked.jsonl`` by session 17's (question first), ``answerability_runs.jsonl``
+by session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
 FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY))
 FOLDS = 5
