@@ -584,62 +584,63 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
     context.close()
 
 
-def test_the_multi_hop_reading_agrees_with_where_the_question_started(browser, index_dir, tmp_path_factory):
+@pytest.fixture(scope="module")
+def cascade_server(index_dir, tmp_path_factory):
+    """A server whose policy is the cascade, started per question type (the other tests' server runs
+    the fixed Easy tier)."""
+    work = tmp_path_factory.mktemp("cascade-server")
+    proc, url = start_server(index_dir, work, "--policy", "cascade")
+    wait_healthy(url)
+    yield url, work
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def multi_hop_line(page, question: str) -> str:
+    """Ask ``question``, open the answer's figures and return their multi-hop line."""
+    ask(page, question)
+    wait_answered(page)
+    page.get_by_text(" · read ", exact=False).first.click()
+    shown = wait_for_text(page, "#chatbot", "multi-hop question:")
+    return next(line for line in shown.splitlines() if "multi-hop question:" in line)
+
+
+def test_the_multi_hop_reading_agrees_with_where_the_question_started(browser, cascade_server):
     """Found in session 25: a question 4.9% likely to be multi-hop read "5% likely (threshold 5%):
     started at easy" in the figures, the two figures rounded to the same whole percent."""
     import re
 
-    work = tmp_path_factory.mktemp("question-type-browser")
-    proc, url = start_server(index_dir, work, "--policy", "cascade")
-    try:
-        wait_healthy(url)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        open_chat(page, url)
-        ask(page, "Which came first, the Eiffel Tower or the Statue of Liberty?")
-        wait_answered(page)
-        page.get_by_text(" · read ", exact=False).first.click()
-        shown = wait_for_text(page, "#chatbot", "multi-hop question:")
-        line = next(line for line in shown.splitlines() if "multi-hop question:" in line)
-        found = re.search(r"([\d.]+)% likely, (below|at or above) the threshold ([\d.]+)%: started at (\w+)", line)
-        assert found, line
-        probability, side, threshold, start = float(found[1]), found[2], float(found[3]), found[4]
-        assert (side == "at or above") == (start == "medium"), line
-        assert probability >= threshold if side == "at or above" else probability <= threshold, line
-        page.screenshot(path=str(work / "question-type.png"), full_page=True)
-        context.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    url, work = cascade_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_chat(page, url)
+    line = multi_hop_line(page, "Which came first, the Eiffel Tower or the Statue of Liberty?")
+    found = re.search(r"([\d.]+)% likely, (below|at or above) the threshold ([\d.]+)%: started at (\w+)", line)
+    assert found, line
+    probability, side, threshold, start = float(found[1]), found[2], float(found[3]), found[4]
+    assert (side == "at or above") == (start == "medium"), line
+    assert probability >= threshold if side == "at or above" else probability <= threshold, line
+    page.screenshot(path=str(work / "question-type.png"), full_page=True)
+    context.close()
 
 
-def test_the_multi_hop_setting_moves_the_start_and_is_remembered(browser, index_dir, tmp_path_factory):
+def test_the_multi_hop_setting_moves_the_start_and_is_remembered(browser, cascade_server):
     """The settings' "Multi-hop from" slider shows the fitted threshold; at 0 every question
     starts at Medium, as the figures say; the setting survives a reload."""
     from components.question_type import QuestionTypeModel
 
-    work = tmp_path_factory.mktemp("multi-hop-setting")
-    proc, url = start_server(index_dir, work, "--policy", "cascade")
-    try:
-        wait_healthy(url)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        open_chat(page, url)
-        number = page.locator("#multi-hop input[type='number']")
-        assert abs(float(number.input_value()) - QuestionTypeModel.load().threshold) < 5e-4
-        number.fill("0")
-        number.press("Enter")
-        page.wait_for_timeout(500)
-        ask(page, "Who discovered radium?")  # a single-hop question: at the fitted threshold it starts at Easy
-        wait_answered(page)
-        page.get_by_text(" · read ", exact=False).first.click()
-        shown = wait_for_text(page, "#chatbot", "multi-hop question:")
-        line = next(line for line in shown.splitlines() if "multi-hop question:" in line)
-        assert "at or above the threshold 0.0%: started at medium" in line, line
-        open_chat(page, url)
-        assert float(page.locator("#multi-hop input[type='number']").input_value()) == 0.0
-        page.screenshot(path=str(work / "multi-hop-setting.png"), full_page=True)
-        context.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    url, work = cascade_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_chat(page, url)
+    number = page.locator("#multi-hop input[type='number']")
+    assert abs(float(number.input_value()) - QuestionTypeModel.load().threshold) < 5e-4
+    number.fill("0")
+    number.press("Enter")
+    page.wait_for_timeout(500)
+    line = multi_hop_line(page, "Who discovered radium?")  # single-hop: at the fitted threshold it starts at Easy
+    assert "at or above the threshold 0.0%: started at medium" in line, line
+    open_chat(page, url)
+    assert float(page.locator("#multi-hop input[type='number']").input_value()) == 0.0
+    page.screenshot(path=str(work / "multi-hop-setting.png"), full_page=True)
+    context.close()
