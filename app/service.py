@@ -287,10 +287,7 @@ class RAGService:
         one, else the one fitted with the loaded answerability model (0 without a model: never)."""
         if self.pipeline.abstain_threshold is not None:
             return self.pipeline.abstain_threshold
-        if self._context is not None:
-            model = self._context.answerability
-        else:  # not loaded yet: the file the context will load
-            model = AnswerabilityModel.load(self.resources.answerability) if self.resources.answerability else None
+        model = self._resource_model("answerability", AnswerabilityModel.load)
         return model.threshold if model is not None else 0.0
 
     @property
@@ -301,13 +298,18 @@ class RAGService:
         not depend on it)."""
         if self.pipeline.multi_hop_tier is None:
             return None
-        if self._context is not None:
-            model = self._context.question_type
-        else:  # not loaded yet: the file the context will load
-            model = QuestionTypeModel.load(self.resources.question_type) if self.resources.question_type else None
+        model = self._resource_model("question_type", QuestionTypeModel.load)
         if model is None:
             return None
         return self.pipeline.multi_hop_threshold if self.pipeline.multi_hop_threshold is not None else model.threshold
+
+    def _resource_model(self, name: str, load: Callable[[Path], Any]) -> Any:
+        """The context's model ``name`` once it is loaded; before, the one the context will load
+        from ``ResourceConfig.<name>`` (``None`` when none is configured)."""
+        if self._context is not None:
+            return getattr(self._context, name)
+        path = getattr(self.resources, name)
+        return load(path) if path else None
 
     # ------------------------------------------------------------------ resources
     def warm_up(self) -> RAGContext:

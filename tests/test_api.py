@@ -326,6 +326,25 @@ class TestService:
         with pytest.raises(ConfigurationError):
             RAGService.from_context(ctx, "smollm2-135m", max_sessions=0)
 
+    def test_the_default_thresholds_are_the_fitted_ones_before_and_after_loading(self, ctx):
+        """What the chat's sliders start at: the models' fitted thresholds, read from their files
+        before the context loads and from the loaded context after; a configured one wins; no
+        question-type model (or no multi-hop tier) leaves where a question starts without a threshold."""
+        from components.answerability import AnswerabilityModel
+        from components.question_type import QuestionTypeModel
+        from pipeline.configuration import PipelineConfig
+        from pipeline.context import ResourceConfig
+
+        resources = ResourceConfig(model="smollm2-135m", index_dir=ctx.index.directory)
+        unloaded = RAGService(resources)
+        assert unloaded.default_multi_hop_threshold == QuestionTypeModel.load().threshold
+        assert unloaded.default_abstain_threshold == AnswerabilityModel.load().threshold
+        assert RAGService(resources, PipelineConfig(multi_hop_threshold=0.3)).default_multi_hop_threshold == 0.3
+        assert RAGService(replace(resources, question_type=None)).default_multi_hop_threshold is None
+        assert RAGService(resources, PipelineConfig(multi_hop_tier=None)).default_multi_hop_threshold is None
+        loaded = RAGService.from_context(replace(ctx, question_type=QuestionTypeModel.load()), "smollm2-135m")
+        assert loaded.default_multi_hop_threshold == QuestionTypeModel.load().threshold
+
     def test_invalid_questions(self, service):
         with pytest.raises(QuestionError):
             service.ask("")
