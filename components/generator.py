@@ -41,6 +41,12 @@ pass costs about the same for one token as for a few (a pass bound by reading th
 CPU cores a pass over k tokens costs nearly k passes (``python -m eval.decode_speed``), so it is
 slower there and off.
 
+Hidden states. ``invoke(..., hidden_layers=[16])`` (or the model's ``hidden_layers``) also returns, in the reply's
+``response_metadata["hidden_states"]``, the output of those transformer layers at the answer's first
+token (the row llama.cpp computes when it decodes that token), read by a :class:`LayerTap` the
+context calls back. The answer probe (:mod:`components.answer_probe`) scores it. Without the option
+the tap wants nothing and the decode runs as before.
+
 Weight buffers. llama.cpp may hold the weights in *extra* buffer types that suit the CPU better
 (Intel AMX tiles, repacked layouts). A llama.cpp built on a CPU with AMX uses AMX buffers, and
 they crash the process (a segmentation fault on the first decode) in some virtual machines: seen
@@ -59,7 +65,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple, Sequence, cast
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence, cast
 
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -69,6 +75,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_huggingface import ChatHuggingFace
 from pydantic import Field, PrivateAttr
 
+from components.layer_tap import LayerTap
 from components.model_files import PRESETS, gguf_path
 
 _MODEL_PARAMS_LOCK = threading.Lock()
@@ -86,26 +93,30 @@ def built_with_amx(system_info: str | None = None) -> bool:
 
 
 @contextmanager
-def _model_params(**fields: Any) -> Iterator[None]:
-    """Load models with these ``llama_model_params`` fields: llama-cpp-python's ``Llama`` takes its
-    model parameters from ``llama_model_default_params()`` and exposes only some of them, so the
-    defaults are wrapped while a model loads (under a lock: the wrapper is process-wide)."""
+def _default_params(model: Mapping[str, Any], context: Mapping[str, Any]) -> Iterator[None]:
+    """Load models with these ``llama_model_params`` and ``llama_context_params`` fields:
+    llama-cpp-python's ``Llama`` starts from ``llama_model_default_params()`` and
+    ``llama_context_default_params()`` and exposes only some of their fields, so the defaults are
+    wrapped while a model loads (under a lock: the wrapper is process-wide)."""
     from llama_cpp import llama_cpp as lib
 
-    with _MODEL_PARAMS_LOCK:
-        default = lib.llama_model_default_params
-
+    def wrapped(default: Callable[[], Any], fields: Mapping[str, Any]) -> Callable[[], Any]:
         def params() -> Any:
             value = default()
             for name, field in fields.items():
                 setattr(value, name, field)
             return value
 
-        lib.llama_model_default_params = params
+        return params
+
+    with _MODEL_PARAMS_LOCK:
+        defaults = lib.llama_model_default_params, lib.llama_context_default_params
+        lib.llama_model_default_params = wrapped(defaults[0], model)
+        lib.llama_context_default_params = wrapped(defaults[1], context)
         try:
             yield
         finally:
-            lib.llama_model_default_params = default
+            lib.llama_model_default_params, lib.llama_context_default_params = defaults
 
 
 class PromptTooLongError(ValueError):
@@ -226,12 +237,16 @@ class LlamaCppChatModel(BaseChatModel):
     """Prompt-lookup decoding (see the module's notes): at most this many tokens copied from the
     prompt are verified with each generated token in one forward pass; 0: one token per pass. A
     call may set its own (``invoke(..., lookup_tokens=n)``)."""
+    hidden_layers: tuple[int, ...] = ()
+    """Transformer layers whose output at the answer's first token every reply returns (see the
+    module's notes); a call may name its own (``invoke(..., hidden_layers=[16])``)."""
 
     _llama: Any = PrivateAttr(default=None)
     _formatter: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _pinned: Any = PrivateAttr(default_factory=dict)
     _recent: Any = PrivateAttr(default_factory=OrderedDict)
+    _tap: Any = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
@@ -245,7 +260,7 @@ class LlamaCppChatModel(BaseChatModel):
         """Load the GGUF file and its chat template (once; later calls do nothing)."""
         if self._llama is not None:
             return
-        from llama_cpp import Llama
+        from llama_cpp import Llama, llama_model_n_embd
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         class CountingLlama(Llama):
@@ -256,10 +271,21 @@ class LlamaCppChatModel(BaseChatModel):
             tokens_evaluated = 0
             passes = 0
             verifying = False
+            read_layers: Sequence[int] = ()  # read these layers' outputs at the next decode (the first answer token)
+            layer_values: dict[int, np.ndarray] = {}
 
             def eval(self, tokens: Sequence[int]) -> None:
                 self.tokens_evaluated += len(tokens)
                 self.passes += 1
+                if self.verifying and self.read_layers:
+                    layers, self.read_layers = self.read_layers, ()
+                    with tap.reading(layers) as values:
+                        self._eval(tokens)
+                    self.layer_values = dict(values)
+                    return
+                self._eval(tokens)
+
+            def _eval(self, tokens: Sequence[int]) -> None:
                 if not self.verifying or len(tokens) == 1:
                     super().eval(tokens)
                     return
@@ -274,7 +300,8 @@ class LlamaCppChatModel(BaseChatModel):
         if not Path(self.model_path).is_file():
             raise FileNotFoundError(f"GGUF model file not found: {self.model_path}")
         extra_buffers = not built_with_amx() if self.extra_buffers is None else self.extra_buffers
-        with _model_params(use_extra_bufts=extra_buffers):
+        tap = LayerTap()
+        with _default_params({"use_extra_bufts": extra_buffers}, {"cb_eval": tap.callback}):
             llama = CountingLlama(
                 model_path=self.model_path,
                 n_ctx=self.n_ctx,
@@ -284,6 +311,8 @@ class LlamaCppChatModel(BaseChatModel):
                 seed=self.seed,
                 verbose=False,
             )
+        tap.width = llama_model_n_embd(llama._model.model)
+        self._tap = tap  # the context calls it back: it lives as long as the model
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             raise ValueError(f"{self.model_path} has no chat template in its metadata: it cannot chat")
@@ -371,6 +400,21 @@ class LlamaCppChatModel(BaseChatModel):
         self.warm_up()
         return len(self._text_tokens(text))
 
+    @property
+    def n_layers(self) -> int:
+        """The model's transformer layers (loads it): ``invoke(..., hidden_layers=[...])`` reads
+        layers 0 to ``n_layers - 1``."""
+        from llama_cpp import llama_model_n_layer
+
+        self.warm_up()
+        return int(llama_model_n_layer(self._llama._model.model))
+
+    @property
+    def hidden_size(self) -> int:
+        """The width of a layer's output (loads the model)."""
+        self.warm_up()
+        return int(self._tap.width)
+
     def _text_tokens(self, text: str, *, add_bos: bool = False) -> list[int]:
         """Tokens of text that came from a user or a document: control-token strings stay text."""
         return self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=add_bos, special=False)
@@ -423,6 +467,9 @@ class LlamaCppChatModel(BaseChatModel):
         if lookup < 0:
             raise ValueError(f"lookup_tokens must be >= 0, got {lookup}")
         stop_when: StopRule | None = kwargs.get("stop_when")
+        hidden_layers = tuple(int(layer) for layer in kwargs.get("hidden_layers", self.hidden_layers))
+        if any(not 0 <= layer < self.n_layers for layer in hidden_layers):
+            raise ValueError(f"hidden_layers must be in [0, {self.n_layers}), got {list(hidden_layers)}")
         stopped = False  # stop_when held: the answer was cut there
         pieces_so_far: list[str] = []  # the text of each generated token evaluated so far, for stop_when
         probs: list[float] = []
@@ -465,6 +512,7 @@ class LlamaCppChatModel(BaseChatModel):
                 )
             self._llama.tokens_evaluated = 0
             self._llama.verifying = False
+            self._llama.read_layers, self._llama.layer_values = hidden_layers, {}
             self._llama.draft_model = (PromptLookup(min(lookup, self.n_batch - 1), start=prefix, end=len(prompt))
                                        if lookup else None)
             if self.prefix_reuse:
@@ -494,6 +542,8 @@ class LlamaCppChatModel(BaseChatModel):
                         run_manager.on_llm_new_token(piece, chunk=chunk)
                     yield chunk
             self._llama.verifying = False
+            self._llama.read_layers = ()  # an answer that ended at its first token decoded nothing more
+            hidden = {layer: tuple(values.tolist()) for layer, values in self._llama.layer_values.items()}
             # drafted tokens evaluated past the answer's end leave the cache: it holds what one-at-a-time
             # decoding leaves, the prompt and every chosen token but the last
             kept = len(prompt) + max(len(probs) - 1, 0)
@@ -526,6 +576,7 @@ class LlamaCppChatModel(BaseChatModel):
                     "first_top": top,
                     "stopped_early": stopped,
                     "decode_passes": decode_passes,
+                    **({"hidden_states": hidden} if hidden_layers else {}),
                     "model_name": Path(self.model_path).name,
                 },
                 chunk_position="last",

@@ -8,7 +8,9 @@ difference over ``tokens - 1`` is the cost of a generated token through
 pass right after a BLAS call over the vocabulary (``np.dot``, what the per-token statistics used
 to do: OpenBLAS's threads keep spinning after it and take the cores from llama.cpp), and passes
 over several tokens at once (what verifying a prompt-lookup draft costs; 128 tokens is a
-question with its evidence). Speeds vary between
+question with its evidence), and an answer with and without reading a layer's hidden state at its
+first token (what the answer probe needs; the two alternate, so drifts in the machine's speed hit
+both alike). Speeds vary between
 machines and runs: read the figures side by side, from one run.
 """
 
@@ -32,6 +34,17 @@ def _median_ms(run: Callable[[], object], repeats: int, before: Callable[[], obj
     return statistics.median(times)
 
 
+def _alternating_ms(runs: list[Callable[[], object]], repeats: int) -> list[float]:
+    """The median time of each run, the runs taking turns ``repeats`` times."""
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(repeats):
+        for run, took in zip(runs, times, strict=True):
+            start = time.perf_counter()
+            run()
+            took.append((time.perf_counter() - start) * 1000.0)
+    return [statistics.median(took) for took in times]
+
+
 def main(argv: list[str] | None = None) -> int:
     from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -41,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
     parser.add_argument("--tokens", type=int, default=31)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--hidden-layer", type=int, default=16, help="the layer an answer reads (default 16, the probe's)")
     args = parser.parse_args(argv)
     if args.tokens < 2 or args.repeats < 1:
         parser.error("--tokens must be >= 2 and --repeats >= 1")
@@ -54,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     many = _median_ms(lambda: model.invoke(messages, max_tokens=args.tokens), args.repeats)
     print(f"answer of 1 token: {one:.0f} ms; of {args.tokens} tokens: {many:.0f} ms; "
           f"per generated token: {(many - one) / (args.tokens - 1):.1f} ms")
+    plain, read = _alternating_ms([lambda: model.invoke(messages, max_tokens=4),
+                                   lambda: model.invoke(messages, max_tokens=4, hidden_layers=[args.hidden_layer])],
+                                  4 * args.repeats)
+    print(f"answer of 4 tokens: {plain:.1f} ms; reading layer {args.hidden_layer} at its first token: {read:.1f} ms "
+          f"({read - plain:+.1f} ms)")
 
     llama = model._llama  # the bare passes below need llama.cpp itself
     llama.reset()

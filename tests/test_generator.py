@@ -5,7 +5,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from components.generator import (
     LlamaCppChatModel,
     PromptTooLongError,
-    _model_params,
+    _default_params,
     built_with_amx,
     load_chat_model,
     max_tokens_kwargs,
@@ -30,18 +30,19 @@ class TestWeightBuffers:
         assert not built_with_amx("CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | FMA = 1 |")
         assert isinstance(built_with_amx(), bool)  # this machine's library answers too
 
-    def test_model_params_apply_while_loading_and_are_restored(self):
+    def test_default_params_apply_while_loading_and_are_restored(self):
         from llama_cpp import llama_cpp as lib
 
-        default = lib.llama_model_default_params
-        with _model_params(use_extra_bufts=False, vocab_only=True):
+        defaults = lib.llama_model_default_params, lib.llama_context_default_params
+        with _default_params({"use_extra_bufts": False, "vocab_only": True}, {"n_ubatch": 7}):
             params = lib.llama_model_default_params()
             assert params.use_extra_bufts is False and params.vocab_only is True
-        assert lib.llama_model_default_params is default
+            assert lib.llama_context_default_params().n_ubatch == 7
+        assert (lib.llama_model_default_params, lib.llama_context_default_params) == defaults
         assert lib.llama_model_default_params().vocab_only is False
-        with pytest.raises(RuntimeError), _model_params(vocab_only=True):
+        with pytest.raises(RuntimeError), _default_params({"vocab_only": True}, {}):
             raise RuntimeError("a failed load")
-        assert lib.llama_model_default_params is default
+        assert (lib.llama_model_default_params, lib.llama_context_default_params) == defaults
 
     def test_extra_buffers_can_be_chosen(self, tiny_generator):
         for extra_buffers in (False, None):
