@@ -36,14 +36,18 @@ FEATURES: Mapping[str, str] = {
     "self_check_question": "the model's probability of 'yes' when asked whether the evidence answers exactly "
                            "the question",
     "sufficiency": "the sufficiency scorer's probability that the retrieved passages hold an answer to the question",
+    "answer_probe": "the answer probe's probability that the answer is right, read from a middle layer of the "
+                    "generator at the answer's first token",
 }
 """Every feature a model may use, with what it measures. The self-checks (:data:`SELF_CHECKS`)
 each cost a short extra model call (a yes/no question appended to the evaluated prompt and
 answer); ``sufficiency`` costs one pass of a small cross-encoder (:mod:`components.sufficiency`);
-the others are free."""
+``answer_probe`` needs the probe of the generator in use (:mod:`components.answer_probe`: a layer's
+values copied while the first answer token decodes, and a dot product); the others are free."""
 
 SELF_CHECKS = ("self_check", "self_check_question")
 SUFFICIENCY = "sufficiency"
+ANSWER_PROBE = "answer_probe"
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
 """The model fit on the train splits that ships with the package."""
@@ -70,6 +74,11 @@ class AnswerabilityModel(LogisticModel):
     def uses_sufficiency(self) -> bool:
         """Whether scoring needs the sufficiency scorer."""
         return SUFFICIENCY in self.features
+
+    @property
+    def uses_answer_probe(self) -> bool:
+        """Whether scoring needs the generator's answer probe."""
+        return ANSWER_PROBE in self.features
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL) -> "AnswerabilityModel":

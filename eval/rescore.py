@@ -32,6 +32,13 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
         if not check or check["by"] != "score":
             out.append(dict(r))
             continue
+        if any(f not in check["features"] for f in model.features):  # unscored, as the check leaves it: answered
+            prediction = r["prediction_unchecked"]
+            out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
+                        "f1": f1_score(prediction, r["gold_answers"]),
+                        "answerability": {**check, "score": None, "by": "unchecked", "threshold": threshold,
+                                          "decision": "answer", "reason": "a feature the model uses was not recorded"}})
+            continue
         score = model.score(check["features"])
         prediction = "" if score < threshold else r["prediction_unchecked"]
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),

@@ -5,11 +5,14 @@ Runs once, after the cascade has accepted an answer. The answerability model
 the answer is right from signals that cost nothing more: the answer's token confidence, the
 probability the model gave to starting its abstention instead, whether the evidence holds the
 answer's words, how much of the question the passage holding the answer covers, and the
-retrieval scores. A model that uses the sufficiency scorer (:mod:`components.sufficiency`) also
-has a small cross-encoder read the question with the retrieved passages: one pass, a few tens of
-milliseconds on CPU. A model that uses a self-check also asks the generator, on the prompt and
-answer it has just evaluated, a yes/no question (does the evidence state the answer; does it
-answer exactly this question): a few new tokens and one generated token each.
+retrieval scores. A model that uses the answer probe (:mod:`components.answer_probe`) also reads
+the probe's score of the generator's hidden state at the answer's first token, recorded by
+``generate`` (free: the layer is copied while that token decodes). A model that uses the
+sufficiency scorer (:mod:`components.sufficiency`) also has a small cross-encoder read the question
+with the retrieved passages: one pass, a few tens of milliseconds on CPU. A model that uses a
+self-check also asks the generator, on the prompt and answer it has just evaluated, a yes/no
+question (does the evidence state the answer; does it answer exactly this question): a few new
+tokens and one generated token each.
 
 Below ``abstain_threshold`` (the one knob: 0 never abstains, 1 always does; by default the
 threshold fitted with the model) the answer is
@@ -28,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
-from components.answerability import SUFFICIENCY
+from components.answerability import ANSWER_PROBE, SUFFICIENCY
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
 from components.short_answer import short_answer
@@ -96,6 +99,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                                  "features": {}}
     features = answer_features(question, answer, step, evidence, state.get("passages") or [],
                                state.get("escalations", 0) > 0)
+    if features is not None and step.get("answer_probe") is not None:
+        features[ANSWER_PROBE] = float(step["answer_probe"])  # type: ignore[arg-type]  # recorded whether used or not
     if step["abstained"]:
         check.update({"decision": "abstain", "by": "model", "score": 0.0})
     elif ctx.answerability is None:
@@ -106,6 +111,10 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         check["reason"] = "the generator reports no token probabilities"
     elif ctx.answerability.uses_sufficiency and ctx.sufficiency is None:
         check["reason"] = "the answerability model needs the sufficiency scorer, and none is loaded"
+    elif ctx.answerability.uses_answer_probe and ctx.answer_probe is None:
+        check["reason"] = "the answerability model needs the answer probe of the generator in use, and none is loaded"
+    elif ctx.answerability.uses_answer_probe and step.get("answer_probe") is None:
+        check["reason"] = "the answer probe has no reading: the answer ended at its first token"
     else:
         if ctx.answerability.uses_sufficiency and ctx.sufficiency is not None:
             start = time.perf_counter()

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
+from components.answer_probe import AnswerProbe
 from components.generator import StopRule, max_tokens_kwargs
 from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
@@ -178,6 +179,13 @@ def below_threshold(signal: str, threshold: float) -> StopRule:
     return rule
 
 
+def probe_score(probe: AnswerProbe, metadata: Mapping[str, Any]) -> float | None:
+    """The probe's P(right) from the layer the generator read at the answer's first token; None when
+    it read none (an answer that ended at its first token decodes nothing more)."""
+    hidden = (metadata.get("hidden_states") or {}).get(probe.layer)
+    return probe.score_hidden(hidden) if hidden is not None else None
+
+
 @timed("generate")
 def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -201,8 +209,12 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     stop_at = [MARKER_START] if evidence and not settings.get("citation_markers", True) else []
     # the opening every answer prompt shares ("Evidence:\n[1]") is pinned with the instructions
     opening = answer_opening(layout) if evidence else ""
-    reply = ctx.generator.invoke(messages, **max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at,
-                                                               settings.get("lookup_tokens", 0), opening=opening))
+    probe = ctx.answer_probe if evidence else None  # the probe was fit on answers from evidence
+    call = max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at, settings.get("lookup_tokens", 0),
+                             opening=opening)
+    if probe is not None:
+        call["hidden_layers"] = [probe.layer]
+    reply = ctx.generator.invoke(messages, **call)
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))
@@ -240,6 +252,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "raw_output": raw,
         "generate_ms": generate_ms,
     }
+    if probe is not None:
+        step["answer_probe"] = probe_score(probe, metadata)
     steps = [*(state.get("steps") or []), step]
 
     def total(key: str) -> int | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 
+from components.answer_probe import DEFAULT_PROBE as DEFAULT_ANSWER_PROBE, AnswerProbe
 from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, AnswerabilityModel
 from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from components.energy import EnergyMeter
@@ -48,6 +49,7 @@ class ResourceConfig:
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
     sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it
+    answer_probe: Path | None = DEFAULT_ANSWER_PROBE  # the generator's answer probe; None: none (a check using it fails to load)
     retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
     probe_router: Path | None = DEFAULT_PROBE_ROUTER  # the router that sees the retrieval; None: that policy is unavailable
     question_type: Path | None = DEFAULT_QUESTION_TYPE  # multi-hop or not: where the cascade starts; None: at multi_hop_tier
@@ -85,6 +87,7 @@ class RAGContext:
     probe_router: ProbeRouter | None = None  # None: the probe-router policy is unavailable
     sufficiency: SufficiencyScorer | None = None  # None: an answerability model that needs it leaves answers unchecked
     question_type: QuestionTypeModel | None = None  # None: the cascade starts every question at multi_hop_tier
+    answer_probe: AnswerProbe | None = None  # None: an answerability model that needs it leaves answers unchecked
     energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
@@ -121,6 +124,12 @@ class RAGContext:
                 raise ConfigurationError(f"the answerability model {resources.answerability} uses the sufficiency "
                                          "scorer, and none is configured")
             sufficiency = SufficiencyScorer(resources.sufficiency)
+        if answerability is not None and answerability.uses_answer_probe and resources.answer_probe is None:
+            raise ConfigurationError(f"the answerability model {resources.answerability} uses the answer probe, "
+                                     "and none is configured")
+        # loaded even when the check does not use it: its reading costs a row copy and a dot product, and
+        # recorded in the trace it lets another check be replayed on the same answers (eval.rescore)
+        answer_probe = AnswerProbe.load(resources.answer_probe) if resources.answer_probe is not None else None
         gate = RetrievalGate.load(resources.retrieval_gate) if resources.retrieval_gate else None
         if gate is not None and gate.dimension not in (0, embedder.dimension):
             raise ConfigurationError(f"the retrieve-or-not gate reads {gate.dimension}-d embeddings, "
@@ -142,8 +151,11 @@ class RAGContext:
         generator.warm_up()
         if sufficiency is not None:
             sufficiency.warm_up()
+        if answer_probe is not None and not answer_probe.reads(generator):
+            # a probe reads one model's hidden states: with another generator the check says why it is off
+            answer_probe = None
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
-                   gate, query_cache, probe_router, sufficiency, question_type)
+                   gate, query_cache, probe_router, sufficiency, question_type, answer_probe=answer_probe)
 
     @property
     def model_name(self) -> str | None:

@@ -240,6 +240,7 @@ class Step(TypedDict):
     abstain_prob: NotRequired[float | None]  # at the first token, the probability of starting the abstention
     stopped_early: NotRequired[bool]  # generation stopped once the confidence was certain to fall short
     decode_passes: NotRequired[int | None]  # forward passes spent generating (fewer than tokens with prompt lookup)
+    answer_probe: NotRequired[float | None]  # the answer probe's P(right), when the context has a probe of this generator
     raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
     decision: NotRequired[str]  # accept, extend; set by grade_answer

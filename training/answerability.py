@@ -36,7 +36,15 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from components.answerability import DEFAULT_MODEL, FEATURES, SELF_CHECKS, SUFFICIENCY, AnswerabilityModel, fit_logistic
+from components.answerability import (
+    ANSWER_PROBE,
+    DEFAULT_MODEL,
+    FEATURES,
+    SELF_CHECKS,
+    SUFFICIENCY,
+    AnswerabilityModel,
+    fit_logistic,
+)
 from components.short_answer import short_answer
 from components.sufficiency import DEFAULT_SCORER
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
@@ -55,11 +63,14 @@ questions answered by session 22's cascade (every question from Medium),
 ``answerability_runs_reranked.jsonl`` by session 17's (question first), ``answerability_runs.jsonl``
 by session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
-FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY))
+FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY, ANSWER_PROBE))
 FOLDS = 5
 LOSS_CONFIDENCE = 0.9
 """``--loss-confidence`` for the sufficiency variant: the HotpotQA loss a threshold may cause is
 bounded at this bootstrap quantile (:func:`sweep`). The shipped check uses the point estimate (0)."""
+PROBE_CROSS_FIT = Path(__file__).resolve().parent / "labels" / "answer_probe_cross_fit.jsonl"
+"""Each training answer's answer-probe score from a probe fit without its fold (``python -m
+training.answer_probe fit``): the ``answer_probe`` feature the candidates may use."""
 SUFFICIENCY_MODEL = DEFAULT_MODEL.with_name("answerability_sufficiency.json")
 """The check with the sufficiency scorer's feature, an option (``ResourceConfig(answerability=...)``):
     python -m training.answerability fit --sufficiency components/sufficiency --loss-confidence 0.9 \\
@@ -68,9 +79,12 @@ SUFFICIENCY_MODEL = DEFAULT_MODEL.with_name("answerability_sufficiency.json")
 
 def recording_model() -> AnswerabilityModel:
     """A model over every feature that weighs none: the check computes and records them all (the
-    self-check included), its score is always 0.5, and with the run's threshold of 0 it never abstains."""
-    n = len(FEATURES)
-    return AnswerabilityModel(tuple(FEATURES), (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, {"purpose": "recording"})
+    self-check included), its score is always 0.5, and with the run's threshold of 0 it never abstains.
+    All but the answer probe's: a probe is fit on these answers (``python -m training.answer_probe``),
+    and its feature comes from its cross-fitted scores (``--answer-probe-scores``)."""
+    features = tuple(f for f in FEATURES if f != ANSWER_PROBE)
+    n = len(features)
+    return AnswerabilityModel(features, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, {"purpose": "recording"})
 
 
 def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,43 +191,60 @@ def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool
 
 def candidate_extras(scored: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
     """The features a candidate model adds to the free ones: none, each self-check, both, and, when
-    every scored answer has it, the sufficiency scorer alone and with the self-checks."""
+    every scored answer has it, the sufficiency scorer alone and with the self-checks; and, when
+    answers have it, the answer probe alone (and with the sufficiency scorer when that is there)."""
     extras: list[tuple[str, ...]] = [(), *((c,) for c in SELF_CHECKS), SELF_CHECKS]
-    if scored and all(SUFFICIENCY in r["answerability"]["features"] for r in scored):
+    sufficiency = bool(scored) and all(SUFFICIENCY in r["answerability"]["features"] for r in scored)
+    if sufficiency:
         extras += [(SUFFICIENCY,), (SUFFICIENCY, *SELF_CHECKS)]
+    if any(ANSWER_PROBE in r["answerability"]["features"] for r in scored):
+        extras += [(ANSWER_PROBE,), *([(ANSWER_PROBE, SUFFICIENCY)] if sufficiency else [])]
     return extras
 
 
+def having(scored: Sequence[Mapping[str, Any]], features: Sequence[str]) -> list[Mapping[str, Any]]:
+    """The answers a model over ``features`` scores: those with every one of them (the check leaves
+    an answer without one unscored: one that ended at its first token has no probe reading)."""
+    return [r for r in scored if all(f in r["answerability"]["features"] for f in features)]
+
+
 def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float,
-        confidence: float = 0.0) -> dict[str, Any]:
+        confidence: float = 0.0, require: str | None = None) -> dict[str, Any]:
+    """Fit and compare the candidates; ``require``: choose among those using this feature only."""
     scored = checked(runs)
     positions = {id(r): i for i, r in enumerate(runs)}
     labels = [is_right(r) for r in scored]
-    single = {f: auroc([r["answerability"]["features"][f] for r in scored], labels)
-              for f in FEATURES if all(f in r["answerability"]["features"] for r in scored)}
+    single = {f: auroc([r["answerability"]["features"].get(f) for r in scored], labels)
+              for f in FEATURES if any(f in r["answerability"]["features"] for r in scored)}
     candidates = {}
     for extra in candidate_extras(scored):
         checks = tuple(f for f in extra if f in SELF_CHECKS)
         name = "+".join(("free", *extra))
         features = (*FREE, *extra)
-        oof = out_of_fold(scored, features, l2)
-        by_position = {positions[id(r)]: float(s) for r, s in zip(scored, oof, strict=True)}
+        answers = having(scored, features)
+        oof = out_of_fold(answers, features, l2)
+        by_position = {positions[id(r)]: float(s) for r, s in zip(answers, oof, strict=True)}
         table = sweep(runs, by_position, confidence)
         chosen = choose(table, max_hotpot_loss)
         curve = risk_coverage([(score, is_right(runs[i])) for i, score in by_position.items()])
-        candidates[name] = {"features": list(features), "checks": len(checks), "auroc": auroc(list(oof), labels),
+        candidates[name] = {"features": list(features), "checks": len(checks), "scored": len(answers),
+                            "auroc": auroc(list(oof), [is_right(r) for r in answers]),
                             "time_added": time_added(runs, len(checks), SUFFICIENCY in extra), "table": table,
                             "chosen": dict(chosen),
                             "curve": curve}
     # a self-check costs a model call: only candidates within the time budget may be chosen
-    eligible = [n for n, c in candidates.items() if c["time_added"] <= max_time_added]
+    eligible = [n for n, c in candidates.items()
+                if c["time_added"] <= max_time_added and (require is None or require in c["features"])]
+    if not eligible:
+        raise SystemExit(f"no candidate uses {require} within {max_time_added}% of the median time per question")
     pick = max(eligible, key=lambda n: (candidates[n]["chosen"]["squad_f1"], -candidates[n]["checks"],
                                         -len(candidates[n]["features"])))
     best = candidates[pick]
-    final = fit_logistic([[r["answerability"]["features"][f] for f in best["features"]] for r in scored],
-                         [int(x) for x in labels], best["features"], l2=l2, metadata={
+    answers = having(scored, best["features"])
+    final = fit_logistic([[r["answerability"]["features"][f] for f in best["features"]] for r in answers],
+                         [int(is_right(r)) for r in answers], best["features"], l2=l2, metadata={
                              "fit_on": sorted({f"{r['dataset']} train" for r in runs}),
-                             "questions": len(runs), "scored_answers": len(scored),
+                             "questions": len(runs), "scored_answers": len(answers),
                              "label": f"answerable and token F1 >= {CORRECT_F1}",
                              "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
                              "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
@@ -271,6 +302,11 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
                   + (": each question scored by a scorer trained on the other train articles (`python -m training.sufficiency "
                      "--cross-fit 2`), as the shipped scorer will score questions of articles it never saw."
                      if "cross_fit" in result["sufficiency_source"] else ".")]
+    if result.get("probe_source"):
+        lines += ["", f"The `{ANSWER_PROBE}` feature of the training answers comes from {result['probe_source']}: each "
+                  "answer scored by a probe fit on the other folds (`python -m training.answer_probe fit`; see "
+                  "[the probe's report](../answer_probe/README.md)). It costs no model call: the probe reads a layer "
+                  "the generator computes anyway, so its time added is counted as 0."]
     lines += ["", f"Never abstaining (threshold 0): SQuAD train F1 {never['squad_f1']:.1f}, "
               f"HotpotQA train F1 {never['hotpotqa_f1']:.1f}.", "",
               f"**Chosen: `{result['pick']}`**, threshold **{chosen['threshold']:.3f}** (the best SQuAD train F1 that "
@@ -372,6 +408,17 @@ def with_scores(runs: Sequence[Mapping[str, Any]], scores: Mapping[str, float], 
             for r in runs]
 
 
+def with_probe_scores(runs: Sequence[Mapping[str, Any]], scores: Mapping[str, float]) -> list[dict[str, Any]]:
+    """The runs with the :data:`ANSWER_PROBE` feature given by ``scores`` (by question id); an answer
+    without one (no reading: it ended at its first token) stays without, as the check leaves it."""
+    if not any(r["id"] in scores for r in checked(runs)):
+        raise SystemExit("no recorded answer has an answer-probe score: the scores are of other runs; run "
+                         "`python -m training.answer_probe run` and `fit` on these, or pass --answer-probe-scores none")
+    return [{**r, "answerability": {**r["answerability"],
+                                    "features": {**r["answerability"]["features"], ANSWER_PROBE: scores[r["id"]]}}}
+            if r["id"] in scores else dict(r) for r in runs]
+
+
 def without_sufficiency(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The runs without the :data:`SUFFICIENCY` feature the recording run scored. The shipped scorer
     was trained on the recorded questions' articles, so its scores separate their unanswerable
@@ -381,14 +428,16 @@ def without_sufficiency(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
         k: v for k, v in r["answerability"]["features"].items() if k != SUFFICIENCY}}} for r in runs]
 
 
-def read_scores(path: Path) -> dict[str, float]:
-    """``{question id: sufficiency}`` from a ``--cross-fit`` scores file."""
+def read_scores(path: Path, feature: str = SUFFICIENCY) -> dict[str, float]:
+    """``{question id: score}`` from a cross-fitted scores file of ``feature``."""
     from eval.runner import read_records
 
     if not path.is_file():
-        raise SystemExit(f"no cross-fitted sufficiency scores at {path}: run `python -m training.sufficiency --cross-fit 2`, "
-                         "or pass --sufficiency-scores none to score with the shipped scorer")
-    return {r["id"]: float(r["sufficiency"]) for r in read_records(path)}
+        fix = ("run `python -m training.sufficiency --cross-fit 2`, or pass --sufficiency-scores none to score with the "
+               "shipped scorer" if feature == SUFFICIENCY else
+               "run `python -m training.answer_probe fit`, or pass --answer-probe-scores none")
+        raise SystemExit(f"no cross-fitted {feature} scores at {path}: {fix}")
+    return {r["id"]: float(r[feature]) for r in read_records(path)}
 
 
 def fit_command(args: argparse.Namespace) -> int:
@@ -405,8 +454,11 @@ def fit_command(args: argparse.Namespace) -> int:
                 else with_scores(runs, read_scores(args.sufficiency_scores), float(scorer.card["score_ms"])))
     else:
         runs = without_sufficiency(runs)
+    if args.answer_probe_scores is not None:
+        runs = with_probe_scores(runs, read_scores(args.answer_probe_scores, ANSWER_PROBE))
     start = time.perf_counter()
-    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence)
+    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence, args.require)
+    result["probe_source"] = None if args.answer_probe_scores is None else f"`{shown_path(args.answer_probe_scores)}`"
     result["sufficiency_source"] = (None if args.sufficiency is None else "the shipped scorer" if args.sufficiency_scores is None
                                     else f"`{shown_path(args.sufficiency_scores)}`")
     args.report.mkdir(parents=True, exist_ok=True)
@@ -446,6 +498,11 @@ def main(argv: list[str] | None = None) -> int:
                             help="the feature's values for the recorded questions, each from a scorer that never saw its "
                                  "article ('none': score them with --sufficiency, whose training saw their articles; "
                                  f"default: {shown_path(CROSS_FIT)})")
+    fit_parser.add_argument("--answer-probe-scores", type=lambda v: None if v == "none" else Path(v), default=PROBE_CROSS_FIT,
+                            help="the answer probe's cross-fitted scores of the recorded answers, which the candidates "
+                                 f"may use ('none': no probe candidates; default: {shown_path(PROBE_CROSS_FIT)})")
+    fit_parser.add_argument("--require", choices=sorted(FEATURES), default=None,
+                            help="choose among the candidates that use this feature only (for a check shipped as an option)")
     fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
                             help="bound the HotpotQA loss at this bootstrap quantile, e.g. "
                                  f"{LOSS_CONFIDENCE} (default 0: the point estimate)")
