@@ -287,7 +287,9 @@ class RAGService:
         one, else the one fitted with the loaded answerability model (0 without a model: never)."""
         if self.pipeline.abstain_threshold is not None:
             return self.pipeline.abstain_threshold
-        model = self._resource_model("answerability", AnswerabilityModel.load)
+        # loaded: the check for the served generator (the one without the probe when the probe does not read it)
+        model = self._context.check if self._context is not None else self._resource_model("answerability",
+                                                                                             AnswerabilityModel.load)
         return model.threshold if model is not None else 0.0
 
     @property

@@ -51,6 +51,9 @@ ANSWER_PROBE = "answer_probe"
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
 """The model fit on the train splits that ships with the package."""
+FALLBACK_MODEL = DEFAULT_MODEL.with_name("answerability_free.json")
+"""The check fit on the same answers without the answer probe, by the same rule: what a generator the
+probe does not read (another model) is checked with."""
 
 
 class AnswerabilityModelError(ModelFileError):

@@ -92,9 +92,10 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
     answer = state.get("answer", step["answer"])
     evidence = state.get("evidence") or []
+    model = ctx.check  # the answerability model for this generator (without the probe when it has none)
     threshold = settings.get("abstain_threshold")
     if threshold is None:
-        threshold = ctx.answerability.threshold if ctx.answerability is not None else 0.0
+        threshold = model.threshold if model is not None else 0.0
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
                                  "features": {}}
     features = answer_features(question, answer, step, evidence, state.get("passages") or [],
@@ -103,33 +104,33 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         features[ANSWER_PROBE] = float(step["answer_probe"])  # type: ignore[arg-type]  # recorded whether used or not
     if step["abstained"]:
         check.update({"decision": "abstain", "by": "model", "score": 0.0})
-    elif ctx.answerability is None:
+    elif model is None:
         check["reason"] = "no answerability model is loaded"
     elif not evidence:
         check["reason"] = "closed book: no evidence to check the answer against"
     elif features is None:
         check["reason"] = "the generator reports no token probabilities"
-    elif ctx.answerability.uses_sufficiency and ctx.sufficiency is None:
+    elif model.uses_sufficiency and ctx.sufficiency is None:
         check["reason"] = "the answerability model needs the sufficiency scorer, and none is loaded"
-    elif ctx.answerability.uses_answer_probe and ctx.answer_probe is None:
+    elif model.uses_answer_probe and ctx.probe is None:
         check["reason"] = "the answerability model needs the answer probe of the generator in use, and none is loaded"
-    elif ctx.answerability.uses_answer_probe and step.get("answer_probe") is None:
+    elif model.uses_answer_probe and step.get("answer_probe") is None:
         check["reason"] = "the answer probe has no reading: the answer ended at its first token"
     else:
-        if ctx.answerability.uses_sufficiency and ctx.sufficiency is not None:
+        if model.uses_sufficiency and ctx.sufficiency is not None:
             start = time.perf_counter()
             features[SUFFICIENCY] = ctx.sufficiency.score(question, [p["text"] for p in state.get("passages") or []])
             check["sufficiency_ms"] = (time.perf_counter() - start) * 1000.0
         start = time.perf_counter()
-        for name in ctx.answerability.self_checks:
+        for name in model.self_checks:
             reply = ctx.generator.invoke(
                 check_messages(question, evidence, settings.get("layout", DEFAULT_LAYOUT),
                                step.get("raw_output", answer), name, settings.get("answer_examples", False)),
                 **max_tokens_kwargs(ctx.generator, 1), pin_prefix=False)
             features[name] = yes_share(reply.response_metadata or {})
-        if ctx.answerability.self_checks:
+        if model.self_checks:
             check["self_check_ms"] = (time.perf_counter() - start) * 1000.0
-        score = ctx.answerability.score(features)
+        score = model.score(features)
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
     if features is not None:
         check["features"] = features

@@ -209,7 +209,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     stop_at = [MARKER_START] if evidence and not settings.get("citation_markers", True) else []
     # the opening every answer prompt shares ("Evidence:\n[1]") is pinned with the instructions
     opening = answer_opening(layout) if evidence else ""
-    probe = ctx.answer_probe if evidence else None  # the probe was fit on answers from evidence
+    probe = ctx.probe if evidence else None  # the probe of this generator, fit on answers from evidence
     call = max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at, settings.get("lookup_tokens", 0),
                              opening=opening)
     if probe is not None:

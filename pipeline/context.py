@@ -16,7 +16,7 @@ from typing import Any
 
 
 from components.answer_probe import DEFAULT_PROBE as DEFAULT_ANSWER_PROBE, AnswerProbe
-from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, AnswerabilityModel
+from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, FALLBACK_MODEL, AnswerabilityModel
 from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
 from components.energy import EnergyMeter
 from components.generator import Generator, load_chat_model
@@ -49,7 +49,8 @@ class ResourceConfig:
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
     sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it
-    answer_probe: Path | None = DEFAULT_ANSWER_PROBE  # the generator's answer probe; None: none (a check using it fails to load)
+    answer_probe: Path | None = DEFAULT_ANSWER_PROBE  # the default generator's answer probe; None: none
+    answerability_fallback: Path | None = FALLBACK_MODEL  # the check for a generator the probe does not read
     retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
     probe_router: Path | None = DEFAULT_PROBE_ROUTER  # the router that sees the retrieval; None: that policy is unavailable
     question_type: Path | None = DEFAULT_QUESTION_TYPE  # multi-hop or not: where the cascade starts; None: at multi_hop_tier
@@ -87,7 +88,8 @@ class RAGContext:
     probe_router: ProbeRouter | None = None  # None: the probe-router policy is unavailable
     sufficiency: SufficiencyScorer | None = None  # None: an answerability model that needs it leaves answers unchecked
     question_type: QuestionTypeModel | None = None  # None: the cascade starts every question at multi_hop_tier
-    answer_probe: AnswerProbe | None = None  # None: an answerability model that needs it leaves answers unchecked
+    answer_probe: AnswerProbe | None = None  # read only with the generator it was fit on (see probe)
+    answerability_fallback: AnswerabilityModel | None = None  # the check without the probe (see check)
     energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
@@ -124,12 +126,19 @@ class RAGContext:
                 raise ConfigurationError(f"the answerability model {resources.answerability} uses the sufficiency "
                                          "scorer, and none is configured")
             sufficiency = SufficiencyScorer(resources.sufficiency)
-        if answerability is not None and answerability.uses_answer_probe and resources.answer_probe is None:
-            raise ConfigurationError(f"the answerability model {resources.answerability} uses the answer probe, "
-                                     "and none is configured")
         # loaded even when the check does not use it: its reading costs a row copy and a dot product, and
         # recorded in the trace it lets another check be replayed on the same answers (eval.rescore)
         answer_probe = AnswerProbe.load(resources.answer_probe) if resources.answer_probe is not None else None
+        fallback = None
+        if answerability is not None and answerability.uses_answer_probe:
+            if resources.answerability_fallback is None and answer_probe is None:
+                raise ConfigurationError(f"the answerability model {resources.answerability} uses the answer probe, "
+                                         "and neither a probe nor a check without it is configured")
+            if resources.answerability_fallback is not None:
+                fallback = AnswerabilityModel.load(resources.answerability_fallback)
+                if fallback.uses_answer_probe or fallback.uses_sufficiency:
+                    raise ConfigurationError(f"the check without the probe, {resources.answerability_fallback}, must not use "
+                                             "the answer probe or the sufficiency scorer")
         gate = RetrievalGate.load(resources.retrieval_gate) if resources.retrieval_gate else None
         if gate is not None and gate.dimension not in (0, embedder.dimension):
             raise ConfigurationError(f"the retrieve-or-not gate reads {gate.dimension}-d embeddings, "
@@ -151,11 +160,24 @@ class RAGContext:
         generator.warm_up()
         if sufficiency is not None:
             sufficiency.warm_up()
-        if answer_probe is not None and not answer_probe.reads(generator):
-            # a probe reads one model's hidden states: with another generator the check says why it is off
-            answer_probe = None
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
-                   gate, query_cache, probe_router, sufficiency, question_type, answer_probe=answer_probe)
+                   gate, query_cache, probe_router, sufficiency, question_type, answer_probe=answer_probe,
+                   answerability_fallback=fallback)
+
+    @property
+    def probe(self) -> AnswerProbe | None:
+        """The answer probe, when it reads this context's generator (a probe belongs to the model it
+        was fit on; a server may answer a request with another)."""
+        return self.answer_probe if self.answer_probe is not None and self.answer_probe.reads(self.generator) else None
+
+    @property
+    def check(self) -> AnswerabilityModel | None:
+        """The answerability model for this context's generator: the configured one, or, when that
+        one reads the answer probe and the generator has none, the check fit without it."""
+        model = self.answerability
+        if model is not None and model.uses_answer_probe and self.probe is None and self.answerability_fallback is not None:
+            return self.answerability_fallback
+        return model
 
     @property
     def model_name(self) -> str | None:

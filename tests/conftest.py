@@ -62,9 +62,11 @@ def tiny_generator():
 @pytest.fixture(scope="session")
 def ctx(embedder, index, tiny_generator):
     """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2, the
-    committed tier router and answerability model; the pipeline is the thesis' fixed Medium tier (character budgets) so that
-    tests know the budget; the cascade's tests set their own pipeline."""
-    from components.answerability import AnswerabilityModel
+    committed tier router, answerability model and answer probe (which does not read SmolLM2: the check
+    fit without it applies, as ``RAGContext.load`` sets it up); the pipeline is the thesis' fixed Medium tier
+    (character budgets) so that tests know the budget; the cascade's tests set their own pipeline."""
+    from components.answer_probe import AnswerProbe
+    from components.answerability import FALLBACK_MODEL, AnswerabilityModel
     from components.reranker import HybridReranker
     from pipeline.configuration import THESIS_TIERS, PipelineConfig
     from pipeline.context import RAGContext
@@ -74,7 +76,9 @@ def ctx(embedder, index, tiny_generator):
     answerability = AnswerabilityModel.load()
     return RAGContext(embedder=embedder, index=index, reranker=HybridReranker(), generator=tiny_generator,
                       pipeline=PipelineConfig(policy="fixed", tiers=THESIS_TIERS), router=router,
-                      answerability=answerability, sufficiency=sufficiency_scorer() if answerability.uses_sufficiency else None)
+                      answerability=answerability, sufficiency=sufficiency_scorer() if answerability.uses_sufficiency else None,
+                      answer_probe=AnswerProbe.load(),
+                      answerability_fallback=AnswerabilityModel.load(FALLBACK_MODEL) if answerability.uses_answer_probe else None)
 
 
 @functools.cache

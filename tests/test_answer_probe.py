@@ -115,23 +115,31 @@ class TestAnswerProbe:
 
 
 class TestContext:
-    def test_a_probe_of_another_model_is_not_used(self, embedder, index, index_dir):
+    def test_another_generator_is_checked_without_the_probe(self, embedder, index, index_dir):
+        from components.answerability import DEFAULT_MODEL, FALLBACK_MODEL
         from pipeline.context import RAGContext, ResourceConfig
 
-        # the shipped probe reads the default model: with SmolLM2 the context holds none
+        # the shipped check reads the probe of the default model; with SmolLM2 the check fit without it applies
         resources = ResourceConfig(index_dir=index_dir, model="smollm2-135m", n_ctx=1024)
         ctx = RAGContext.load(resources, embedder=embedder, index=index)
-        assert ctx.answer_probe is None
+        assert AnswerabilityModel.load(DEFAULT_MODEL).uses_answer_probe and ctx.answerability.uses_answer_probe
+        assert ctx.answer_probe is not None and ctx.probe is None
+        assert ctx.check == AnswerabilityModel.load(FALLBACK_MODEL) and not ctx.check.uses_answer_probe
+        with_probe = replace(ctx, answer_probe=probe_of(ctx.generator))  # a probe of this generator: the full check
+        assert with_probe.probe is not None and with_probe.check is ctx.answerability
 
-    def test_a_check_that_uses_the_probe_needs_one_configured(self, embedder, index, index_dir, tmp_path):
+    def test_a_check_that_uses_the_probe_needs_a_probe_or_a_fallback(self, embedder, index, index_dir, tmp_path):
         from pipeline.configuration import ConfigurationError
         from pipeline.context import RAGContext, ResourceConfig
 
         path = tmp_path / "check.json"
         TestNodes.check_model().save(path)
         with pytest.raises(ConfigurationError, match="uses the answer probe"):
-            RAGContext.load(ResourceConfig(index_dir=index_dir, model="smollm2-135m", answerability=path, answer_probe=None),
-                            embedder=embedder, index=index)
+            RAGContext.load(ResourceConfig(index_dir=index_dir, model="smollm2-135m", answerability=path, answer_probe=None,
+                                           answerability_fallback=None), embedder=embedder, index=index)
+        with pytest.raises(ConfigurationError, match="must not use"):
+            RAGContext.load(ResourceConfig(index_dir=index_dir, model="smollm2-135m", answerability=path,
+                                           answerability_fallback=path), embedder=embedder, index=index)
 
 
 class TestNodes:
@@ -166,10 +174,18 @@ class TestNodes:
         check = check_answer(self.state(answer_probe=reading), runtime)["trace"]["answerability"]
         assert check["features"][ANSWER_PROBE] == reading and check["decision"] == decision and check["by"] == "score"
 
+    def test_without_the_probe_the_fallback_checks(self, ctx):
+        fallback = AnswerabilityModel(("support",), (0.5,), (0.25,), (2.0,), 0.0, {"threshold": 0.5})
+        runtime = Runtime(context=replace(ctx, answerability=self.check_model(), answerability_fallback=fallback,
+                                          answer_probe=None))
+        check = check_answer(self.state(answer_probe=None), runtime)["trace"]["answerability"]
+        assert check["by"] == "score" and ANSWER_PROBE not in check["features"]
+        assert check["score"] == pytest.approx(fallback.score(check["features"]))
+
     @pytest.mark.parametrize("probe, reading, reason", [(False, 0.9, "needs the answer probe"),
                                                         (True, None, "no reading")])
     def test_without_a_probe_or_a_reading_the_answer_is_unchecked(self, ctx, tiny_generator, probe, reading, reason):
-        runtime = Runtime(context=replace(ctx, answerability=self.check_model(),
+        runtime = Runtime(context=replace(ctx, answerability=self.check_model(), answerability_fallback=None,
                                           answer_probe=probe_of(tiny_generator) if probe else None))
         check = check_answer(self.state(answer_probe=reading), runtime)["trace"]["answerability"]
         assert check["by"] == "unchecked" and reason in check["reason"] and check["decision"] == "answer"
@@ -269,3 +285,22 @@ class TestFitting:
 
         with pytest.raises(SystemExit, match="training.answer_probe run"):
             read_hidden(tmp_path / "absent.npz")
+
+    def test_a_check_that_reads_the_probe_is_fit_with_one_that_does_not(self):
+        from components.answerability import SELF_CHECKS
+        from training.answerability import FREE, fit
+
+        rng = np.random.default_rng(3)
+        runs = []
+        for i in range(120):
+            right = i % 3 == 0
+            answerable = right or i % 2 == 0
+            features = {f: float(rng.normal()) for f in (*FREE, *SELF_CHECKS)}  # self-checks: too slow to be chosen
+            features[ANSWER_PROBE] = float(np.clip(0.8 * right + 0.2 * rng.random(), 0, 1))  # the probe knows
+            runs.append({"id": f"q{i}", "dataset": "squad" if i % 4 else "hotpotqa", "answerable": answerable,
+                         "f1": 1.0 if right else 0.0, "latency_ms": 1000.0,
+                         "answerability": {"by": "score", "features": features, "self_check_ms": 600.0}})
+        result = fit(runs, max_hotpot_loss=1.0, l2=1.0, max_time_added=5.0)
+        assert result["pick"] == "free+answer_probe" and result["model"].uses_answer_probe
+        assert result["fallback_pick"] == "free" and not result["fallback"].uses_answer_probe
+        assert fit(runs, 1.0, 1.0, 5.0, require=ANSWER_PROBE)["fallback"] is None  # an option file needs none

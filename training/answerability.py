@@ -39,6 +39,7 @@ import numpy as np
 from components.answerability import (
     ANSWER_PROBE,
     DEFAULT_MODEL,
+    FALLBACK_MODEL,
     FEATURES,
     SELF_CHECKS,
     SUFFICIENCY,
@@ -237,19 +238,29 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                 if c["time_added"] <= max_time_added and (require is None or require in c["features"])]
     if not eligible:
         raise SystemExit(f"no candidate uses {require} within {max_time_added}% of the median time per question")
-    pick = max(eligible, key=lambda n: (candidates[n]["chosen"]["squad_f1"], -candidates[n]["checks"],
-                                        -len(candidates[n]["features"])))
-    best = candidates[pick]
-    answers = having(scored, best["features"])
-    final = fit_logistic([[r["answerability"]["features"][f] for f in best["features"]] for r in answers],
-                         [int(is_right(r)) for r in answers], best["features"], l2=l2, metadata={
-                             "fit_on": sorted({f"{r['dataset']} train" for r in runs}),
-                             "questions": len(runs), "scored_answers": len(answers),
-                             "label": f"answerable and token F1 >= {CORRECT_F1}",
-                             "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
-                             "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
-                             "max_time_added": max_time_added, "command": "python -m training.answerability fit"})
-    return {"single": single, "candidates": candidates, "pick": pick, "model": final, "runs": len(runs),
+    def best_of(names: Sequence[str]) -> str:
+        return max(names, key=lambda n: (candidates[n]["chosen"]["squad_f1"], -candidates[n]["checks"],
+                                          -len(candidates[n]["features"])))
+
+    def final_model(name: str) -> AnswerabilityModel:
+        best = candidates[name]
+        answers = having(scored, best["features"])
+        return fit_logistic([[r["answerability"]["features"][f] for f in best["features"]] for r in answers],
+                            [int(is_right(r)) for r in answers], best["features"], l2=l2, metadata={
+                                "fit_on": sorted({f"{r['dataset']} train" for r in runs}),
+                                "questions": len(runs), "scored_answers": len(answers),
+                                "label": f"answerable and token F1 >= {CORRECT_F1}",
+                                "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
+                                "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
+                                "max_time_added": max_time_added, "command": "python -m training.answerability fit"})
+
+    pick = best_of(eligible)
+    # a check that reads the answer probe works with the probe's generator only: the best without it is
+    # fit too, by the same rule, for every other generator
+    without = [n for n in eligible if ANSWER_PROBE not in candidates[n]["features"]] if require is None else []
+    fallback = best_of(without) if ANSWER_PROBE in candidates[pick]["features"] and without else None
+    return {"single": single, "candidates": candidates, "pick": pick, "model": final_model(pick), "runs": len(runs),
+            "fallback_pick": fallback, "fallback": final_model(fallback) if fallback else None,
             "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
             "confidence": confidence}
 
@@ -315,6 +326,9 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
               + f"), among the candidates that add at most "
               f"{result['max_time_added']}% to the median time per question: each self-check is a model call of a few "
               "dozen prompt tokens.",
+              *(["", f"For a generator the answer probe does not read (another model), the pipeline checks with "
+                         f"`{result['fallback_pick']}` (`{shown_path(FALLBACK_MODEL)}`), the best candidate without the "
+                         "probe by the same rule."] if result.get("fallback_pick") else []),
               "", f"Time on the training run: the check took {timing['check_p50_ms']:.0f} ms at the median "
               f"(both self-check calls {timing['self_check_p50_ms']:.0f} ms of it) against a median of "
               f"{timing['latency_p50_ms']:.0f} ms per question; without the self-check the check is "
@@ -463,6 +477,8 @@ def fit_command(args: argparse.Namespace) -> int:
                                     else f"`{shown_path(args.sufficiency_scores)}`")
     args.report.mkdir(parents=True, exist_ok=True)
     result["model"].save(args.model_out)
+    if result["fallback"] is not None:
+        result["fallback"].save(args.fallback_out)
     atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), shown_path(args.out),
                                                           args.answer_form))
     plot_curve(result, args.report)
@@ -501,6 +517,9 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--answer-probe-scores", type=lambda v: None if v == "none" else Path(v), default=PROBE_CROSS_FIT,
                             help="the answer probe's cross-fitted scores of the recorded answers, which the candidates "
                                  f"may use ('none': no probe candidates; default: {shown_path(PROBE_CROSS_FIT)})")
+    fit_parser.add_argument("--fallback-out", type=Path, default=FALLBACK_MODEL,
+                            help="where the best check without the answer probe goes when the chosen one uses it, for "
+                                 f"generators the probe does not read (default: {shown_path(FALLBACK_MODEL)})")
     fit_parser.add_argument("--require", choices=sorted(FEATURES), default=None,
                             help="choose among the candidates that use this feature only (for a check shipped as an option)")
     fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
