@@ -83,7 +83,7 @@ def index_texts(run_dir: Path, data_dir: str | None = None) -> Callable[[str, st
 
 FIGURES = (("f1", "overall F1"), ("em", "overall EM"), ("f1_answerable", "answerable F1"),
            ("unanswerable_abstained", "unanswerable abstained %"), ("false_abstention", "false abstentions %"),
-           ("answered", "answered %"))
+           ("answered", "answered %"), ("aurc", "risk–coverage area (mean risk %)"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -364,3 +364,11 @@ class TestRescore:
         assert [r["f1"] for r in out[:2]] == [1.0, 1.0] and out[1]["answerability"]["decision"] == "abstain"
         assert out[2] == records[2]
         assert [r["prediction"] for r in rescored(records, model(), threshold=0.99)] == ["", "", ""]
+
+    def test_an_answer_without_a_feature_the_model_uses_is_given_unchecked(self):
+        from eval.rescore import rescored
+
+        withheld = {**self.record("b", True, 0.0, "", ["Lyon"]), "prediction_unchecked": "Lyon"}  # withheld before
+        out = rescored([withheld], model(features=("support", ANSWER_PROBE), coef=(2.0, 2.0)))
+        assert out[0]["prediction"] == "Lyon" and out[0]["f1"] == 1.0
+        assert out[0]["answerability"]["by"] == "unchecked" and out[0]["answerability"]["decision"] == "answer"
