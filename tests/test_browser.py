@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from components.answerability import AnswerabilityModel
+from components.answerability import FALLBACK_MODEL, AnswerabilityModel
 from servers import free_port, start_server, wait_healthy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -570,7 +570,10 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
         page.locator("button[aria-label='Toggle Sidebar']").click()
     number = page.locator("#abstain input[type='number']")
     shown = number.input_value()  # the fitted threshold, readable: not 0.0433132...
-    assert len(shown.split(".")[-1]) <= 3 and abs(float(shown) - AnswerabilityModel.load().threshold) < 5e-4
+    # the server answers with SmolLM2, which the shipped answer probe does not read: the check fit without it applies
+    shipped = AnswerabilityModel.load()
+    served = AnswerabilityModel.load(FALLBACK_MODEL) if shipped.uses_answer_probe else shipped
+    assert len(shown.split(".")[-1]) <= 3 and abs(float(shown) - served.threshold) < 5e-4
     number.fill("1")
     number.press("Enter")
     page.wait_for_timeout(500)
