@@ -194,7 +194,9 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("unsure answers stopped early", f"{len(cut)}, after {', '.join(map(str, cut))} token(s)"))
     check = result.get("answerability") or {}
     if check.get("score") is not None:
-        rows.append(("answerability", f"{check['score']:.2f} against threshold {check['threshold']:.2f}: {check['decision']}"))
+        # three decimals, as the "Abstain below" setting shows the threshold
+        rows.append(("answerability", f"{check['score']:.3f} against threshold {round(check['threshold'], 3):g}: "
+                                      f"{check['decision']}"))
     if trace.get("gate"):
         gate = trace["gate"]
         rows.append(("retrieve-or-not", f"{gate['decision']} (closed book {gate['closed_book_probability']:.0%}, "
