@@ -49,6 +49,31 @@ SELF_CHECKS = ("self_check", "self_check_question")
 SUFFICIENCY = "sufficiency"
 ANSWER_PROBE = "answer_probe"
 
+FEATURES_VERSION = 2
+"""How the features are computed, recorded with them (``trace["answerability"]["features_version"]``).
+Version 1 (unrecorded: every record before session 29) counted in ``abstain_prob`` the probability
+of the answer's own first piece when that piece also begins the abstention ("I", which begins
+"Istanbul" and "I cannot answer ..."); :func:`current_features` corrects such a record."""
+
+
+def current_features(features: Mapping[str, float], written_answer: str, abstention: str,
+                     version: int | None = None) -> dict[str, float]:
+    """``features`` as :data:`FEATURES_VERSION` computes them, from a record of ``version`` (``None``:
+    recorded before versions were, version 1). A version-1 answer that began with a piece of the
+    ``abstention`` (``prompts.ABSTENTION``) counted that piece's probability, its own ``first_prob``,
+    in ``abstain_prob``: with greedy decoding the chosen piece is the most probable one, so a record
+    whose ``abstain_prob`` is at least its ``first_prob`` and whose answer begins as the abstention
+    does has it taken out. (Where the answer began with another piece and two pieces of the
+    abstention together outweighed it, this takes out too much; the records do not keep the pieces.)"""
+    out = dict(features)
+    if (version or 1) >= 2 or "abstain_prob" not in out or "first_prob" not in out:
+        return out
+    first, opening, written = out["first_prob"], out["abstain_prob"], written_answer.lstrip()
+    if first > 0 and opening >= first - 1e-9 and written[:1] and written[:1] == abstention.lstrip()[:1]:
+        out["abstain_prob"] = max(0.0, opening - first)
+    return out
+
+
 DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
 """The model fit on the train splits that ships with the package."""
 FALLBACK_MODEL = DEFAULT_MODEL.with_name("answerability_free.json")

@@ -16,15 +16,24 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel
+from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
+from prompts import ABSTENTION
+
+
+def written_answer(record: Mapping[str, Any]) -> str:
+    """The answer as the model wrote it, which the check's features are of (a withheld one included)."""
+    steps = record.get("steps") or []
+    return str((steps[-1]["answer"] if steps else None) or record.get("written_answer") or record.get("prediction_unchecked")
+               or record["answer"])
 
 
 def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
              threshold: float | None = None) -> list[dict[str, Any]]:
     """The records as ``model`` (at ``threshold``, else its own) would have checked them. Answers the
-    model itself abstained on, or the check could not score, keep their decision."""
+    model itself abstained on, or the check could not score, keep their decision. Features recorded by
+    an older version are corrected first (:func:`components.answerability.current_features`)."""
     threshold = model.threshold if threshold is None else threshold
     out = []
     for r in records:
@@ -39,7 +48,7 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
                         "answerability": {**check, "score": None, "by": "unchecked", "threshold": threshold,
                                           "decision": "answer", "reason": "a feature the model uses was not recorded"}})
             continue
-        score = model.score(check["features"])
+        score = model.score(current_features(check["features"], written_answer(r), ABSTENTION, check.get("features_version")))
         prediction = "" if score < threshold else r["prediction_unchecked"]
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                     "f1": f1_score(prediction, r["gold_answers"]),

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
-from components.answerability import ANSWER_PROBE, SUFFICIENCY
+from components.answerability import ANSWER_PROBE, FEATURES_VERSION, SUFFICIENCY
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
 from components.short_answer import short_answer
@@ -134,6 +134,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
     if features is not None:
         check["features"] = features
+        check["features_version"] = FEATURES_VERSION
 
     update: dict[str, Any] = {"trace": {"answerability": check}}
     citations = list(state.get("citations") or [])

@@ -118,13 +118,20 @@ NO_CONFIDENCE = -100.0
 clamped at log 1e-12, about -27.6; entropies stay below log(vocabulary), about 12)."""
 
 
-def opening_prob(metadata: Mapping[str, Any], text: str) -> float | None:
+def opening_prob(metadata: Mapping[str, Any], text: str, exclude_first: bool = False) -> float | None:
     """The probability, at the answer's first token, of a token that begins ``text`` (the
-    abstention, say); ``None`` when the generator reports no first-step probabilities."""
+    abstention, say); ``None`` when the generator reports no first-step probabilities.
+
+    ``exclude_first`` leaves out the piece the answer itself began with: an answer that is not
+    ``text`` but shares its first piece ("Istanbul" and "I cannot ...", both from "I") took that
+    piece's probability for itself, and counting it would make a confident answer look like a near
+    abstention."""
     top = metadata.get("first_top")
     if not top:
         return None
-    return min(1.0, sum(p for piece, p in top if piece.strip() and text.startswith(piece.lstrip())))
+    pieces = metadata.get("token_pieces") or []
+    chosen = pieces[0] if exclude_first and pieces else None
+    return min(1.0, sum(p for piece, p in top if piece.strip() and piece != chosen and text.startswith(piece.lstrip())))
 
 
 def confidence(metadata: Mapping[str, Any], abstained: bool) -> Confidence:
@@ -246,7 +253,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "answer": answer,
         "abstained": abstained,
         "confidence": confidence(metadata, abstained),
-        "abstain_prob": opening_prob(metadata, ABSTENTION),
+        "abstain_prob": opening_prob(metadata, ABSTENTION, exclude_first=not abstained),
         "stopped_early": bool(metadata.get("stopped_early")),
         "decode_passes": metadata.get("decode_passes"),
         "raw_output": raw,

@@ -254,6 +254,7 @@ class AnswerabilityTrace(TypedDict):
     score: float | None  # the probability that the answer is right; None when unchecked
     threshold: float  # abstain below this score
     features: dict[str, float]  # what the score was computed from
+    features_version: NotRequired[int]  # how they were computed (components.answerability.FEATURES_VERSION)
     withheld_answer: NotRequired[str]  # the answer not given, when the score abstained
     self_check_ms: NotRequired[float]  # the self-check call, when the model uses it
     sufficiency_ms: NotRequired[float]  # the sufficiency scorer's pass, when the model uses it

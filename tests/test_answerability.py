@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 from langgraph.runtime import Runtime
 
-from components.answerability import (ANSWER_PROBE, DEFAULT_MODEL, FEATURES, SELF_CHECKS, SUFFICIENCY, AnswerabilityModel,
-                                      AnswerabilityModelError, fit_logistic)
+from components.answerability import (ANSWER_PROBE, DEFAULT_MODEL, FEATURES, FEATURES_VERSION, SELF_CHECKS, SUFFICIENCY,
+                                      AnswerabilityModel, AnswerabilityModelError, current_features, fit_logistic)
 from nodes.check_answer import answer_features, check_answer, yes_share
 from nodes.generate import opening_prob
 from pipeline.configuration import ConfigurationError, PipelineConfig
@@ -87,6 +87,31 @@ class TestSignals:
         assert opening_prob(meta, ABSTENTION) == pytest.approx(0.4)
         assert opening_prob({}, ABSTENTION) is None
 
+    def test_opening_prob_leaves_out_the_answers_own_first_piece(self):
+        # "Istanbul" begins with the piece "I", as the abstention does: the mass of that piece went
+        # to the answer the model wrote, so only the other pieces that begin the abstention count
+        meta = {"first_top": [["I", 0.7], [" I", 0.1], ["Paris", 0.2]], "token_pieces": ["I", "stan", "bul"]}
+        assert opening_prob(meta, ABSTENTION, exclude_first=True) == pytest.approx(0.1)
+        assert opening_prob(meta, ABSTENTION) == pytest.approx(0.8)
+        # an answer that begins otherwise keeps every piece
+        other = {**meta, "token_pieces": ["Paris"]}
+        assert opening_prob(other, ABSTENTION, exclude_first=True) == pytest.approx(0.8)
+
+    def test_an_old_record_that_counted_its_own_first_piece_is_corrected(self):
+        old = {"first_prob": 0.7, "abstain_prob": 0.75, "min_prob": 0.5}
+        fixed = current_features(old, "Istanbul", ABSTENTION)
+        assert fixed["abstain_prob"] == pytest.approx(0.05) and fixed["min_prob"] == 0.5
+        assert old["abstain_prob"] == 0.75  # the record itself is left as it was
+
+    @pytest.mark.parametrize("features, written, version", [
+        ({"first_prob": 0.7, "abstain_prob": 0.75}, "Paris", None),  # begins otherwise: "I" was another piece
+        ({"first_prob": 0.45, "abstain_prob": 0.2}, "Ink", None),  # "I" less likely than the piece chosen
+        ({"first_prob": 0.7, "abstain_prob": 0.75}, "Istanbul", FEATURES_VERSION),  # computed as today
+        ({"first_prob": 0.7}, "Istanbul", None),  # nothing to correct
+    ])
+    def test_other_records_are_unchanged(self, features, written, version):
+        assert current_features(features, written, ABSTENTION, version) == features
+
     def test_yes_share(self):
         assert yes_share({"first_top": [["Yes", 0.6], [" no", 0.2], ["Maybe", 0.2]]}) == pytest.approx(0.75)
         assert yes_share({"first_top": [["Maybe", 1.0]]}) == 0.5
@@ -157,6 +182,10 @@ class TestCheckAnswer:
         out = check_answer(self.state(threshold=threshold), self.runtime(ctx, model()))
         assert out["trace"]["answerability"]["decision"] == decision
         assert out["trace"]["answerability"]["threshold"] == threshold
+
+    def test_the_trace_says_how_its_features_were_computed(self, ctx):
+        check = check_answer(self.state(), self.runtime(ctx, model()))["trace"]["answerability"]
+        assert check["features_version"] == FEATURES_VERSION and check["features"]["abstain_prob"] == 0.05
 
     def test_no_threshold_means_the_fitted_one(self, ctx):
         out = check_answer(self.state(), self.runtime(ctx, model(threshold=0.99)))
@@ -364,6 +393,18 @@ class TestRescore:
         assert [r["f1"] for r in out[:2]] == [1.0, 1.0] and out[1]["answerability"]["decision"] == "abstain"
         assert out[2] == records[2]
         assert [r["prediction"] for r in rescored(records, model(), threshold=0.99)] == ["", "", ""]
+
+    def test_features_of_an_older_version_are_corrected_before_scoring(self):
+        from eval.rescore import rescored
+
+        # recorded before the fix: "Istanbul"'s own first piece counted as the abstention's
+        features = {"first_prob": 0.7, "abstain_prob": 0.75}
+        record = {**self.record("a", True, 1.0, "Istanbul", ["Istanbul"]), "steps": [{"answer": "Istanbul"}]}
+        record["answerability"]["features"] = features
+        check = model(features=("abstain_prob",), coef=(-10.0,))  # high abstain_prob: withheld
+        assert rescored([record], check)[0]["prediction"] == "Istanbul"
+        current = {**record, "answerability": {**record["answerability"], "features_version": FEATURES_VERSION}}
+        assert rescored([current], check)[0]["prediction"] == ""
 
     def test_an_answer_without_a_feature_the_model_uses_is_given_unchecked(self):
         from eval.rescore import rescored

@@ -44,6 +44,7 @@ from components.answerability import (
     SELF_CHECKS,
     SUFFICIENCY,
     AnswerabilityModel,
+    current_features,
     fit_logistic,
 )
 from components.short_answer import short_answer
@@ -51,6 +52,7 @@ from components.sufficiency import DEFAULT_SCORER
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
 from eval.metrics import exact_match, f1_score
 from pipeline.configuration import ANSWER_FORMS
+from prompts import ABSTENTION
 from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
 from training.sufficiency import CROSS_FIT
@@ -386,8 +388,13 @@ def timing_figures(runs: Sequence[Mapping[str, Any]]) -> dict[str, float]:
 def as_given(run: Mapping[str, Any], answer_form: str) -> dict[str, Any]:
     """A recorded answer scored as the pipeline gives it: with ``answer_form`` ``short``, the short
     form of the text as written (:mod:`components.short_answer`; recorded before it existed, a run's
-    ``answer`` is that text). The features stay those of the text as written, as the check computes them."""
+    ``answer`` is that text). The features stay those of the text as written, as the check computes
+    them today (:func:`components.answerability.current_features`: a record of an older version is corrected)."""
     written = run.get("written_answer") or run["answer"]
+    check = run["answerability"]
+    if check.get("features"):
+        run = {**run, "answerability": {**check, "features": current_features(
+            check["features"], written or "", ABSTENTION, check.get("features_version"))}}
     if answer_form != "short" or run["answerability"]["by"] == "model" or not written:
         return dict(run)
     given = short_answer(run["question"], written)
