@@ -521,7 +521,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                       "a gate answers closed book or reads the top 5; lazy: a short summary first; "
                                       "self-route: the model chooses")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")
-            model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model",
+            model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model", elem_id="model",
                                 info="other models load on first use" if len(service.models) > 1 else None,
                                 interactive=len(service.models) > 1)
             abstain = gr.Slider(0.0, 1.0, value=default_settings["abstain"], step=0.01, elem_id="abstain",
