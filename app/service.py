@@ -28,10 +28,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Overwrite
 
 from app.errors import NotFoundError, RequestError, TooBusyError
+from components.answer_probe import AnswerProbe
 from components.answerability import AnswerabilityModel
 from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
-from components.model_files import PRESETS, cache_dir, preset_installed
+from components.model_files import PRESETS, cache_dir, gguf_file_name, preset_installed
 from components.passages import SourceDocument
 from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
@@ -281,16 +282,35 @@ class RAGService:
         service._generators[model] = ctx.generator
         return service
 
-    @property
-    def default_abstain_threshold(self) -> float:
-        """The threshold an answer is checked against when the question sets none: the configured
-        one, else the one fitted with the loaded answerability model (0 without a model: never)."""
+    def check_for(self, model: str | None = None) -> AnswerabilityModel | None:
+        """The answerability check a question to ``model`` (the served one when ``None``) gets: the
+        configured one, or the one fit without the answer probe when the probe does not read that
+        generator (as :attr:`RAGContext.check` decides: from the generator once it is loaded, before
+        from the GGUF file the model setting names)."""
+        name = self.check_model(model)
+        if self._context is not None and name in self._generators:
+            return replace(self._context, generator=self._generators[name]).check
+        configured = self._resource_model("answerability", AnswerabilityModel.load)
+        if configured is None or not configured.uses_answer_probe:
+            return configured
+        probe = self._resource_model("answer_probe", AnswerProbe.load)
+        fallback = self._resource_model("answerability_fallback", AnswerabilityModel.load)
+        reads = probe is not None and probe.model == gguf_file_name(name)
+        return configured if reads or fallback is None else fallback
+
+    def default_abstain_threshold_for(self, model: str | None = None) -> float:
+        """The threshold a question to ``model`` (the served one when ``None``) is checked against
+        when it sets none: the configured one, else the one fitted with the check that model gets
+        (:meth:`check_for`; 0 without a check: never abstain)."""
         if self.pipeline.abstain_threshold is not None:
             return self.pipeline.abstain_threshold
-        # loaded: the check for the served generator (the one without the probe when the probe does not read it)
-        model = self._context.check if self._context is not None else self._resource_model("answerability",
-                                                                                             AnswerabilityModel.load)
-        return model.threshold if model is not None else 0.0
+        check = self.check_for(model)
+        return check.threshold if check is not None else 0.0
+
+    @property
+    def default_abstain_threshold(self) -> float:
+        """:meth:`default_abstain_threshold_for` the served model."""
+        return self.default_abstain_threshold_for(None)
 
     @property
     def default_multi_hop_threshold(self) -> float | None:

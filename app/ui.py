@@ -527,7 +527,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
             abstain = gr.Slider(0.0, 1.0, value=default_settings["abstain"], step=0.01, elem_id="abstain",
                                 label="Abstain below",
                                 info="how likely an answer must be to be right to be given; below it the chat "
-                                     "says the knowledge base does not hold the answer (0: always answer)")
+                                     "says the knowledge base does not hold the answer (0: always answer; choosing a model sets "
+                                     "its check's fitted threshold)")
             multi_hop = gr.Slider(0.0, 1.0, value=default_settings["multi_hop"] or 0.0, step=0.01, elem_id="multi-hop",
                                   label="Multi-hop from", visible=multi_hop_default is not None,
                                   info="a question at least this likely to be multi-hop starts with more evidence "
@@ -555,6 +556,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
         demo.load(None, js="() => window.innerWidth", outputs=width).then(
             lambda w: gr.Sidebar(open=not w or w >= PHONE_WIDTH), width, sidebar, queue=False)
         demo.load(document_list, None, [documents, chosen])
+        # each model's answers are checked by the check fit for it (with or without the answer probe), on its
+        # own scale: choosing a model sets the knob to that check's threshold (.input: not on restoring a page)
+        model.input(lambda name: round(service.default_abstain_threshold_for(name), 3), model, abstain)
         for control in (policy, tier, model, show_trace, abstain, multi_hop):
             control.change(remember, [saved, policy, tier, model, show_trace, abstain, multi_hop], saved)
 

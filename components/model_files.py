@@ -72,6 +72,14 @@ PRESETS: dict[str, GGUFPreset] = {
 DEFAULT_PRESET = "qwen2.5-coder-1.5b"
 
 
+def gguf_file_name(model: str) -> str | None:
+    """The GGUF file name a model setting loads (a preset's, or a ``.gguf`` path's), without loading
+    or assembling it; ``None`` for a Hugging Face model, which is not a GGUF file."""
+    if model in PRESETS:
+        return PRESETS[model].filename
+    return Path(model).name if model.lower().endswith(".gguf") else None
+
+
 def cache_dir() -> Path:
     """Where assembled models live: ``$ADAPTIVE_RAG_CACHE`` or ``~/.cache/adaptive-rag``."""
     return Path(os.environ.get("ADAPTIVE_RAG_CACHE", Path.home() / ".cache" / "adaptive-rag")).expanduser()

