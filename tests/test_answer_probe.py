@@ -275,10 +275,56 @@ class TestFitting:
         out = {name: tmp_path / name for name in ("probe.json", "scores.jsonl", "report")}
         assert main(["fit", "--runs", str(tmp_path / "runs.jsonl"), "--hidden", str(tmp_path / "hidden.npz"),
                      "--penalties", "1", "10", "--probe-out", str(out["probe.json"]), "--cross-fit", str(out["scores.jsonl"]),
-                     "--report", str(out["report"])]) == 0
+                     "--report", str(out["report"]), "--extra", "none"]) == 0
         scores = [json.loads(line) for line in out["scores.jsonl"].read_text(encoding="utf-8").splitlines()]
         assert [s["id"] for s in scores] == [r["id"] for r in runs] and all(0 <= s["answer_probe"] <= 1 for s in scores)
         assert AnswerProbe.load(out["probe.json"]).layer == 16 and "layer 16" in (out["report"] / "README.md").read_text()
+
+    def extra(self, n, right, layers=(8, 16), model="m.gguf", answered=None, states=None):
+        return {"datasets": np.array(["squad"] * n), "ids": np.array([f"x{i}" for i in range(n)]), "layers": np.array(layers),
+                "states": np.zeros((n, len(layers), 4), dtype=np.float32) if states is None else states,
+                "right": np.array(right), "answered": np.array([True] * n if answered is None else answered),
+                "model": np.array(model)}
+
+    def test_extra_answers_teach_every_fold_and_get_no_score_of_their_own(self):
+        from training.answer_probe import fit
+
+        rng = np.random.default_rng(2)
+        runs = [{"id": f"q{i}", "dataset": "squad", "question": "Which?", "answerable": True, "gold_answers": ["Paris"],
+                 "answer": "Paris" if i % 2 else "Lyon", "f1": float(i % 2),
+                 "answerability": {"by": "score", "features": {"support": 0.5}}} for i in range(20)]
+        signal = np.array([r["f1"] for r in runs])
+        states = rng.normal(size=(20, 2, 4)).astype(np.float32)
+        states[:, 1, 2] += 0.8 * signal  # too faint to learn from 16 answers
+        extra_right = rng.random(400) < 0.5
+        extra_states = rng.normal(size=(400, 2, 4)).astype(np.float32)
+        extra_states[:, 1, 2] += 0.8 * extra_right  # the same direction, in many more answers
+        alone = fit(runs, {**self.hidden(runs), "states": states}, [1.0])
+        helped = fit(runs, {**self.hidden(runs), "states": states}, [1.0], self.extra(400, extra_right, states=extra_states))
+        assert len(helped["cross_fit"]) == 20 and helped["extra"] == 400 and helped["extra_right"] == int(extra_right.sum())
+        assert helped["probe"].metadata["extra_answers"] == 400 and helped["probe"].metadata["answers"] == 420
+        assert helped["grid"][(16, 1.0)]["auroc"] > alone["grid"][(16, 1.0)]["auroc"]
+
+    def test_extra_answers_without_a_reading_or_of_another_model_are_left_out_or_refused(self):
+        from training.answer_probe import extra_rows, fit
+
+        states = np.zeros((3, 2, 4), dtype=np.float32)
+        states[2, 0, 0] = np.nan  # no reading
+        kept, labels = extra_rows(self.extra(3, [True, False, True], answered=[True, False, True], states=states), [8, 16])
+        assert kept.shape == (1, 2, 4) and labels == [1]  # the model's own abstention and the unread answer are out
+        with pytest.raises(SystemExit, match="layers"):
+            extra_rows(self.extra(3, [True] * 3, layers=(8, 20)), [8, 16])
+        runs = self.runs()
+        with pytest.raises(SystemExit, match="other.gguf"):
+            fit(runs, self.hidden(runs), [1.0], self.extra(3, [True] * 3, model="other.gguf"))
+
+    @pytest.mark.parametrize("sets", [["squad"], ["squad=0"], ["imdb=3"], ["nq=x"]])
+    def test_extra_sets_are_name_equals_count(self, sets):
+        from training.answer_probe import parse_sets
+
+        with pytest.raises(SystemExit, match="name=count"):
+            parse_sets(sets)
+        assert parse_sets(["squad=600", "nq=300"]) == [("squad", 600), ("nq", 300)]
 
     def test_a_missing_states_file_says_how_to_make_it(self, tmp_path):
         from training.answer_probe import read_hidden

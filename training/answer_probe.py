@@ -1,6 +1,7 @@
 """Fitting the answer probe of the default generator on the train splits.
 
     python -m training.answer_probe run    # answer the check's training questions again, keeping hidden states (resumable)
+    python -m training.answer_probe extra  # answer more train questions, for the probe only (resumable; optional)
     python -m training.answer_probe fit    # choose the layer and penalty, write the probe and its cross-fitted scores
 
 ``run`` answers every question of the answerability check's training runs
@@ -11,7 +12,14 @@ first token of each final answer. It checks that every answer is the recorded on
 belong to the answers the check is fit on. The states go to an ``.npz`` file of arrays (no pickle)
 under ``runs/``: 17 MB that ``run`` remakes, so they are not committed.
 
-``fit`` then, with no model run, on the answers the check scores (``training.answerability.checked``):
+``extra`` answers train questions the check is not fit on (SQuAD 2.0 train articles and NQ-open
+train by default, seeded, none of the check's) the same way and keeps their states and whether each
+answer is right (:data:`EXTRA_FILE`): more answers for the probe alone. The check's own answers
+keep their out-of-fold scores: every fold's probe learns from the extra answers too, never from its
+fold.
+
+``fit`` then, with no model run, on the answers the check scores (``training.answerability.checked``)
+and the extra answers when they were recorded:
 
 * the out-of-fold AUROC for "the answer is right" of a logistic probe on each layer, at each L2
   penalty of :data:`PENALTIES`, in the check's own five folds (by position);
@@ -43,6 +51,10 @@ from training.cascade import auroc, shown_path
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN_FILE = ROOT / "runs" / "answer_probe" / "hidden_states.npz"
+EXTRA_FILE = ROOT / "runs" / "answer_probe" / "extra_states.npz"
+EXTRA_SETS = ("squad=600", "nq=300")
+"""The extra answers ``extra`` records by default: train questions of each dataset, ``name=count``."""
+EXTRA_SEED = 29
 REPORT_DIR = ROOT / "docs" / "answer_probe"
 LAYERS = (8, 12, 16, 20, 24)
 """The layers ``run`` keeps (of the default model's 28): the middle of the stack, where the states
@@ -140,6 +152,88 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_sets(texts: Sequence[str]) -> list[tuple[str, int]]:
+    """``["squad=600", "nq=300"]`` as ``[("squad", 600), ("nq", 300)]``."""
+    from eval.datasets import DATASETS
+
+    sets = []
+    for text in texts:
+        name, _, count = text.partition("=")
+        if name not in DATASETS or not count.isdigit() or int(count) < 1:
+            raise SystemExit(f"--sets takes name=count with a dataset of {', '.join(DATASETS)} and a count >= 1, got {text!r}")
+        sets.append((name, int(count)))
+    return sets
+
+
+def extra(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from eval.contexts import load_contexts
+    from eval.datasets import load
+    from eval.runner import read_records, run_one, sample
+    from eval.systems import System
+    from pipeline.configuration import PipelineConfig
+    from training.labelling import interleave
+
+    if args.extra is None:
+        raise SystemExit("extra records to a file: pass --extra PATH (or leave the default)")
+    sets = parse_sets(args.sets)
+    layers = tuple(args.layers)
+    excluded = {(r["dataset"], r["id"]) for r in read_records(args.runs)}
+    questions = interleave([[e for e in sample(load(dataset, "train", args.data_dir), None, EXTRA_SEED)
+                             if (dataset, e.id) not in excluded][:count] for dataset, count in sets])
+    done: dict[str, Any] = read_hidden(args.extra) if args.extra.is_file() else {}
+    if done and tuple(done["layers"].tolist()) != layers:
+        raise SystemExit(f"{shown_path(args.extra)} holds layers {done['layers'].tolist()}, not {list(layers)}")
+    keys = [f"{d}/{i}" for d, i in zip(done.get("datasets", []), done.get("ids", []), strict=True)]
+    states, right, answered = list(done.get("states", [])), list(done.get("right", [])), list(done.get("answered", []))
+    have = set(keys)
+    todo = [e for e in questions if f"{e.dataset}/{e.id}" not in have]
+    print(f"{len(questions)} extra train questions, {len(questions) - len(todo)} already in {shown_path(args.extra)}",
+          file=sys.stderr)
+    if not todo:
+        return 0
+    contexts = load_contexts([(d, "train") for d, _ in sets], args.data_dir, args.model, answerability=None, answer_probe=None)
+    generator = next(iter(contexts.values())).generator
+    generator.hidden_layers = layers
+    recorder = HiddenRecorder()
+    generator.callbacks = [recorder]
+    width, model = generator.hidden_size, Path(generator.model_path).name
+    system = System("cascade", "the shipped cascade, as the check's training run answered", PipelineConfig(abstain_threshold=0.0))
+
+    def save() -> None:
+        datasets, ids = zip(*(k.split("/", 1) for k in keys), strict=True)
+        _save(args.extra, {"datasets": np.array(datasets), "ids": np.array(ids), "layers": np.array(layers),
+                           "states": np.array(states, dtype=np.float32), "right": np.array(right),
+                           "answered": np.array(answered), "model": np.array(model)})
+
+    with tqdm(total=len(todo), unit="question", file=sys.stderr, mininterval=5.0) as bar:
+        for n, example in enumerate(todo, 1):
+            recorder.latest = None
+            record = run_one(contexts[(example.dataset, "train")], system, example)
+            hidden = recorder.latest or {}
+            states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
+            keys.append(f"{example.dataset}/{example.id}")
+            answered.append(record["answerability"]["by"] != "model")  # the model's own abstentions are not scored
+            right.append(is_right(as_given(record, "short")) if answered[-1] else False)
+            if n % SAVE_EVERY == 0 or n == len(todo):
+                save()
+            bar.update(1)
+    return 0
+
+
+def extra_rows(extra_states: Mapping[str, np.ndarray] | None, layers: Sequence[int]) -> tuple[np.ndarray, list[int]]:
+    """The extra answers' states (answers, layers, width) and labels: those answered (not the model's
+    own abstention) with a reading of every layer."""
+    if extra_states is None:
+        return np.zeros((0, len(layers), 0), dtype=np.float32), []
+    if [int(v) for v in extra_states["layers"]] != list(layers):
+        raise SystemExit(f"the extra states hold layers {extra_states['layers'].tolist()}, the check's {list(layers)}")
+    states = extra_states["states"]
+    keep = np.asarray(extra_states["answered"], dtype=bool) & np.isfinite(states).all(axis=(1, 2))
+    return states[keep], [int(v) for v in np.asarray(extra_states["right"])[keep]]
+
+
 # ---- fitting, from the recorded states only ----
 
 MAX_CHANGED = 0.1
@@ -168,35 +262,47 @@ def probe_rows(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarra
     return [r for r, ok in zip(scored, read, strict=True) if ok], states[read], len(changed)
 
 
-def out_of_fold(x: np.ndarray, labels: Sequence[int], l2: float) -> np.ndarray:
-    """Each row's probe score from a probe fit without its fold (the check's folds: by position)."""
+def out_of_fold(x: np.ndarray, labels: Sequence[int], l2: float, extra_x: np.ndarray | None = None,
+                extra_labels: Sequence[int] = ()) -> np.ndarray:
+    """Each row's probe score from a probe fit without its fold (the check's folds: by position),
+    on the other folds and every extra answer."""
     features = hidden_features(x.shape[1])
+    extra_x = np.zeros((0, x.shape[1]), dtype=x.dtype) if extra_x is None else extra_x
     scores = np.zeros(len(x))
     for fold in range(FOLDS):
         train = [i for i in range(len(x)) if i % FOLDS != fold]
-        probe = fit_probe(x[train], [labels[i] for i in train], features, l2=l2, metadata={"model": "cv", "layer": 0})
+        probe = fit_probe(np.vstack([x[train], extra_x]), [*(labels[i] for i in train), *extra_labels], features, l2=l2,
+                          metadata={"model": "cv", "layer": 0})
         for i in range(fold, len(x), FOLDS):
             scores[i] = probe.score_hidden(x[i])
     return scores
 
 
-def fit(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], penalties: Sequence[float]) -> dict[str, Any]:
+def fit(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], penalties: Sequence[float],
+        extra_states: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
     scored, states, changed = probe_rows(runs, hidden)
     labels = [int(is_right(r)) for r in scored]
     layers = [int(v) for v in hidden["layers"]]
+    if extra_states is not None and str(extra_states["model"]) != str(hidden["model"]):
+        raise SystemExit(f"the extra states are of {extra_states['model']}, the check's of {hidden['model']}")
+    more, more_labels = extra_rows(extra_states, layers)
     grid: dict[tuple[int, float], dict[str, Any]] = {}
     for j, layer in enumerate(layers):
         for l2 in penalties:
-            oof = out_of_fold(states[:, j, :], labels, l2)
+            oof = out_of_fold(states[:, j, :], labels, l2, more[:, j, :] if len(more) else None, more_labels)
             grid[(layer, l2)] = {"auroc": auroc(list(oof), [bool(v) for v in labels]), "scores": oof}
     layer, l2 = max(grid, key=lambda key: (round(grid[key]["auroc"], 9), -key[1]))
     j = layers.index(layer)
-    probe = fit_probe(states[:, j, :], labels, hidden_features(states.shape[2]), l2=l2, metadata={
+    extra_sets = sorted({f"{d} train" for d in extra_states["datasets"]}) if extra_states is not None else []
+    probe = fit_probe(np.vstack([states[:, j, :], *([more[:, j, :]] if len(more) else [])]), [*labels, *more_labels],
+                      hidden_features(states.shape[2]), l2=l2, metadata={
         "model": str(hidden["model"]), "layer": layer, "l2": l2, "cv_auroc": grid[(layer, l2)]["auroc"],
-        "fit_on": sorted({f"{r['dataset']} train" for r in scored}), "answers": len(scored),
-        "label": f"answerable and token F1 >= {CORRECT_F1}", "command": "python -m training.answer_probe fit"})
+        "fit_on": sorted({f"{r['dataset']} train" for r in scored} | set(extra_sets)), "answers": len(scored) + len(more),
+        "extra_answers": len(more), "label": f"answerable and token F1 >= {CORRECT_F1}",
+        "command": "python -m training.answer_probe fit"})
     return {"scored": scored, "labels": labels, "grid": grid, "layer": layer, "l2": l2, "probe": probe,
-            "cross_fit": grid[(layer, l2)]["scores"], "runs": len(runs), "changed": changed}
+            "cross_fit": grid[(layer, l2)]["scores"], "runs": len(runs), "changed": changed,
+            "extra": len(more), "extra_right": sum(more_labels), "extra_sets": extra_sets}
 
 
 def report(result: Mapping[str, Any], runs_file: Path, hidden_file: Path) -> str:
@@ -219,6 +325,10 @@ def report(result: Mapping[str, Any], runs_file: Path, hidden_file: Path) -> str
         f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1} "
         f"({sum(labels)} of {len(labels)}). Out-of-fold AUROC of a logistic probe on one layer's output "
         "(the check's five folds, by position), by layer and L2 penalty (standardised values):", "",
+        *([f"Every fold's probe, and the shipped one, also learn from {result['extra']} extra answers to train questions "
+           f"the check is not fit on ({', '.join(result['extra_sets'])}; {result['extra_right']} right), recorded by "
+           f"`python -m training.answer_probe extra` (`{shown_path(EXTRA_FILE)}`, not committed); they get no score of "
+           "their own, and the AUROC below is of the check's answers only.", ""] if result.get("extra") else []),
         "| layer | " + " | ".join(f"L2 {p:g}" for p in penalties) + " |",
         "| --- | " + " | ".join("---" for _ in penalties) + " |",
     ]
@@ -240,7 +350,8 @@ def fit_command(args: argparse.Namespace) -> int:
 
     runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
     start = time.perf_counter()
-    result = fit(runs, read_hidden(args.hidden), args.penalties)
+    extra_states = read_hidden(args.extra) if args.extra is not None and args.extra.is_file() else None
+    result = fit(runs, read_hidden(args.hidden), args.penalties, extra_states)
     result["probe"].save(args.probe_out)
     atomic_write_text(args.cross_fit, "".join(
         json.dumps({"id": r["id"], "dataset": r["dataset"], "fold": i % FOLDS, "answer_probe": float(s)}) + "\n"
@@ -260,18 +371,29 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help=f"layers to keep (default {LAYERS})")
     run_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     run_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    extra_parser = sub.add_parser("extra", help="answer more train questions, keeping hidden states, for the probe only")
+    extra_parser.add_argument("--sets", nargs="+", default=list(EXTRA_SETS),
+                              help=f"train questions per dataset, name=count (default: {' '.join(EXTRA_SETS)})")
+    extra_parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help=f"layers to keep (default {LAYERS})")
+    extra_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    extra_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     fit_parser = sub.add_parser("fit", help="choose the layer and penalty, write the probe and cross-fitted scores")
     fit_parser.add_argument("--penalties", type=float, nargs="+", default=list(PENALTIES))
     fit_parser.add_argument("--probe-out", type=Path, default=DEFAULT_PROBE)
     fit_parser.add_argument("--cross-fit", type=Path, default=CROSS_FIT)
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
-    for p in (run_parser, fit_parser):
+    for p in (run_parser, extra_parser, fit_parser):
         p.add_argument("--runs", type=Path, default=RUNS_FILE,
                        help=f"the check's training runs (default: {shown_path(RUNS_FILE)})")
         p.add_argument("--hidden", type=Path, default=HIDDEN_FILE,
                        help=f"the hidden states (default: {shown_path(HIDDEN_FILE)})")
+    for p in (extra_parser, fit_parser):
+        p.add_argument("--extra", type=lambda v: None if v == "none" else Path(v), default=EXTRA_FILE,
+                       help=f"the extra answers' states (default: {shown_path(EXTRA_FILE)}, used when it exists; none: "
+                            "fit on the check's answers only)")
     args = parser.parse_args(argv)
-    return run(args) if args.command == "run" else fit_command(args)
+    commands = {"run": run, "extra": extra, "fit": fit_command}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
