@@ -629,6 +629,16 @@ def test_choosing_another_model_shows_the_threshold_of_its_check(browser, ctx, t
             while float(number.input_value()) != round(check.threshold, 3) and time.time() < deadline:
                 time.sleep(0.2)
             assert float(number.input_value()) == round(check.threshold, 3), name
+        # the slider's reset goes back to the chosen model's threshold, not the served model's
+        page.locator("#model input").click()
+        page.get_by_role("option", name="qwen2.5-coder-1.5b").click()
+        page.wait_for_timeout(1000)
+        number.fill("0.5")
+        number.press("Enter")
+        page.wait_for_timeout(500)
+        page.locator("#abstain button").first.click()
+        page.wait_for_timeout(800)
+        assert float(number.input_value()) == round(with_probe.threshold, 3)
         # a threshold the user sets stays until the model is changed again
         number.fill("0.5")
         number.press("Enter")
