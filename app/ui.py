@@ -361,6 +361,10 @@ def build_ui(service: RAGService) -> gr.Blocks:
                 saved["multi_hop"] if saved["multi_hop"] is not None else gr.Slider(),
                 gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
 
+    def fitted_abstain(model: str) -> float:
+        """The abstain threshold fitted for ``model``'s check, as the slider shows it."""
+        return round(service.default_abstain_threshold_for(model), 3)
+
     def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool, abstain: float,
                  multi_hop: float) -> dict:
         return settings_of({**(saved or {}), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace,
@@ -524,11 +528,13 @@ def build_ui(service: RAGService) -> gr.Blocks:
             model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model", elem_id="model",
                                 info="other models load on first use" if len(service.models) > 1 else None,
                                 interactive=len(service.models) > 1)
+            # no built-in reset: it goes back to the value the page was built with, the served model's threshold
             abstain = gr.Slider(0.0, 1.0, value=default_settings["abstain"], step=0.01, elem_id="abstain",
-                                label="Abstain below",
+                                label="Abstain below", buttons=[],
                                 info="how likely an answer must be to be right to be given; below it the chat "
                                      "says the knowledge base does not hold the answer (0: always answer; choosing a model sets "
                                      "its check's fitted threshold)")
+            abstain_default = gr.Button("↺ the model's fitted threshold", size="sm", elem_id="abstain-default")
             multi_hop = gr.Slider(0.0, 1.0, value=default_settings["multi_hop"] or 0.0, step=0.01, elem_id="multi-hop",
                                   label="Multi-hop from", visible=multi_hop_default is not None,
                                   info="a question at least this likely to be multi-hop starts with more evidence "
@@ -558,7 +564,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
         demo.load(document_list, None, [documents, chosen])
         # each model's answers are checked by the check fit for it (with or without the answer probe), on its
         # own scale: choosing a model sets the knob to that check's threshold (.input: not on restoring a page)
-        model.input(lambda name: round(service.default_abstain_threshold_for(name), 3), model, abstain)
+        model.input(fitted_abstain, model, abstain)
+        abstain_default.click(fitted_abstain, model, abstain)
         for control in (policy, tier, model, show_trace, abstain, multi_hop):
             control.change(remember, [saved, policy, tier, model, show_trace, abstain, multi_hop], saved)
 
