@@ -322,13 +322,13 @@ def report(result: Mapping[str, Any], runs_file: Path, hidden_file: Path) -> str
         "greedy near-tie the other way): their states are another answer's, so they are left out here, have no "
         "cross-fitted score, and a check fit with the probe leaves them unscored, as it leaves an answer with no "
         "reading.", "",
-        f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1} "
-        f"({sum(labels)} of {len(labels)}). Out-of-fold AUROC of a logistic probe on one layer's output "
-        "(the check's five folds, by position), by layer and L2 penalty (standardised values):", "",
         *([f"Every fold's probe, and the shipped one, also learn from {result['extra']} extra answers to train questions "
            f"the check is not fit on ({', '.join(result['extra_sets'])}; {result['extra_right']} right), recorded by "
            f"`python -m training.answer_probe extra` (`{shown_path(EXTRA_FILE)}`, not committed); they get no score of "
            "their own, and the AUROC below is of the check's answers only.", ""] if result.get("extra") else []),
+        f"An answer is *right* when its question is answerable and its token F1 is at least {CORRECT_F1} "
+        f"({sum(labels)} of {len(labels)}). Out-of-fold AUROC of a logistic probe on one layer's output "
+        "(the check's five folds, by position), by layer and L2 penalty (standardised values):", "",
         "| layer | " + " | ".join(f"L2 {p:g}" for p in penalties) + " |",
         "| --- | " + " | ".join("---" for _ in penalties) + " |",
     ]
