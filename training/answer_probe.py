@@ -97,14 +97,30 @@ def as_written(record: Mapping[str, Any]) -> str:
     return str(record.get("written_answer") or record["answer"])
 
 
+def answering_system():
+    """The shipped cascade with the check left out, as the check's training run answered."""
+    from eval.systems import System
+    from pipeline.configuration import PipelineConfig
+
+    return System("cascade", "the shipped cascade, as the check's training run answered", PipelineConfig(abstain_threshold=0.0))
+
+
+def reading(contexts: Mapping[Any, Any], layers: Sequence[int]) -> tuple[HiddenRecorder, int, str]:
+    """Set the contexts' generator to read ``layers`` at each answer's first token; the recorder that
+    keeps each reading, the layers' width and the model file's name."""
+    generator = next(iter(contexts.values())).generator
+    generator.hidden_layers = tuple(layers)
+    recorder = HiddenRecorder()
+    generator.callbacks = [recorder]
+    return recorder, generator.hidden_size, Path(generator.model_path).name
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from eval.contexts import load_contexts
     from eval.datasets import load
     from eval.runner import read_records, run_one
-    from eval.systems import System
-    from pipeline.configuration import PipelineConfig
 
     runs = list(read_records(args.runs))
     layers = tuple(args.layers)
@@ -125,13 +141,7 @@ def run(args: argparse.Namespace) -> int:
     wanted = {r["id"] for r in todo}
     examples = {e.id: e for dataset, split in splits for e in load(dataset, split, args.data_dir) if e.id in wanted}
     contexts = load_contexts(splits, args.data_dir, args.model, answerability=None, answer_probe=None)
-    generator = next(iter(contexts.values())).generator
-    generator.hidden_layers = layers
-    recorder = HiddenRecorder()
-    generator.callbacks = [recorder]
-    width = generator.hidden_size
-    model = Path(generator.model_path).name
-    system = System("cascade", "the shipped cascade, as the check's training run answered", PipelineConfig(abstain_threshold=0.0))
+    recorder, width, model = reading(contexts, layers)
 
     def save() -> None:
         _save(args.hidden, {"ids": np.array(ids), "layers": np.array(layers), "states": np.array(states, dtype=np.float32),
@@ -140,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     with tqdm(total=len(todo), unit="question", file=sys.stderr, mininterval=5.0) as bar:
         for n, recorded in enumerate(todo, 1):
             recorder.latest = None
-            record = run_one(contexts[(recorded["dataset"], "train")], system, examples[recorded["id"]])
+            record = run_one(contexts[(recorded["dataset"], "train")], answering_system(), examples[recorded["id"]])
             hidden = recorder.latest or {}
             states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
             ids.append(recorded["id"])
@@ -171,8 +181,6 @@ def extra(args: argparse.Namespace) -> int:
     from eval.contexts import load_contexts
     from eval.datasets import load
     from eval.runner import read_records, run_one, sample
-    from eval.systems import System
-    from pipeline.configuration import PipelineConfig
     from training.labelling import interleave
 
     if args.extra is None:
@@ -194,12 +202,7 @@ def extra(args: argparse.Namespace) -> int:
     if not todo:
         return 0
     contexts = load_contexts([(d, "train") for d, _ in sets], args.data_dir, args.model, answerability=None, answer_probe=None)
-    generator = next(iter(contexts.values())).generator
-    generator.hidden_layers = layers
-    recorder = HiddenRecorder()
-    generator.callbacks = [recorder]
-    width, model = generator.hidden_size, Path(generator.model_path).name
-    system = System("cascade", "the shipped cascade, as the check's training run answered", PipelineConfig(abstain_threshold=0.0))
+    recorder, width, model = reading(contexts, layers)
 
     def save() -> None:
         datasets, ids = zip(*(k.split("/", 1) for k in keys), strict=True)
@@ -210,7 +213,7 @@ def extra(args: argparse.Namespace) -> int:
     with tqdm(total=len(todo), unit="question", file=sys.stderr, mininterval=5.0) as bar:
         for n, example in enumerate(todo, 1):
             recorder.latest = None
-            record = run_one(contexts[(example.dataset, "train")], system, example)
+            record = run_one(contexts[(example.dataset, "train")], answering_system(), example)
             hidden = recorder.latest or {}
             states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
             keys.append(f"{example.dataset}/{example.id}")
