@@ -39,7 +39,7 @@ from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, validate_question
-from pipeline.context import RAGContext, ResourceConfig
+from pipeline.context import RAGContext, ResourceConfig, check_for_generator
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 _WAIT_POLL_S = 0.25  # how often a waiting question looks whether it was cancelled
@@ -288,15 +288,13 @@ class RAGService:
         generator (as :attr:`RAGContext.check` decides: from the generator once it is loaded, before
         from the GGUF file the model setting names)."""
         name = self.check_model(model)
-        if self._context is not None and name in self._generators:
-            return replace(self._context, generator=self._generators[name]).check
         configured = self._resource_model("answerability", AnswerabilityModel.load)
         if configured is None or not configured.uses_answer_probe:
             return configured
         probe = self._resource_model("answer_probe", AnswerProbe.load)
-        fallback = self._resource_model("answerability_fallback", AnswerabilityModel.load)
-        reads = probe is not None and probe.model == gguf_file_name(name)
-        return configured if reads or fallback is None else fallback
+        generator = self._generators.get(name)
+        reads = probe is not None and (probe.reads(generator) if generator is not None else probe.model == gguf_file_name(name))
+        return check_for_generator(configured, self._resource_model("answerability_fallback", AnswerabilityModel.load), reads)
 
     def default_abstain_threshold_for(self, model: str | None = None) -> float:
         """The threshold a question to ``model`` (the served one when ``None``) is checked against

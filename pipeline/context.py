@@ -71,6 +71,15 @@ class ResourceConfig:
             )
 
 
+def check_for_generator(configured: AnswerabilityModel | None, fallback: AnswerabilityModel | None,
+                        probe_reads: bool) -> AnswerabilityModel | None:
+    """The check a generator's answers get: the configured one, or, when that one reads the answer
+    probe and the probe does not read this generator (``probe_reads``), the check fit without it."""
+    if configured is not None and configured.uses_answer_probe and not probe_reads and fallback is not None:
+        return fallback
+    return configured
+
+
 @dataclass(frozen=True)
 class RAGContext:
     """Everything a node needs besides the state."""
@@ -172,12 +181,8 @@ class RAGContext:
 
     @property
     def check(self) -> AnswerabilityModel | None:
-        """The answerability model for this context's generator: the configured one, or, when that
-        one reads the answer probe and the generator has none, the check fit without it."""
-        model = self.answerability
-        if model is not None and model.uses_answer_probe and self.probe is None and self.answerability_fallback is not None:
-            return self.answerability_fallback
-        return model
+        """The answerability model for this context's generator (:func:`check_for_generator`)."""
+        return check_for_generator(self.answerability, self.answerability_fallback, self.probe is not None)
 
     @property
     def model_name(self) -> str | None:
