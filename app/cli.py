@@ -51,6 +51,10 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--abstain-threshold", type=float,
                         help="withhold an answer whose probability of being right is below this: 0 never abstains, "
                              "1 always (default: the threshold fitted on the train splits)")
+    parser.add_argument("--extend-before-abstaining", action=argparse.BooleanOptionalAction, default=None,
+                        help="cascade: where the answerability check would abstain and a tier is left, extend the "
+                             "evidence and answer again instead (default: "
+                             f"{'on' if PipelineConfig().extend_before_abstaining else 'off'})")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
     parser.add_argument("--probe-router", type=Path,
@@ -84,6 +88,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,
+                                "extend_before_abstaining": args.extend_before_abstaining,
                                 "router_threshold": args.router_threshold,
                                 "multi_hop_threshold": args.multi_hop_threshold}.items() if v is not None}
     if args.tier and not args.policy:

@@ -108,6 +108,14 @@ class AnswerabilityModel(LogisticModel):
         """Whether scoring needs the generator's answer probe."""
         return ANSWER_PROBE in self.features
 
+    def threshold_for(self, extending: bool) -> float:
+        """The default abstention threshold: with ``extending`` (``extend_before_abstaining``, where a
+        withheld answer first goes up the cascade's ladder), the one fitted for that way
+        (``metadata["threshold_extending"]``, by ``python -m training.extend_check fit``) when the model
+        has one; else :attr:`threshold`."""
+        fitted = self.metadata.get("threshold_extending") if extending else None
+        return self.threshold if fitted is None else float(fitted)
+
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL) -> "AnswerabilityModel":
         return super().load(path)

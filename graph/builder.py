@@ -10,6 +10,7 @@
     grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
     grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
     grade_answer --(otherwise: accepted)--> check_answer (answer, or abstain below the threshold) -> finish_turn
+    check_answer --(below the threshold, extend_before_abstaining, a tier left)--> compress (extend in place)
     finish_turn (energy; the answer into the query cache) -> END
 """
 
@@ -18,7 +19,8 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
-from graph.routing import after_cache, after_classify, after_grade, after_grade_answer, after_rerank, after_start
+from graph.routing import (after_cache, after_check, after_classify, after_grade, after_grade_answer, after_rerank,
+                           after_start)
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     check_answer,
@@ -62,7 +64,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "grade_answer")
     builder.add_conditional_edges("grade_answer", after_grade_answer, ["compress", "check_answer"])
-    builder.add_edge("check_answer", "finish_turn")
+    builder.add_conditional_edges("check_answer", after_check, ["compress", "finish_turn"])
     builder.add_edge("finish_turn", END)
     return builder
 

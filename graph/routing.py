@@ -63,8 +63,18 @@ def after_rerank(state: State) -> Literal["compress", "generate"]:
     return "compress" if budget["context_chars"] is not None or budget.get("context_tokens") is not None else "generate"
 
 
+def _extending(state: State) -> bool:
+    steps = state.get("steps") or []
+    return bool(steps) and steps[-1].get("decision") == "extend"
+
+
 def after_grade_answer(state: State) -> Literal["compress", "check_answer"]:
     """An answer the grade sent up the ladder goes back to compress for more evidence; an accepted
     one goes to the answerability check."""
-    steps = state.get("steps") or []
-    return "compress" if steps and steps[-1].get("decision") == "extend" else "check_answer"
+    return "compress" if _extending(state) else "check_answer"
+
+
+def after_check(state: State) -> Literal["compress", "finish_turn"]:
+    """An answer the check sent up the ladder (``extend_before_abstaining``) goes back to compress;
+    any other is finished."""
+    return "compress" if _extending(state) else "finish_turn"

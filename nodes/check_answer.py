@@ -1,6 +1,6 @@
 """check-answer: give the final answer, or say that the knowledge base does not hold it.
 
-Runs once, after the cascade has accepted an answer. The answerability model
+Runs after the cascade has accepted an answer. The answerability model
 (:class:`components.answerability.AnswerabilityModel`, fit on the train splits) scores how likely
 the answer is right from signals that cost nothing more: the answer's token confidence, the
 probability the model gave to starting its abstention instead, whether the evidence holds the
@@ -15,13 +15,15 @@ question (does the evidence state the answer; does it answer exactly this questi
 tokens and one generated token each.
 
 Below ``abstain_threshold`` (the one knob: 0 never abstains, 1 always does; by default the
-threshold fitted with the model) the answer is
-withheld: the reply is the abstention, with no citations, and the trace keeps the withheld answer
-and the score. An answer the model itself abstained on stays an abstention. An answer given is cut
-to its short form when the settings ask for it (``answer_form``: a sentence that restates the
-question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
-``trace["written_answer"]`` are the text as written. The finished answer becomes the
-conversation's next turn.
+threshold fitted with the model) the answer is withheld, unless the settings say
+``extend_before_abstaining`` and the cascade's ladder still has evidence to add: then the question
+goes up one tier as an unsure answer does (the step records ``extended_by: "check"`` and the score)
+and is answered and checked again. For a withheld answer the reply is the abstention, with no
+citations, and the trace keeps the withheld answer and the score. An answer the model itself
+abstained on stays an abstention. An answer given is cut to its short form when the settings ask
+for it (``answer_form``: a sentence that restates the question keeps only its new words,
+:mod:`components.short_answer`); the features, the citations and ``trace["written_answer"]`` are
+the text as written. The finished answer becomes the conversation's next turn.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, timed
 from nodes.generate import support
+from nodes.grade_answer import can_extend, extended
 from pipeline.configuration import DEFAULT_LAYOUT
 from pipeline.context import RAGContext
 from pipeline.state import AnswerabilityTrace, EvidenceItem, PassageHit, State, Step
@@ -95,7 +98,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     model = ctx.check  # the answerability model for this generator (without the probe when it has none)
     threshold = settings.get("abstain_threshold")
     if threshold is None:
-        threshold = model.threshold if model is not None else 0.0
+        threshold = model.threshold_for(bool(settings.get("extend_before_abstaining"))) if model is not None else 0.0
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
                                  "features": {}}
     features = answer_features(question, answer, step, evidence, state.get("passages") or [],
@@ -131,6 +134,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         if model.self_checks:
             check["self_check_ms"] = (time.perf_counter() - start) * 1000.0
         score = model.score(features)
+        if score < threshold and settings.get("extend_before_abstaining") and can_extend(state):
+            return extended(state, [*steps[:-1], {**step, "decision": "extend", "extended_by": "check", "check_score": score}])
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
     if features is not None:
         check["features"] = features

@@ -157,6 +157,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "k_extra": pipeline.k_extra,
         "max_corrections": pipeline.max_corrections,
         "abstain_threshold": pipeline.abstain_threshold,
+        "extend_before_abstaining": pipeline.extend_before_abstaining,
     }
     trace.update({"tier": budget.name, "budget": budget.as_dict()})
     return {**update, "settings": settings, "query_embedding": embedding.tolist(), "trace": trace}

@@ -38,14 +38,17 @@ def grade_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         raise ValueError("grade_answer runs after generate: the state holds no answer")
     step: Step = {**steps[-1]}
     score: float | None = step["confidence"].get(settings["confidence_signal"])  # type: ignore[assignment]
-    ladder = list(settings.get("ladder") or [])
     confident = score is None or score >= settings["accept_threshold"]  # None: the model reports no probabilities
     extend = can_extend(state) and (step["abstained"] or step.get("stopped_early", False) or not confident)
     step["decision"] = "extend" if extend else "accept"
     steps[-1] = step
-    update: dict[str, Any] = {"steps": steps, "trace": {"steps": steps}}
-    if extend:
-        nxt = ladder[0]
-        update["settings"] = {**settings, "tier": nxt["name"], "budget": nxt, "ladder": ladder[1:]}
-        update["escalations"] = state.get("escalations", 0) + 1
-    return update
+    return extended(state, steps) if extend else {"steps": steps, "trace": {"steps": steps}}
+
+
+def extended(state: State, steps: list[Step]) -> dict[str, Any]:
+    """The update that moves the question one tier up its ladder (compress then appends that tier's
+    evidence in place), with ``steps``, whose last one says why."""
+    settings = state["settings"]
+    nxt, *rest = settings.get("ladder") or []
+    return {"steps": steps, "trace": {"steps": steps}, "escalations": state.get("escalations", 0) + 1,
+            "settings": {**settings, "tier": nxt["name"], "budget": nxt, "ladder": rest}}

@@ -287,6 +287,10 @@ class PipelineConfig:
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted
     # with the model.
     abstain_threshold: float | None = None
+    # When the check would abstain on a cascade's answer and the ladder has a tier left, extend the evidence
+    # and answer again (checked again) instead: an abstention only once the evidence is all in. False:
+    # abstain on the answer the cascade accepted, as releases before it did.
+    extend_before_abstaining: bool = False
     # retrieve-or-not: answer closed-book when the gate (components/retrieval_gate.json, fit on the train
     # splits) gives closed-book answering at least this probability of being right; None: the fitted threshold.
     gate_threshold: float | None = None

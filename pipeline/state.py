@@ -131,6 +131,7 @@ class Settings(TypedDict):
     k_extra: int  # passages a corrective retrieval adds
     max_corrections: int
     abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
+    extend_before_abstaining: NotRequired[bool]  # below the threshold, extend the evidence while the ladder allows
 
 
 
@@ -243,7 +244,9 @@ class Step(TypedDict):
     answer_probe: NotRequired[float | None]  # the answer probe's P(right), when the context has a probe of this generator
     raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
-    decision: NotRequired[str]  # accept, extend; set by grade_answer
+    decision: NotRequired[str]  # accept, extend; set by grade_answer (and check_answer, when it extends)
+    extended_by: NotRequired[str]  # "check": the answer was confident, but the answerability check would abstain
+    check_score: NotRequired[float]  # the answerability score that sent it up the ladder
 
 
 class AnswerabilityTrace(TypedDict):

@@ -14,6 +14,7 @@ from nodes.generate import opening_prob
 from pipeline.configuration import ConfigurationError, PipelineConfig
 from prompts import ABSTENTION, check_messages
 from eval.abstention import abstention_f1, area_under, risk_coverage
+from graph.routing import after_check
 from training.answerability import choose, recording_model, sweep
 
 
@@ -192,6 +193,13 @@ class TestCheckAnswer:
         assert out["trace"]["answerability"]["threshold"] == 0.99
         assert out["trace"]["answerability"]["decision"] == "abstain"
 
+    def test_extending_first_has_its_own_fitted_threshold(self, ctx):
+        m = model(threshold=0.2, threshold_extending=0.99)
+        assert m.threshold_for(False) == 0.2 and m.threshold_for(True) == 0.99 and model().threshold_for(True) == 0.5
+        out = check_answer(self.extending_state(ladder=()) | {"settings": {
+            **self.extending_state(ladder=())["settings"], "abstain_threshold": None}}, self.runtime(ctx, m))
+        assert out["trace"]["answerability"]["threshold"] == 0.99
+
     def test_the_models_own_abstention_stays(self, ctx):
         out = check_answer(self.state(abstained=True), self.runtime(ctx, model()))
         assert out["trace"]["answerability"]["by"] == "model" and "withheld_answer" not in out["trace"]["answerability"]
@@ -228,6 +236,39 @@ class TestCheckAnswer:
         out = check_answer(state, self.runtime(ctx, model()))
         assert out["answer"] == ABSTENTION and out["trace"]["answerability"]["withheld_answer"] == "city of Paris"
         assert "written_answer" not in out["trace"]  # nothing was given
+
+    MEDIUM = {"name": "medium", "k": 5, "context_tokens": 128}
+    HARD = {"name": "hard", "k": 5, "context_tokens": None}
+
+    def extending_state(self, extend=True, ladder=(HARD,)):
+        state = self.state(threshold=1.0)
+        state["passages"] = [*state["passages"], {"id": "p2", "score": 0.6, "text": "France is in Europe."}]
+        state["settings"] = {**state["settings"], "extend_before_abstaining": extend, "tier": "medium",
+                             "budget": self.MEDIUM, "ladder": list(ladder)}
+        return state
+
+    def test_an_answer_below_the_threshold_goes_up_the_ladder_when_asked_to(self, ctx):
+        out = check_answer(self.extending_state(), self.runtime(ctx, model()))
+        step = out["steps"][-1]
+        assert step["decision"] == "extend" and step["extended_by"] == "check" and 0 < step["check_score"] < 1
+        assert out["settings"]["tier"] == "hard" and out["settings"]["budget"] == self.HARD
+        assert out["settings"]["ladder"] == [] and out["escalations"] == 1
+        assert "turns" not in out and "answer" not in out  # nothing is given yet
+        assert after_check({**self.extending_state(), **out}) == "compress"
+
+    @pytest.mark.parametrize("extend, ladder", [(False, (HARD,)), (True, ())])
+    def test_otherwise_it_is_withheld(self, ctx, extend, ladder):
+        state = self.extending_state(extend, ladder)
+        out = check_answer(state, self.runtime(ctx, model()))
+        assert out["answer"] == ABSTENTION and out["trace"]["answerability"]["decision"] == "abstain"
+        assert "settings" not in out and after_check({**state, **out}) == "finish_turn"
+
+    def test_an_answer_above_the_threshold_is_given_without_going_up(self, ctx):
+        state = self.extending_state()
+        state["settings"]["abstain_threshold"] = 0.0
+        out = check_answer(state, self.runtime(ctx, model()))
+        assert out["trace"]["answerability"]["decision"] == "answer" and "settings" not in out
+        assert out["turns"][0]["answer"] == "Paris"
 
     def test_the_recording_model_never_abstains_at_zero(self, ctx):
         class Scorer:
@@ -413,3 +454,51 @@ class TestRescore:
         out = rescored([withheld], model(features=("support", ANSWER_PROBE), coef=(2.0, 2.0)))
         assert out[0]["prediction"] == "Lyon" and out[0]["f1"] == 1.0
         assert out[0]["answerability"]["by"] == "unchecked" and out[0]["answerability"]["decision"] == "answer"
+
+
+class TestExtendBeforeAbstaining:
+    """``training.extend_check``: the cascade's path replayed over recorded answers at every tier."""
+
+    @staticmethod
+    def step(f1, confident=True, abstained=False, tokens=100):
+        return {"f1": f1, "confident": confident, "abstained": abstained, "prompt_tokens_evaluated": tokens,
+                "prompt_tokens": 300, "generate_ms": 10.0}
+
+    def test_abstaining_withholds_the_accepted_answer_and_extending_tries_the_next(self):
+        from training.extend_check import replay
+
+        record = {"answerable": True, "steps": [self.step(0.0), self.step(1.0, tokens=50)]}
+        scores = [0.1, 0.8]
+        at_once = replay(record, scores, 0.5, extend=False)
+        assert at_once["step"] == 0 and at_once["abstain"] and at_once["tokens"] == 100
+        extended = replay(record, scores, 0.5, extend=True)
+        assert extended["step"] == 1 and not extended["abstain"] and extended["f1"] == 1.0
+        assert extended["tokens"] == 150 and extended["extended_by_check"] == 1
+        assert replay(record, scores, 0.05, extend=True)["step"] == 0  # above the threshold: accepted at once
+
+    def test_the_cascades_own_extensions_are_the_same_either_way(self):
+        from training.extend_check import replay
+
+        record = {"answerable": False, "steps": [self.step(0.0, confident=False), self.step(0.0, abstained=True),
+                                                 self.step(0.0)]}
+        for extend in (False, True):
+            out = replay(record, [0.9, None, 0.3], 0.5, extend)
+            assert out["step"] == 2 and out["abstain"] and out["extended_by_check"] == 0
+
+    def test_the_top_answer_is_withheld_below_the_threshold(self):
+        from training.extend_check import replay
+
+        record = {"answerable": False, "steps": [self.step(0.0), self.step(0.0)]}
+        out = replay(record, [0.2, 0.3], 0.5, extend=True)
+        assert out["step"] == 1 and out["abstain"]
+
+    def test_the_table_starts_at_never_abstaining(self):
+        from training.extend_check import table
+
+        records = [{"dataset": "squad", "answerable": False, "steps": [self.step(0.0), self.step(0.0)]},
+                   {"dataset": "hotpotqa", "answerable": True, "steps": [self.step(0.0), self.step(1.0)]}]
+        scores = [[0.2, 0.3], [0.2, 0.9]]
+        never, strict = table(records, scores, [0.0, 0.5], extend=True)
+        assert never["squad_f1"] == 0.0 and never["hotpotqa_f1"] == 0.0 and never["hotpotqa_extended_by_check"] == 0
+        assert strict["squad_f1"] == 100.0 and strict["squad_unanswerable_abstained"] == 100.0
+        assert strict["hotpotqa_f1"] == 100.0 and strict["hotpotqa_tokens"] == 200

@@ -7,6 +7,7 @@ import pytest
 
 from graph import graph
 from pipeline.configuration import DEFAULT_LAYOUT, QuestionError
+from prompts import ABSTENTION
 
 OFF_TOPIC = "Which recipe uses the most cardamom in Scandinavian baking?"
 
@@ -224,6 +225,25 @@ class TestCascade:
         assert trace["input_tokens"] == sum(s["prompt_tokens"] for s in steps)
         assert trace["output_tokens"] == sum(s["output_tokens"] for s in steps)
         assert trace.get("written_answer", out["answer"]) == steps[-1]["answer"]  # given as written or in short form
+
+    def test_the_check_can_send_a_confident_answer_up_every_tier(self, ctx):
+        """``extend_before_abstaining``: an answer the cascade accepts but the check would withhold
+        (threshold 1) is extended while a tier is left, checked again, and withheld only at the top."""
+        from pipeline.configuration import PipelineConfig
+
+        cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=-1e9, tiers=every_tier(),
+                                                   abstain_threshold=1.0, extend_before_abstaining=True,
+                                                   multi_hop_tier=None))
+        ctx.generator.reset_cache()
+        nodes = [node for update in graph.stream({"question": self.QUESTION}, context=cascade, stream_mode="updates")
+                 for node in update]
+        assert nodes.count("check_answer") == 3 and nodes[-2:] == ["check_answer", "finish_turn"]
+        out = graph.invoke({"question": self.QUESTION}, context=cascade)
+        steps = out["trace"]["steps"]
+        assert [s["tier"] for s in steps] == ["easy", "medium", "hard"]
+        assert [s.get("extended_by") for s in steps] == ["check", "check", None]
+        assert all(0 <= s["check_score"] <= 1 for s in steps[:2]) and out["trace"]["escalations"] == 2
+        assert out["trace"]["answerability"]["decision"] == "abstain" and out["answer"] == ABSTENTION
 
     def test_evidence_of_a_step_starts_with_the_previous_steps_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig
