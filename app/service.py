@@ -303,7 +303,7 @@ class RAGService:
         if self.pipeline.abstain_threshold is not None:
             return self.pipeline.abstain_threshold
         check = self.check_for(model)
-        return check.threshold if check is not None else 0.0
+        return check.threshold_for(self.pipeline.extend_before_abstaining) if check is not None else 0.0
 
     @property
     def default_abstain_threshold(self) -> float:
@@ -464,8 +464,9 @@ class RAGService:
                multi_hop_threshold: float | None = None) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (the questions ahead in line, again each time fewer are left, then
         each node as it finishes), ``token`` (answer
-        text as generated), ``escalate`` (the cascade found the answer so far unsure and extends
-        the evidence: the tokens that follow are a new answer, replacing the one streamed so far),
+        text as generated), ``escalate`` (the cascade found the answer so far unsure, ``by``
+        ``confidence``, or the check would have withheld it, ``by`` ``check``, and extends the
+        evidence: the tokens that follow are a new answer, replacing the one streamed so far),
         and a final ``result`` (as :meth:`ask` returns). Input errors are
         raised by the first ``next()``, before anything is queued. Closing the iterator, or
         setting ``cancel``, stops the run."""
@@ -487,10 +488,10 @@ class RAGService:
                 elif mode == "updates":
                     for node, update in payload.items():
                         yield {"type": "status", "node": node}
-                        if node == "grade_answer" and update and "settings" in update:
+                        if node in ("grade_answer", "check_answer") and update and "settings" in update:
                             step = update["steps"][-1]
                             yield {"type": "escalate", "from": step["tier"], "to": update["settings"]["tier"],
-                                   "answer": step["answer"]}
+                                   "answer": step["answer"], "by": step.get("extended_by", "confidence")}
                 else:
                     final = payload
             outcome = "answered"

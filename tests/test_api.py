@@ -162,6 +162,21 @@ class TestStream:
         tokens = result["tokens"]
         assert tokens["evaluated"] < tokens["input"] and tokens["input"] > tokens["prompt"]
 
+        assert {e["by"] for e in events if e["type"] == "escalate"} == {"confidence"}
+
+    def test_an_answer_the_check_sends_up_is_announced_too(self, ctx):
+        """With ``extend_before_abstaining``, an answer the cascade accepts but the check would
+        withhold (threshold 1) is followed by an ``escalate`` event ``by`` the check."""
+        from pipeline.configuration import PipelineConfig
+
+        checked = RAGService.from_context(ctx.with_pipeline(PipelineConfig(
+            policy="cascade", accept_threshold=-1e9, abstain_threshold=1.0, extend_before_abstaining=True)), "smollm2-135m")
+        events = list(checked.stream("Who discovered radium?"))
+        assert [(e["from"], e["to"], e["by"]) for e in events if e["type"] == "escalate"] == [("medium", "hard", "check")]
+        result = events[-1]
+        assert [s.get("extended_by") for s in result["trace"]["steps"]] == ["check", None]
+        assert result["answerability"]["decision"] == "abstain" and result["escalations"] == 1
+
 
 def test_a_rewrite_that_gives_the_question_back_is_no_rewrite():
     from app.service import rewritten_question
