@@ -67,6 +67,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             "tiers": dict(Counter(r["tier"] for r in rows)),
             "final_tiers": dict(Counter(r.get("final_tier") or r["tier"] for r in rows)),
             "escalations": dict(Counter(str(r.get("escalations", 0)) for r in rows)),
+            # questions the answerability check sent up the ladder at least once (extend_before_abstaining)
+            "check_extension_rate": 100 * _mean(float(any(s.get("extended_by") == "check" for s in r.get("steps") or []))
+                                                for r in rows),
             "retrievals_mean": _mean(r.get("retrievals") for r in rows),
             "energy_mean_j": _mean(r.get("energy_j") for r in rows),
             "energy_methods": sorted({r["energy_method"] for r in rows if r.get("energy_method")}),

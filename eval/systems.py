@@ -13,8 +13,9 @@
 * ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
   reranker's best five of ten dense candidates: what reranking alone is worth.
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
-  model's reading); low confidence extends the evidence in place. ``cascade-medium``: session 24's
-  cascade, every question from Medium.
+  model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
+  with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.
+  ``cascade-medium``: session 24's cascade, every question from Medium.
 * ``cascade-question-first``: session 21's cascade: the question before the evidence, with the
   threshold fit on answers in that layout.
 * ``cascade-dense``: the previous release's cascade (session 15's fit): five passages in dense
@@ -92,6 +93,9 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    "tokens of the best five of ten candidates, a multi-hop one at Medium, 128; extended in place while "
                    "the answer is unsure",
                    PipelineConfig(policy="cascade")),
+            System("cascade-extend", "the cascade, extending the evidence where the check would withhold an answer it "
+                   "accepted (abstaining only at the top of the ladder)",
+                   PipelineConfig(policy="cascade", extend_before_abstaining=True)),
             System("cascade-medium", "session 24's cascade: every question at Medium (128 tokens), extended in place to "
                    "Hard while the answer is unsure", PipelineConfig(policy="cascade", multi_hop_threshold=0.0)),
             System("cascade-question-first", "session 21's cascade: the question before the evidence, Medium then Hard "
