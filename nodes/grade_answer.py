@@ -7,8 +7,9 @@ abstention always asks for more evidence while there is a tier left. Otherwise t
 up one tier and the edge sends the question back to compress, which appends evidence in place.
 An answer the generator stopped early (``stop_early``: its confidence was already certain to
 fall short) is extended like any unsure one. The decision is written into the step, so the trace
-shows each one. An accepted answer goes on
-to ``check_answer``, which gives it or abstains; an answer that was extended is never shown.
+shows each one. An accepted answer goes on to ``check_answer``, which gives it, abstains, or (with
+``extend_before_abstaining``) extends it the same way (:func:`extended`); an answer that was
+extended is never shown.
 """
 
 from __future__ import annotations
