@@ -50,7 +50,8 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         f"(default: {PipelineConfig().max_escalations})")
     parser.add_argument("--abstain-threshold", type=float,
                         help="withhold an answer whose probability of being right is below this: 0 never abstains, "
-                             "1 always (default: the threshold fitted on the train splits)")
+                             "1 always (default: the threshold fitted on the train splits; a question read as multi-hop "
+                             "is held to the lower bar this gives it through the check's fitted pair)")
     parser.add_argument("--extend-before-abstaining", action=argparse.BooleanOptionalAction, default=None,
                         help="cascade: where the answerability check would abstain and a tier is left, extend the "
                              "evidence and answer again instead (default: "

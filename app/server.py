@@ -64,7 +64,9 @@ class AskRequest(BaseModel):
     model: Optional[StrictStr] = Field(None, description="generator preset, one of /health's `models`")
     abstain_threshold: Optional[float] = Field(
         None, ge=0.0, le=1.0, description="withhold an answer whose probability of being right is below this: "
-                                          "0 never abstains, 1 always (default: the threshold fitted on the train splits)")
+                                          "0 never abstains, 1 always (default: the threshold fitted on the train splits); "
+                                          "a question read as multi-hop is held to the bar this gives it through the "
+                                          "check's fitted pair (lower)")
     multi_hop_threshold: Optional[float] = Field(
         None, ge=0.0, le=1.0, description="the cascade starts a question at least this likely multi-hop at the multi-hop "
                                           "tier (Medium), any other at Easy: 0 starts every question there, 1 none "
@@ -84,6 +86,8 @@ class AnswerabilityCheck(BaseModel):
                                 "unchecked (no model loaded, or a closed-book answer)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
+    multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
+                                                        "multi-hop, which the threshold followed (null: no reading)")
     withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
 
 

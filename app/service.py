@@ -126,12 +126,13 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
 
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
-    threshold, and the answer it withheld."""
+    threshold (and whether it was a multi-hop question's), and the answer it withheld."""
     if not check:
         return None
     score = check.get("score")
     return {"decision": check["decision"], "by": check["by"], "score": None if score is None else round(score, 4),
-            "threshold": round(check["threshold"], 4), "withheld_answer": check.get("withheld_answer")}
+            "threshold": round(check["threshold"], 4), "multi_hop": check.get("multi_hop"),
+            "withheld_answer": check.get("withheld_answer")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -303,7 +304,7 @@ class RAGService:
         if self.pipeline.abstain_threshold is not None:
             return self.pipeline.abstain_threshold
         check = self.check_for(model)
-        return check.threshold_for(self.pipeline.extend_before_abstaining) if check is not None else 0.0
+        return check.threshold if check is not None else 0.0
 
     @property
     def default_abstain_threshold(self) -> float:

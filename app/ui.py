@@ -195,7 +195,8 @@ def figures(result: dict[str, Any]) -> str:
     check = result.get("answerability") or {}
     if check.get("score") is not None:
         # three decimals, as the "Abstain below" setting shows the threshold
-        rows.append(("answerability", f"{check['score']:.3f} against threshold {round(check['threshold'], 3):g}: "
+        bar = " (a multi-hop question's)" if check.get("multi_hop") else ""
+        rows.append(("answerability", f"{check['score']:.3f} against threshold {round(check['threshold'], 3):g}{bar}: "
                                       f"{check['decision']}"))
     if trace.get("gate"):
         gate = trace["gate"]
@@ -533,7 +534,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                 label="Abstain below", buttons=[],
                                 info="how likely an answer must be to be right to be given; below it the chat "
                                      "says the knowledge base does not hold the answer (0: always answer; choosing a model sets "
-                                     "its check's fitted threshold)")
+                                     "its check's fitted threshold; a multi-hop question is held to a lower bar that "
+                                     "moves with this one)")
             abstain_default = gr.Button("↺ the model's fitted threshold", size="sm", elem_id="abstain-default")
             multi_hop = gr.Slider(0.0, 1.0, value=default_settings["multi_hop"] or 0.0, step=0.01, elem_id="multi-hop",
                                   label="Multi-hop from", visible=multi_hop_default is not None,

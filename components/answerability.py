@@ -108,17 +108,39 @@ class AnswerabilityModel(LogisticModel):
         """Whether scoring needs the generator's answer probe."""
         return ANSWER_PROBE in self.features
 
-    def threshold_for(self, extending: bool) -> float:
-        """The default abstention threshold: with ``extending`` (``extend_before_abstaining``, where a
-        withheld answer first goes up the cascade's ladder), the one fitted for that way
-        (``metadata["threshold_extending"]``, by ``python -m training.extend_check fit``) when the model
-        has one; else :attr:`threshold`."""
-        fitted = self.metadata.get("threshold_extending") if extending else None
-        return self.threshold if fitted is None else float(fitted)
+    @property
+    def multi_hop_threshold(self) -> float | None:
+        """The threshold fitted for the questions the question-type model reads as multi-hop
+        (``metadata["threshold_multi_hop"]``), or ``None`` when the model has one threshold for all."""
+        fitted = self.metadata.get("threshold_multi_hop")
+        return None if fitted is None else float(fitted)
+
+    def threshold_for(self, knob: float | None, multi_hop: bool | None) -> float:
+        """The threshold one question's answer is checked against, from the one knob
+        (``abstain_threshold``; ``None``: the fitted :attr:`threshold`) and the question-type model's
+        reading of the question (``None``: none was made).
+
+        A model fit with a threshold per question type (:attr:`multi_hop_threshold`) checks a
+        single-hop question (or one without a reading) against the knob itself, and a multi-hop one
+        against the knob carried through the fitted pair: 0 stays 0 (never abstain), the fitted
+        threshold becomes the fitted multi-hop one, 1 stays 1 (always abstain), linear in between.
+        So the knob keeps its meaning at both ends and moves both thresholds the same way."""
+        knob = self.threshold if knob is None else knob
+        return carried(knob, self.threshold, self.multi_hop_threshold) if multi_hop else knob
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_MODEL) -> "AnswerabilityModel":
         return super().load(path)
+
+
+def carried(knob: float, fitted: float, fitted_multi_hop: float | None) -> float:
+    """The multi-hop threshold for ``knob``: the piecewise-linear map through (0, 0), (``fitted``,
+    ``fitted_multi_hop``) and (1, 1); ``knob`` itself when there is no multi-hop threshold."""
+    if fitted_multi_hop is None or not 0.0 < fitted < 1.0:
+        return knob
+    if knob <= fitted:
+        return knob * fitted_multi_hop / fitted
+    return fitted_multi_hop + (knob - fitted) * (1.0 - fitted_multi_hop) / (1.0 - fitted)
 
 
 fit_logistic = functools.partial(logistic.fit_logistic, model=AnswerabilityModel)

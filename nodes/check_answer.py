@@ -96,11 +96,15 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     answer = state.get("answer", step["answer"])
     evidence = state.get("evidence") or []
     model = ctx.check  # the answerability model for this generator (without the probe when it has none)
-    threshold = settings.get("abstain_threshold")
-    if threshold is None:
-        threshold = model.threshold_for(bool(settings.get("extend_before_abstaining"))) if model is not None else 0.0
+    knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
+    if model is not None:
+        threshold = model.threshold_for(knob, multi_hop)
+    else:
+        threshold = 0.0 if knob is None else knob
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
-                                 "features": {}}
+                                 "multi_hop": multi_hop, "features": {}}
+    if model is not None and model.multi_hop_threshold is not None:  # how the knob maps, to replay another knob
+        check["fitted_thresholds"] = [model.threshold, model.multi_hop_threshold]
     features = answer_features(question, answer, step, evidence, state.get("passages") or [],
                                state.get("escalations", 0) > 0)
     if features is not None and step.get("answer_probe") is not None:

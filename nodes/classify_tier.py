@@ -58,22 +58,31 @@ def probe_route(ctx: RAGContext, pipeline: PipelineConfig, embedding: Any) -> tu
     return budget, {**route.as_dict(), "probe": features, "inference_ms": (time.perf_counter() - start) * 1000.0}
 
 
-def cascade_start(ctx: RAGContext, pipeline: PipelineConfig, question: str,
-                  embedding: Any) -> tuple[Budget, dict[str, Any] | None]:
-    """The tier the cascade starts at: ``multi_hop_tier`` for a question the question-type model calls
-    multi-hop, else the cheapest tier of the ladder; and the model's reading for the trace (``None``
-    when no model was asked: no ``multi_hop_tier``, or none loaded, when every question starts there)."""
-    cheapest, multi_hop = pipeline.start_tier(), pipeline.multi_hop_tier
-    if multi_hop is None or multi_hop == cheapest:
-        return pipeline.budget(cheapest), None
+def read_question_type(ctx: RAGContext, pipeline: PipelineConfig, question: str, embedding: Any) -> dict[str, Any] | None:
+    """The question-type model's reading of the question: ``P(multi-hop)``, the threshold it is read
+    against (``multi_hop_threshold``, else the model's fitted one) and the time it took; ``None`` when
+    no model is loaded. The cascade starts a multi-hop question higher; the answerability check may
+    hold its answer to another threshold."""
     if ctx.question_type is None:
-        return pipeline.budget(multi_hop), None
+        return None
     start = time.perf_counter()
     probability = ctx.question_type.multi_hop_probability(question, embedding.tolist())
     threshold = ctx.question_type.threshold if pipeline.multi_hop_threshold is None else pipeline.multi_hop_threshold
-    tier = multi_hop if probability >= threshold else cheapest
-    return pipeline.budget(tier), {"multi_hop_probability": probability, "threshold": threshold, "start": tier,
-                                   "inference_ms": (time.perf_counter() - start) * 1000.0}
+    return {"multi_hop_probability": probability, "threshold": threshold,
+            "inference_ms": (time.perf_counter() - start) * 1000.0}
+
+
+def cascade_start(pipeline: PipelineConfig, reading: dict[str, Any] | None) -> tuple[Budget, dict[str, Any] | None]:
+    """The tier the cascade starts at: ``multi_hop_tier`` for a question the question-type model reads
+    as multi-hop, else the cheapest tier of the ladder; and the reading with that start for the trace
+    (``None`` when it did not decide: no ``multi_hop_tier``, or no model, when every question starts there)."""
+    cheapest, multi_hop = pipeline.start_tier(), pipeline.multi_hop_tier
+    if multi_hop is None or multi_hop == cheapest:
+        return pipeline.budget(cheapest), None
+    if reading is None:
+        return pipeline.budget(multi_hop), None
+    tier = multi_hop if reading["multi_hop_probability"] >= reading["threshold"] else cheapest
+    return pipeline.budget(tier), {**reading, "start": tier}
 
 
 def self_route(ctx: RAGContext, pipeline: PipelineConfig, question: str) -> tuple[Budget, dict[str, Any]]:
@@ -110,6 +119,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     embedding = np.asarray(stored, dtype=np.float32) if stored else ctx.embedder.embed_query(question)
     trace: dict[str, Any] = {"policy": pipeline.policy}
     update: dict[str, Any] = {}
+    reading = read_question_type(ctx, pipeline, question, embedding)
     signal, threshold = pipeline.confidence_signal, pipeline.accept_threshold
     if pipeline.policy == "retrieve-or-not":
         budget, trace["gate"] = gate(ctx, pipeline, embedding)
@@ -130,7 +140,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     elif pipeline.policy == "probe-router":
         budget, trace["probe_router"] = probe_route(ctx, pipeline, embedding)
     elif pipeline.policy == "cascade":
-        budget, question_type = cascade_start(ctx, pipeline, question, embedding)
+        budget, question_type = cascade_start(pipeline, reading)
         if question_type is not None:
             trace["question_type"] = question_type
     else:
@@ -158,6 +168,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "max_corrections": pipeline.max_corrections,
         "abstain_threshold": pipeline.abstain_threshold,
         "extend_before_abstaining": pipeline.extend_before_abstaining,
+        "multi_hop": None if reading is None else reading["multi_hop_probability"] >= reading["threshold"],
     }
     trace.update({"tier": budget.name, "budget": budget.as_dict()})
     return {**update, "settings": settings, "query_embedding": embedding.tolist(), "trace": trace}

@@ -132,6 +132,7 @@ class Settings(TypedDict):
     max_corrections: int
     abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
     extend_before_abstaining: NotRequired[bool]  # below the threshold, extend the evidence while the ladder allows
+    multi_hop: NotRequired[bool | None]  # the question-type model's reading of the question; None: no model loaded
 
 
 
@@ -255,7 +256,9 @@ class AnswerabilityTrace(TypedDict):
     decision: str  # "answer" or "abstain"
     by: str  # "model" (the model itself abstained), "score" (the answerability score decided), "unchecked"
     score: float | None  # the probability that the answer is right; None when unchecked
-    threshold: float  # abstain below this score
+    threshold: float  # abstain below this score (the knob, carried through the fitted pair for a multi-hop question)
+    multi_hop: NotRequired[bool | None]  # the question-type model's reading the threshold followed; None: no reading
+    fitted_thresholds: NotRequired[list[float]]  # the model's fitted single-hop and multi-hop thresholds, when it has both
     features: dict[str, float]  # what the score was computed from
     features_version: NotRequired[int]  # how they were computed (components.answerability.FEATURES_VERSION)
     withheld_answer: NotRequired[str]  # the answer not given, when the score abstained

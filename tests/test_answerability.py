@@ -49,6 +49,18 @@ class TestAnswerabilityModel:
         with pytest.raises(AnswerabilityModelError, match="missing"):
             model().score({"top_score": 0.3})
 
+    def test_the_knob_is_carried_through_the_fitted_pair_for_a_multi_hop_question(self):
+        m = model(threshold=0.4, threshold_multi_hop=0.1)
+        assert m.multi_hop_threshold == 0.1 and model().multi_hop_threshold is None
+        assert [m.threshold_for(k, False) for k in (None, 0.0, 0.2, 1.0)] == [0.4, 0.0, 0.2, 1.0]
+        assert m.threshold_for(None, None) == 0.4  # no reading: the knob itself
+        carried = [m.threshold_for(k, True) for k in (0.0, 0.2, 0.4, 0.7, 1.0)]
+        assert carried == pytest.approx([0.0, 0.05, 0.1, 0.55, 1.0])
+        knobs = [i / 100 for i in range(101)]
+        thresholds = [m.threshold_for(k, True) for k in knobs]
+        assert thresholds == sorted(thresholds)  # monotone
+        assert model(threshold=0.4).threshold_for(0.3, True) == 0.3  # one threshold for all
+
     def test_save_and_load_round_trip(self, tmp_path):
         m = model(features=("support", "self_check"), coef=(1.5, -0.5), threshold=0.3, fit_on=["squad train"])
         m.save(tmp_path / "m.json")
@@ -193,12 +205,16 @@ class TestCheckAnswer:
         assert out["trace"]["answerability"]["threshold"] == 0.99
         assert out["trace"]["answerability"]["decision"] == "abstain"
 
-    def test_extending_first_has_its_own_fitted_threshold(self, ctx):
-        m = model(threshold=0.2, threshold_extending=0.99)
-        assert m.threshold_for(False) == 0.2 and m.threshold_for(True) == 0.99 and model().threshold_for(True) == 0.5
-        out = check_answer(self.extending_state(ladder=()) | {"settings": {
-            **self.extending_state(ladder=())["settings"], "abstain_threshold": None}}, self.runtime(ctx, m))
-        assert out["trace"]["answerability"]["threshold"] == 0.99
+    def test_a_multi_hop_question_is_held_to_its_own_threshold(self, ctx):
+        m = model(threshold=0.4, threshold_multi_hop=0.1)
+        single, multi = self.state(), self.state()
+        multi["settings"] = {**multi["settings"], "multi_hop": True}
+        single_check = check_answer(single, self.runtime(ctx, m))["trace"]["answerability"]
+        multi_check = check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]
+        assert single_check["threshold"] == 0.4 and multi_check["threshold"] == pytest.approx(0.1)
+        assert multi_check["multi_hop"] is True and multi_check["fitted_thresholds"] == [0.4, 0.1]
+        multi["settings"]["abstain_threshold"] = 0.2  # the knob moves both
+        assert check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]["threshold"] == pytest.approx(0.05)
 
     def test_the_models_own_abstention_stays(self, ctx):
         out = check_answer(self.state(abstained=True), self.runtime(ctx, model()))
@@ -320,6 +336,28 @@ class TestFitting:
         # abstaining below 0.8 drops the wrong HotpotQA answer (no loss) and the unanswerable SQuAD one (a gain)
         assert 0.2 < chosen["threshold"] <= 0.8 and chosen["squad_f1"] == 100.0 and chosen["hotpotqa_f1"] == 50.0
 
+    def test_a_threshold_per_question_type(self):
+        from training.answerability import choose_by_type, read_multi_hop
+
+        def run(dataset, answerable, f1, tier):
+            return {"dataset": dataset, "answerable": answerable, "f1": f1, "final_tier": tier, "escalations": 0,
+                    "answerability": {"by": "score"}}
+
+        runs = [run("squad", False, 0.0, "easy"), run("squad", True, 1.0, "easy"), run("squad", False, 0.0, "medium"),
+                run("hotpotqa", True, 1.0, "medium"), run("hotpotqa", True, 0.0, "medium")]
+        assert [read_multi_hop(r) for r in runs] == [False, False, True, True, True]
+        assert read_multi_hop({**runs[0], "answerability": {"by": "score", "multi_hop": True}}) is True
+        scores = {0: 0.3, 1: 0.6, 2: 0.2, 3: 0.25, 4: 0.1}
+        chosen = choose_by_type(runs, scores, max_hotpot_loss=1.0, max_answerable_loss=None)
+        # single-hop: withhold the unanswerable 0.3, keep the right 0.6 (the lowest such: 0.6); multi-hop: withhold the
+        # unanswerable SQuAD 0.2 and the wrong HotpotQA 0.1, keep the right HotpotQA 0.25 (the lowest such: 0.25)
+        assert chosen["threshold"] == 0.6 and chosen["threshold_multi_hop"] == 0.25
+        assert chosen["squad_f1"] == 100.0 and chosen["hotpotqa_f1"] == 50.0
+        one = choose(sweep(runs, scores), max_hotpot_loss=1.0)
+        assert one["squad_f1"] < chosen["squad_f1"]
+        strict = choose_by_type(runs, scores, max_hotpot_loss=1.0, max_answerable_loss=0.0)
+        assert strict["squad_answerable_f1"] == 100.0
+
     def test_the_recorded_sufficiency_feature_is_left_out_unless_asked_for(self):
         """The recording run scores every feature, the sufficiency scorer's too, with a scorer trained
         on the recorded questions' articles; the default fit must not see that feature."""
@@ -406,6 +444,15 @@ class TestAbstentionFigures:
         assert never["threshold"] == 0.0 and never["f1"] == pytest.approx(60.0) and never["answered"] == 80.0
         assert strict["threshold"] == 0.5 and strict["f1"] == pytest.approx(60.0) and strict["answered"] == 20.0
 
+    def test_the_knob_table_holds_a_multi_hop_question_to_what_the_knob_gives_it(self):
+        from eval.abstention import at_threshold
+
+        multi = self.record(True, 1.0, False, 0.15)
+        multi["answerability"].update(multi_hop=True, fitted_thresholds=[0.4, 0.1])
+        # knob 0.2: a single-hop question is held to 0.2, this one to 0.05: it is answered
+        assert at_threshold([multi], 0.2)["answered"] == 100.0
+        assert at_threshold([{**multi, "answerability": {**multi["answerability"], "multi_hop": False}}], 0.2)["answered"] == 0
+
     def test_records_without_a_check_have_no_table(self):
         from eval.abstention import abstention_figures
 
@@ -434,6 +481,17 @@ class TestRescore:
         assert [r["f1"] for r in out[:2]] == [1.0, 1.0] and out[1]["answerability"]["decision"] == "abstain"
         assert out[2] == records[2]
         assert [r["prediction"] for r in rescored(records, model(), threshold=0.99)] == ["", "", ""]
+
+    def test_a_question_read_as_multi_hop_is_replayed_at_its_own_threshold(self):
+        from eval.rescore import rescored
+
+        record = self.record("a", True, 0.5, "Paris", ["Paris"])  # score 0.5
+        record["answerability"]["multi_hop"] = True
+        m = model(threshold=0.6, threshold_multi_hop=0.3)
+        assert rescored([record], m)[0]["prediction"] == "Paris"  # held to 0.3
+        assert rescored([record], m)[0]["answerability"]["threshold"] == pytest.approx(0.3)
+        single = {**record, "answerability": {**record["answerability"], "multi_hop": False}}
+        assert rescored([single], m)[0]["prediction"] == ""  # held to 0.6
 
     def test_features_of_an_older_version_are_corrected_before_scoring(self):
         from eval.rescore import rescored

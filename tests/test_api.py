@@ -122,6 +122,8 @@ class TestStream:
         reading = body["question_type"]
         assert body["tier"] == reading["start"] and reading["threshold"] == QuestionTypeModel.load().threshold
         assert 0.0 <= reading["multi_hop_probability"] <= 1.0
+        # the check followed the same reading (its threshold: the knob, or what the knob gives a multi-hop question)
+        assert body["answerability"]["multi_hop"] == (reading["start"] == "medium")
 
     def test_the_multi_hop_threshold_moves_the_start(self, ctx):
         """At 0 every question counts as multi-hop and starts at Medium; at 1 only a certain one does,

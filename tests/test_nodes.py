@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from langgraph.runtime import Runtime
 
-from pipeline.configuration import ConfigurationError, QuestionError
+from pipeline.configuration import ConfigurationError, PipelineConfig, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import extend_evidence, select_evidence
 from nodes.generate import attribute, below_threshold, cite, confidence, split_citations
@@ -126,6 +126,16 @@ class TestCascadeStart:
         assert out["settings"]["tier"] == "medium" and "question_type" not in out["trace"]  # the start before session 25
         out = run(classify_tier, {"question": self.LONG}, self.runtime_with(runtime, self.by_length(), multi_hop_tier=None))
         assert out["settings"]["tier"] == "easy" and "question_type" not in out["trace"]
+
+    def test_every_policy_reads_the_question_for_the_check(self, runtime):
+        """The answerability check may hold a multi-hop question to another threshold: the reading is
+        in the settings whatever the policy, and ``None`` without a model."""
+        for policy in ("baseline", "cascade"):
+            rt = self.runtime_with(runtime, self.by_length())
+            rt = Runtime(context=dataclasses.replace(rt.context, pipeline=PipelineConfig(policy=policy)))
+            assert run(classify_tier, {"question": self.LONG}, rt)["settings"]["multi_hop"] is True
+            assert run(classify_tier, {"question": self.SHORT}, rt)["settings"]["multi_hop"] is False
+        assert run(classify_tier, {"question": self.LONG}, self.runtime_with(runtime, None))["settings"]["multi_hop"] is None
 
     def test_the_shipped_model_reads_the_question_embedding(self, runtime):
         from components.question_type import QuestionTypeModel
