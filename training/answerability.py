@@ -51,7 +51,7 @@ from components.short_answer import short_answer
 from components.sufficiency import DEFAULT_SCORER
 from eval.abstention import CORRECT_F1, abstention_f1, is_right, risk_coverage
 from eval.metrics import exact_match, f1_score
-from pipeline.configuration import ANSWER_FORMS
+from pipeline.configuration import ANSWER_FORMS, DEFAULT_TIERS, PipelineConfig
 from prompts import ABSTENTION
 from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
@@ -181,6 +181,62 @@ def choose(table: Sequence[Mapping[str, float]], max_hotpot_loss: float) -> Mapp
     return max(allowed, key=lambda row: (round(row["squad_f1"], 9), -row["threshold"]))
 
 
+def read_multi_hop(run: Mapping[str, Any]) -> bool | None:
+    """The question-type model's reading of a training question: recorded by the check since
+    session 30; before, where the cascade that answered it started (a multi-hop reading starts at
+    ``multi_hop_tier``), ``None`` for a run without its tiers."""
+    check = run.get("answerability") or {}
+    if "multi_hop" in check:
+        return check["multi_hop"]
+    tiers = list(DEFAULT_TIERS)
+    if run.get("final_tier") not in tiers:
+        return None
+    return tiers[tiers.index(run["final_tier"]) - int(run.get("escalations") or 0)] == PipelineConfig().multi_hop_tier
+
+
+def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], max_hotpot_loss: float,
+                   max_answerable_loss: float | None) -> dict[str, float]:
+    """A threshold for the questions read as single-hop (and those without a reading) and one for
+    those read as multi-hop (:func:`read_multi_hop`): the pair with the best SQuAD train F1 that
+    loses at most ``max_hotpot_loss`` HotpotQA train F1 points and (unless ``None``) at most
+    ``max_answerable_loss`` F1 points on SQuAD's answerable questions to never abstaining; the
+    lowest such on ties. Each question's decision depends on its own type's threshold only, so every
+    figure is a sum of one term per type, and the whole grid of pairs is searched."""
+    multi = [bool(read_multi_hop(r)) for r in runs]
+    groups = {"squad": [r["dataset"] == "squad" for r in runs], "hotpotqa": [r["dataset"] == "hotpotqa" for r in runs],
+              "answerable": [r["dataset"] == "squad" and bool(r["answerable"]) for r in runs]}
+
+    def terms(kind: bool) -> tuple[list[float], dict[str, np.ndarray]]:
+        """The candidate thresholds of one type and, per group, its questions' F1 sum at each."""
+        mine = [i for i in range(len(runs)) if multi[i] == kind]
+        candidates = sorted({0.0, *(scores[i] for i in mine if i in scores)})
+        sums = {}
+        for group, member in groups.items():
+            rows = [i for i in mine if member[i]]
+            sums[group] = np.array([sum(abstention_f1(runs[i], runs[i]["answerability"]["by"] == "model"
+                                                      or (i in scores and scores[i] < t)) for i in rows)
+                                    for t in candidates])
+        return candidates, sums
+
+    single, single_sums = terms(False)
+    multiple, multi_sums = terms(True)
+    sizes = {group: max(1, sum(member)) for group, member in groups.items()}
+    figure = {group: 100 * (single_sums[group][:, None] + multi_sums[group][None, :]) / sizes[group] for group in groups}
+    allowed = figure["hotpotqa"] >= figure["hotpotqa"][0, 0] - max_hotpot_loss - 1e-9
+    if max_answerable_loss is not None:
+        allowed &= figure["answerable"] >= figure["answerable"][0, 0] - max_answerable_loss - 1e-9
+    best = np.where(allowed, np.round(figure["squad"], 9), -np.inf)
+    i, j = np.unravel_index(int(np.argmax(best)), best.shape)  # the first maximum: the lowest thresholds
+    answered = {d: 100 * float(np.mean([not (r["answerability"]["by"] == "model" or (n in scores and scores[n] <
+                                          (multiple[j] if multi[n] else single[i])))
+                                          for n, r in enumerate(runs) if r["dataset"] == d])) for d in ("squad", "hotpotqa")}
+    return {"threshold": single[i], "threshold_multi_hop": multiple[j], "squad_f1": float(figure["squad"][i, j]),
+            "hotpotqa_f1": float(figure["hotpotqa"][i, j]), "squad_answerable_f1": float(figure["answerable"][i, j]),
+            "squad_answered": answered["squad"], "hotpotqa_answered": answered["hotpotqa"],
+            "multi_hop_questions": {d: sum(m for m, r in zip(multi, runs, strict=True) if r["dataset"] == d)
+                                    for d in ("squad", "hotpotqa")}}
+
+
 def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool = False) -> float:
     """The median time per question added by ``checks`` self-check calls and, with ``sufficiency``,
     the sufficiency scorer's pass (% of the median without any), from the recording run, where every
@@ -212,8 +268,10 @@ def having(scored: Sequence[Mapping[str, Any]], features: Sequence[str]) -> list
 
 
 def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float,
-        confidence: float = 0.0, require: str | None = None) -> dict[str, Any]:
-    """Fit and compare the candidates; ``require``: choose among those using this feature only."""
+        confidence: float = 0.0, require: str | None = None, by_type: bool = False,
+        max_answerable_loss: float | None = None) -> dict[str, Any]:
+    """Fit and compare the candidates; ``require``: choose among those using this feature only;
+    ``by_type``: a threshold per question type (:func:`choose_by_type`) instead of one for all."""
     scored = checked(runs)
     positions = {id(r): i for i, r in enumerate(runs)}
     labels = [is_right(r) for r in scored]
@@ -235,6 +293,9 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                             "time_added": time_added(runs, len(checks), SUFFICIENCY in extra), "table": table,
                             "chosen": dict(chosen),
                             "curve": curve}
+        if by_type:
+            candidates[name]["one_threshold"] = candidates[name]["chosen"]
+            candidates[name]["chosen"] = choose_by_type(runs, by_position, max_hotpot_loss, max_answerable_loss)
     # a self-check costs a model call: only candidates within the time budget may be chosen
     eligible = [n for n, c in candidates.items()
                 if c["time_added"] <= max_time_added and (require is None or require in c["features"])]
@@ -253,6 +314,9 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                                 "questions": len(runs), "scored_answers": len(answers),
                                 "label": f"answerable and token F1 >= {CORRECT_F1}",
                                 "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
+                                **({"threshold_multi_hop": best["chosen"]["threshold_multi_hop"],
+                                    "threshold_one": best["one_threshold"]["threshold"],
+                                    "max_answerable_loss": max_answerable_loss} if by_type else {}),
                                 "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
                                 "max_time_added": max_time_added, "command": "python -m training.answerability fit"})
 
@@ -264,7 +328,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
     return {"single": single, "candidates": candidates, "pick": pick, "model": final_model(pick), "runs": len(runs),
             "fallback_pick": fallback, "fallback": final_model(fallback) if fallback else None,
             "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
-            "confidence": confidence}
+            "confidence": confidence, "by_type": by_type, "max_answerable_loss": max_answerable_loss}
 
 
 def _fmt(value: float) -> str:
@@ -302,6 +366,8 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
     for f, value in sorted(result["single"].items(), key=lambda item: -abs(item[1] - 0.5)):
         lines.append(f"| `{f}` | {FEATURES[f]} | {_fmt(value)} |")
     lines += ["", "## Logistic regressions (5-fold cross-validation on train, out-of-fold scores)", "",
+              *([("Each candidate's thresholds are chosen by question type (below); the table gives the single-hop one "
+                  "and the figures of the pair."), ""] if result.get("by_type") else []),
               "| features | AUROC | threshold | SQuAD train F1 | HotpotQA train F1 | SQuAD answered | HotpotQA answered "
               "| median time added |",
               "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -322,12 +388,30 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
                   "the generator computes anyway, so its time added is counted as 0."]
     lines += ["", f"Never abstaining (threshold 0): SQuAD train F1 {never['squad_f1']:.1f}, "
               f"HotpotQA train F1 {never['hotpotqa_f1']:.1f}.", "",
-              f"**Chosen: `{result['pick']}`**, threshold **{chosen['threshold']:.3f}** (the best SQuAD train F1 that "
-              f"loses at most {result['max_hotpot_loss']} HotpotQA train F1 points"
-              + (f" in {100 * result['confidence']:.0f}% of bootstrap resamples of its questions" if result["confidence"] else "")
-              + f"), among the candidates that add at most "
+              f"**Chosen: `{result['pick']}`**, "
+              + (f"thresholds **{chosen['threshold']:.3f}** (single-hop) and **{chosen['threshold_multi_hop']:.3f}** "
+                 "(multi-hop), chosen by question type as below," if result.get("by_type") else
+                 f"threshold **{chosen['threshold']:.3f}** (the best SQuAD train F1 that loses at most "
+                 f"{result['max_hotpot_loss']} HotpotQA train F1 points"
+                 + (f" in {100 * result['confidence']:.0f}% of bootstrap resamples of its questions" if result["confidence"]
+                    else "") + "),")
+              + " among the candidates that add at most "
               f"{result['max_time_added']}% to the median time per question: each self-check is a model call of a few "
               "dozen prompt tokens.",
+              *(["", f"**A threshold per question type** (`--by-question-type`): the questions the question-type model "
+                     f"reads as multi-hop ({chosen['multi_hop_questions']['hotpotqa']} of the HotpotQA and "
+                     f"{chosen['multi_hop_questions']['squad']} of the SQuAD training questions) are held to "
+                     f"**{chosen['threshold_multi_hop']:.3f}**, the others to **{chosen['threshold']:.3f}**: the pair with "
+                     f"the best SQuAD train F1 that loses at most {result['max_hotpot_loss']} HotpotQA train F1 points"
+                     + ("" if result["max_answerable_loss"] is None else
+                        f" and at most {result['max_answerable_loss']} F1 points on SQuAD's answerable questions")
+                     + " to never abstaining. SQuAD train F1 "
+                     f"{chosen['squad_f1']:.1f} (answerable {chosen['squad_answerable_f1']:.1f}), HotpotQA "
+                     f"{chosen['hotpotqa_f1']:.1f}; one threshold for all by the same HotpotQA rule ("
+                     f"{best['one_threshold']['threshold']:.3f}, the table below) gives SQuAD "
+                     f"{best['one_threshold']['squad_f1']:.1f}. The knob (`abstain_threshold`) is the single-hop "
+                     "threshold; a multi-hop question's follows it through the fitted pair "
+                     "(`AnswerabilityModel.threshold_for`)."] if result.get("by_type") else []),
               *(["", f"For a generator the answer probe does not read (another model), the pipeline checks with "
                          f"`{result['fallback_pick']}` (`{shown_path(FALLBACK_MODEL)}`), the best candidate without the "
                          "probe by the same rule."] if result.get("fallback_pick") else []),
@@ -346,6 +430,7 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
               "| --- | --- | --- | --- | --- | --- |"]
     table = best["table"]
     step = max(1, len(table) // 20)
+    chosen = best.get("one_threshold", chosen)
     for row in [*table[::step], chosen]:
         mark = " ← chosen" if row is chosen else ""
         lines.append(f"| {row['threshold']:.3f}{mark} | {row['squad_f1']:.1f} | {row['squad_answered']:.0f}% | "
@@ -478,7 +563,8 @@ def fit_command(args: argparse.Namespace) -> int:
     if args.answer_probe_scores is not None:
         runs = with_probe_scores(runs, read_scores(args.answer_probe_scores, ANSWER_PROBE))
     start = time.perf_counter()
-    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence, args.require)
+    result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence, args.require,
+                 args.by_question_type, args.max_answerable_loss)
     result["probe_source"] = None if args.answer_probe_scores is None else f"`{shown_path(args.answer_probe_scores)}`"
     result["sufficiency_source"] = (None if args.sufficiency is None else "the shipped scorer" if args.sufficiency_scores is None
                                     else f"`{shown_path(args.sufficiency_scores)}`")
@@ -529,6 +615,12 @@ def main(argv: list[str] | None = None) -> int:
                                  f"generators the probe does not read (default: {shown_path(FALLBACK_MODEL)})")
     fit_parser.add_argument("--require", choices=sorted(FEATURES), default=None,
                             help="choose among the candidates that use this feature only (for a check shipped as an option)")
+    fit_parser.add_argument("--by-question-type", action=argparse.BooleanOptionalAction, default=True,
+                            help="a threshold for the questions the question-type model reads as multi-hop and one for "
+                                 "the rest (default: on; --no-by-question-type fits one for all)")
+    fit_parser.add_argument("--max-answerable-loss", type=lambda v: None if v == "none" else float(v), default=3.0,
+                            help="with --by-question-type, SQuAD answerable train F1 points the thresholds may lose to "
+                                 "false abstentions (default 3; 'none': no bound)")
     fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
                             help="bound the HotpotQA loss at this bootstrap quantile, e.g. "
                                  f"{LOSS_CONFIDENCE} (default 0: the point estimate)")
@@ -539,6 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "fit" and not 0 <= args.loss_confidence < 1:
         parser.error(f"--loss-confidence must be 0 or within (0, 1), got {args.loss_confidence}")
+    if args.command == "fit" and args.by_question_type and args.loss_confidence:
+        parser.error("--loss-confidence bounds one threshold's loss: use it with --no-by-question-type")
     return run(args) if args.command == "run" else fit_command(args)
 
 
