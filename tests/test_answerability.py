@@ -560,3 +560,22 @@ class TestExtendBeforeAbstaining:
         assert never["squad_f1"] == 0.0 and never["hotpotqa_f1"] == 0.0 and never["hotpotqa_extended_by_check"] == 0
         assert strict["squad_f1"] == 100.0 and strict["squad_unanswerable_abstained"] == 100.0
         assert strict["hotpotqa_f1"] == 100.0 and strict["hotpotqa_tokens"] == 200
+
+    def test_a_pair_of_thresholds_by_where_the_cascade_started(self):
+        from training.extend_check import choose_pair
+
+        def record(dataset, answerable, tier, *f1s):
+            return {"dataset": dataset, "answerable": answerable,
+                    "steps": [{**self.step(f1), "tier": t} for f1, t in zip(f1s, (tier, "hard"), strict=False)]}
+
+        records = [record("squad", False, "easy", 0.0, 0.0), record("squad", True, "easy", 1.0, 1.0),
+                   record("hotpotqa", True, "medium", 0.0, 1.0)]
+        scores = [[0.2, 0.3], [0.6, 0.7], [0.1, 0.5]]
+        at_once = choose_pair(records, scores, [False] * 3, max_hotpot_loss=0.0, max_answerable_loss=0.0)
+        # single-hop: withhold the unanswerable 0.2, keep 0.6 (the lowest such candidate: 0.3); multi-hop:
+        # withholding 0.1 loses nothing (its F1 is 0)
+        assert at_once["threshold"] == 0.3 and at_once["squad_f1"] == 100.0 and at_once["hotpotqa_f1"] == 0.0
+        extending = choose_pair(records, scores, [True] * 3, max_hotpot_loss=0.0, max_answerable_loss=0.0)
+        # extending the multi-hop question's withheld answer reaches the right one (0.5)
+        assert extending["threshold_multi_hop"] == 0.5 and extending["hotpotqa_f1"] == 100.0
+        assert extending["hotpotqa_extended_by_check"] == 100.0 and extending["hotpotqa_tokens"] == 200

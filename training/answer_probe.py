@@ -65,14 +65,19 @@ SAVE_EVERY = 20
 
 
 class HiddenRecorder(BaseCallbackHandler):
-    """A LangChain callback handler that keeps the hidden states of the latest reply that has them."""
+    """A LangChain callback handler that keeps the hidden states of the latest reply that has them;
+    with ``keep_replies``, also each reply's (``None`` for one without) in ``replies``, which its user empties."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_replies: bool = False) -> None:
         self.latest: Mapping[int, Sequence[float]] | None = None
+        self.keep_replies = keep_replies
+        self.replies: list[Mapping[int, Sequence[float]] | None] = []
 
     def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
         message = getattr(response.generations[0][0], "message", None)
         hidden = (getattr(message, "response_metadata", None) or {}).get("hidden_states")
+        if self.keep_replies:
+            self.replies.append(hidden or None)
         if hidden:
             self.latest = hidden
 
@@ -105,12 +110,13 @@ def answering_system():
     return System("cascade", "the shipped cascade, as the check's training run answered", PipelineConfig(abstain_threshold=0.0))
 
 
-def reading(contexts: Mapping[Any, Any], layers: Sequence[int]) -> tuple[HiddenRecorder, int, str]:
+def reading(contexts: Mapping[Any, Any], layers: Sequence[int], keep_replies: bool = False
+            ) -> tuple[HiddenRecorder, int, str]:
     """Set the contexts' generator to read ``layers`` at each answer's first token; the recorder that
-    keeps each reading, the layers' width and the model file's name."""
+    keeps each reading (:class:`HiddenRecorder`), the layers' width and the model file's name."""
     generator = next(iter(contexts.values())).generator
     generator.hidden_layers = tuple(layers)
-    recorder = HiddenRecorder()
+    recorder = HiddenRecorder(keep_replies)
     generator.callbacks = [recorder]
     return recorder, generator.hidden_size, Path(generator.model_path).name
 
