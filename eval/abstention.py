@@ -97,7 +97,12 @@ def abstention_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | No
         "f1_answerable_unchecked": pct([r["f1_unchecked"] for r in answerable]),
         "false_abstention": pct([_abstained(r) for r in answerable]),
         "by_model": pct([r["answerability"]["by"] == "model" for r in rows]),
-        "threshold": checked[0]["answerability"]["threshold"],
+        # the knob's threshold (a single-hop question's) and, where the check held multi-hop ones to another, theirs
+        "threshold": next((r["answerability"]["threshold"] for r in rows if not r["answerability"].get("multi_hop")),
+                          checked[0]["answerability"]["threshold"]),
+        "threshold_multi_hop": next((r["answerability"]["threshold"] for r in rows if r["answerability"].get("multi_hop")),
+                                    None),
+        "multi_hop": pct([bool(r["answerability"].get("multi_hop")) for r in rows]),
         "check_p50_ms": statistics.median(added),
         "latency_p50_ms": statistics.median(latency),
         "latency_p50_without_check_ms": statistics.median([t - a for t, a in zip(latency, added, strict=True)]),

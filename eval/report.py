@@ -176,11 +176,17 @@ def _abstention_table(table: dict[str, dict[str, Any]] | None) -> list[str]:
     for label, key, fmt in (("False abstentions on answerable %", "false_abstention", ".1f"),
                             ("Answered %", "answered", ".1f"),
                             ("Abstained by the model itself %", "by_model", ".1f"),
-                            ("Threshold", "threshold", ".3f"),
                             ("Risk–coverage area (mean risk %, lower is better)", "aurc", ".1f"),
                             ("Check time p50 (ms)", "check_p50_ms", ".1f"),
                             ("Median time added by the check %", "median_time_added", ".1f")):
         lines.append(f"| {label} | " + " | ".join(format(table[n][key], fmt) for n in names) + " |")
+    if any(table[n].get("threshold_multi_hop") is not None for n in names):  # a threshold per question type
+        lines.append("| Threshold (single-hop / multi-hop questions) | " + " | ".join(
+            f"{table[n]['threshold']:.3f} / " + ("–" if table[n].get("threshold_multi_hop") is None
+                                                else f"{table[n]['threshold_multi_hop']:.3f}") for n in names) + " |")
+        lines.append("| Read as multi-hop % | " + " | ".join(f"{table[n].get('multi_hop', 0.0):.1f}" for n in names) + " |")
+    else:
+        lines.append("| Threshold | " + " | ".join(f"{table[n]['threshold']:.3f}" for n in names) + " |")
     if squad:
         lines.append("| Never answering: overall F1 | " + " | ".join(f"{table[n]['never_answer_f1']:.1f}" for n in names)
                      + " |")

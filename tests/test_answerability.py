@@ -438,6 +438,7 @@ class TestAbstentionFigures:
         assert f["false_abstention"] == pytest.approx(100 / 3) and f["unanswerable_abstained"] == 100.0
         assert f["unanswerable_abstained_unchecked"] == 50.0 and f["never_answer_f1"] == 40.0
         assert f["answered"] == 40.0 and f["by_model"] == 20.0 and f["threshold"] == 0.4
+        assert f["threshold_multi_hop"] is None and f["multi_hop"] == 0.0
         assert f["median_time_added"] == pytest.approx(100 * (1000 / 990 - 1))
         assert [c for c, _ in f["curve"]][-1] == 100.0
         never, strict = f["knob"][0], f["knob"][-1]
