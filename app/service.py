@@ -195,9 +195,20 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     note = "The knowledge base does not seem to hold the answer."
     check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
+        score, threshold = apart(check["score"], check["threshold"])
         note += (f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: it is "
-                 f"{check['score']:.0%} likely to be right, below the {check['threshold']:.0%} threshold.")
+                 f"{score} likely to be right, below the {threshold} threshold.")
     return note
+
+
+def apart(score: float, threshold: float) -> tuple[str, str]:
+    """A score and its threshold as percentages, with as few decimals (up to two) as tell them apart:
+    0.120 against 0.125 reads "12.0%" against "12.5%", not "12%" against "12%"."""
+    for decimals in (0, 1, 2):
+        shown = f"{score:.{decimals}%}", f"{threshold:.{decimals}%}"
+        if shown[0] != shown[1]:
+            break
+    return shown
 
 
 def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -604,6 +604,26 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
     context.close()
 
 
+def test_a_withheld_answer_never_reads_as_at_its_own_threshold(browser, ctx, tmp_path, monkeypatch):
+    """Found in session 30: the chat said a withheld answer "is 12% likely to be right, below the 12%
+    threshold" (0.120 against the fallback check's 0.125): in whole percents the two read the same.
+    The check here scores every answer 0.120 and is fit at 0.125."""
+    import math
+
+    from app.service import RAGService
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
+    with in_process_server(RAGService.from_context(replace(ctx, answerability=check), "smollm2-135m"), browser) as page:
+        ask(page, "Who directed 2001: A Space Odyssey?")
+        text = wait_answered(page)
+        if "was withheld" not in text:
+            pytest.skip("the model abstained by itself: the check withheld nothing")
+        said = re.search(r"it is ([\d.]+)% likely to be right, below the ([\d.]+)% threshold", text)
+        assert said and float(said[1]) < float(said[2]), text
+
+
 def test_choosing_another_model_shows_the_threshold_of_its_check(browser, ctx, tmp_path, monkeypatch):
     """Noticed in session 28: the abstain setting kept the served model's threshold whatever model
     was chosen, so a question to another model was checked against a threshold fit for another

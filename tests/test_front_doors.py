@@ -86,3 +86,13 @@ def test_where_the_cascade_started_is_in_the_api_and_the_cost_line():
                                               "question_type": {**reading, "multi_hop_probability": 0.4}}}, 900.0)
     assert cost_line(multi).startswith("tier medium (multi-hop question) · ")
     assert public_result({**state, "trace": {"tier": "medium"}}, 1.0)["question_type"] is None
+
+
+def test_a_withheld_answers_score_and_threshold_are_told_apart():
+    from app.service import abstention_note, apart
+
+    assert apart(0.12, 0.125) == ("12.0%", "12.5%") and apart(0.05, 0.142) == ("5%", "14%")
+    assert apart(0.1234, 0.1236) == ("12.3%", "12.4%") and apart(0.12341, 0.12344) == ("12.34%", "12.34%")
+    note = abstention_note({"abstained": True, "answerability": {"by": "score", "withheld_answer": "Kubrick",
+                                                                 "score": 0.12, "threshold": 0.125}})
+    assert "12.0% likely to be right, below the 12.5% threshold" in note
