@@ -572,7 +572,12 @@ def test_the_answers_figures_show_the_threshold_the_settings_show(page):
     line = next((row for row in figures.splitlines() if row.startswith("answerability:")), None)
     if line is None:
         pytest.skip("the model abstained by itself: the check scored nothing")
-    assert f"against threshold {shown}:" in line, (shown, line)
+    if "(a multi-hop question's)" in line:  # held to the bar the setting gives a multi-hop question (session 30)
+        shipped = AnswerabilityModel.load()
+        served = AnswerabilityModel.load(FALLBACK_MODEL) if shipped.uses_answer_probe else shipped
+        assert f"against threshold {round(served.threshold_for(float(shown), True), 3):g} (" in line, (shown, line)
+    else:
+        assert f"against threshold {shown}:" in line, (shown, line)
 
 
 def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server):
