@@ -358,6 +358,28 @@ class TestFitting:
         strict = choose_by_type(runs, scores, max_hotpot_loss=1.0, max_answerable_loss=0.0)
         assert strict["squad_answerable_f1"] == 100.0
 
+    def test_a_pair_is_chosen_over_the_whole_grid(self):
+        """best_pair: the best SQuAD F1 within the bounds, then the best HotpotQA F1, then the lowest pair."""
+        import numpy as np
+
+        from training.answerability import best_pair
+
+        sizes = {"squad": 2, "hotpotqa": 2, "answerable": 1}
+        # single-hop candidates 0, a, b; multi-hop candidates 0, c (sums of F1 per group at each)
+        single = {"squad": np.array([1.0, 2.0, 2.0]), "hotpotqa": np.array([1.0, 0.0, 1.0]),
+                  "answerable": np.array([1.0, 1.0, 1.0])}
+        multi = {"squad": np.array([0.0, 0.0]), "hotpotqa": np.array([1.0, 0.0]), "answerable": np.array([0.0, 0.0])}
+        i, j, f1 = best_pair(single, multi, sizes, max_hotpot_loss=100.0, max_answerable_loss=None)
+        # (a, 0), (b, 0), (a, c) and (b, c) all give SQuAD 100; (b, 0) keeps every HotpotQA point (with extending
+        # before abstaining, a higher bar can win an answer back), so it beats the lower (a, 0)
+        assert (i, j) == (2, 0) and f1["squad"][i, j] == 100.0 and f1["hotpotqa"][i, j] == 100.0
+        assert f1["hotpotqa"].shape == (3, 2)
+        # no HotpotQA loss allowed and the answerable bound met: the same pair
+        assert best_pair(single, multi, sizes, 0.0, 0.0)[:2] == (2, 0)
+        # an answerable loss the bound forbids: only the never-abstaining column of that group remains
+        lossy = {**single, "answerable": np.array([1.0, 0.0, 0.0])}
+        assert best_pair(lossy, multi, sizes, 100.0, 0.0)[:2] == (0, 0)
+
     def test_the_recorded_sufficiency_feature_is_left_out_unless_asked_for(self):
         """The recording run scores every feature, the sufficiency scorer's too, with a scorer trained
         on the recorded questions' articles; the default fit must not see that feature."""

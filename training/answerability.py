@@ -194,14 +194,35 @@ def read_multi_hop(run: Mapping[str, Any]) -> bool | None:
     return tiers[tiers.index(run["final_tier"]) - int(run.get("escalations") or 0)] == PipelineConfig().multi_hop_tier
 
 
+def best_pair(single: Mapping[str, np.ndarray], multi: Mapping[str, np.ndarray], sizes: Mapping[str, int],
+              max_hotpot_loss: float, max_answerable_loss: float | None) -> tuple[int, int, dict[str, np.ndarray]]:
+    """The pair of thresholds, single-hop and multi-hop, that a per-type fit chooses. ``single`` and
+    ``multi``: per group (``squad``, ``hotpotqa``, ``answerable``, any others), the F1 sum of one
+    type's questions at each of its candidate thresholds, the first candidate 0 (never abstaining).
+    A question's outcome depends on its own type's threshold only, so a pair's figure is the sum of
+    one term per type, and the whole grid is searched at once.
+
+    Chosen: the best SQuAD F1 among the pairs that lose at most ``max_hotpot_loss`` HotpotQA F1
+    points and (unless ``None``) at most ``max_answerable_loss`` on SQuAD's answerable questions to
+    never abstaining; on ties the best HotpotQA F1, then the lowest pair. Returns the pair's indices
+    and each group's F1 (%) over the grid."""
+    f1 = {g: 100 * (single[g][:, None] + multi[g][None, :]) / max(1, sizes[g]) for g in sizes}
+    allowed = f1["hotpotqa"] >= f1["hotpotqa"][0, 0] - max_hotpot_loss - 1e-9
+    if max_answerable_loss is not None:
+        allowed &= f1["answerable"] >= f1["answerable"][0, 0] - max_answerable_loss - 1e-9
+    squad = np.where(allowed, np.round(f1["squad"], 9), -np.inf)
+    best = allowed & (squad == squad.max())
+    i, j = np.unravel_index(int(np.argmax(np.where(best, np.round(f1["hotpotqa"], 9), -np.inf))), squad.shape)
+    return int(i), int(j), f1
+
+
 def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], max_hotpot_loss: float,
                    max_answerable_loss: float | None) -> dict[str, float]:
     """A threshold for the questions read as single-hop (and those without a reading) and one for
     those read as multi-hop (:func:`read_multi_hop`): the pair with the best SQuAD train F1 that
     loses at most ``max_hotpot_loss`` HotpotQA train F1 points and (unless ``None``) at most
-    ``max_answerable_loss`` F1 points on SQuAD's answerable questions to never abstaining; the
-    lowest such on ties. Each question's decision depends on its own type's threshold only, so every
-    figure is a sum of one term per type, and the whole grid of pairs is searched."""
+    ``max_answerable_loss`` F1 points on SQuAD's answerable questions to never abstaining
+    (:func:`best_pair`)."""
     multi = [bool(read_multi_hop(r)) for r in runs]
     groups = {"squad": [r["dataset"] == "squad" for r in runs], "hotpotqa": [r["dataset"] == "hotpotqa" for r in runs],
               "answerable": [r["dataset"] == "squad" and bool(r["answerable"]) for r in runs]}
@@ -220,13 +241,8 @@ def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float
 
     single, single_sums = terms(False)
     multiple, multi_sums = terms(True)
-    sizes = {group: max(1, sum(member)) for group, member in groups.items()}
-    figure = {group: 100 * (single_sums[group][:, None] + multi_sums[group][None, :]) / sizes[group] for group in groups}
-    allowed = figure["hotpotqa"] >= figure["hotpotqa"][0, 0] - max_hotpot_loss - 1e-9
-    if max_answerable_loss is not None:
-        allowed &= figure["answerable"] >= figure["answerable"][0, 0] - max_answerable_loss - 1e-9
-    best = np.where(allowed, np.round(figure["squad"], 9), -np.inf)
-    i, j = np.unravel_index(int(np.argmax(best)), best.shape)  # the first maximum: the lowest thresholds
+    sizes = {group: sum(member) for group, member in groups.items()}
+    i, j, figure = best_pair(single_sums, multi_sums, sizes, max_hotpot_loss, max_answerable_loss)
     answered = {d: 100 * float(np.mean([not (r["answerability"]["by"] == "model" or (n in scores and scores[n] <
                                           (multiple[j] if multi[n] else single[i])))
                                           for n, r in enumerate(runs) if r["dataset"] == d])) for d in ("squad", "hotpotqa")}

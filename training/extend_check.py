@@ -48,7 +48,7 @@ import numpy as np
 
 from eval.abstention import KNOB, abstention_f1, is_right
 from pipeline.configuration import PipelineConfig
-from training.answerability import FOLDS, choose
+from training.answerability import FOLDS, best_pair, choose
 from training.cascade import shown_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,8 +251,7 @@ def choose_pair(records: Sequence[Mapping[str, Any]], scores: Sequence[Sequence[
     """The shipped check's rule (``training.answerability.choose_by_type``) on the replayed paths: a
     threshold for single-hop and one for multi-hop questions, the pair with the best SQuAD train F1
     that loses at most ``max_hotpot_loss`` HotpotQA and ``max_answerable_loss`` SQuAD-answerable
-    F1 points to never abstaining (on ties, the best HotpotQA F1, then the lowest pair). A question's
-    path depends on its own type's threshold only, so each figure is a sum of one term per type."""
+    F1 points to never abstaining (:func:`training.answerability.best_pair`)."""
     multi = [started_multi_hop(r) for r in records]
     groups = {"squad": lambda r: r["dataset"] == "squad", "hotpotqa": lambda r: r["dataset"] == "hotpotqa",
               "answerable": lambda r: r["dataset"] == "squad" and r["answerable"],
@@ -273,19 +272,14 @@ def choose_pair(records: Sequence[Mapping[str, Any]], scores: Sequence[Sequence[
                                                sum(o["extended_by_check"] > 0 for o in rows)])
         terms[kind] = (candidates, {g: np.array(v, dtype=float) for g, v in sums.items()})
     (single, one), (multiple, two) = terms[False], terms[True]
-    total = {g: one[g][:, None, :] + two[g][None, :, :] for g in groups}  # (single, multi, [f1, abstained, tokens, extended])
-    f1 = {g: 100 * total[g][:, :, 0] / sizes[g] for g in groups}
-    allowed = f1["hotpotqa"] >= f1["hotpotqa"][0, 0] - max_hotpot_loss - 1e-9
-    if max_answerable_loss is not None:
-        allowed &= f1["answerable"] >= f1["answerable"][0, 0] - max_answerable_loss - 1e-9
-    squad = np.where(allowed, np.round(f1["squad"], 9), -np.inf)
-    best = allowed & (squad == squad.max())  # then the best HotpotQA F1 (extending may raise it), then the lowest pair
-    i, j = np.unravel_index(int(np.argmax(np.where(best, np.round(f1["hotpotqa"], 9), -np.inf))), allowed.shape)
+    i, j, f1 = best_pair({g: v[:, 0] for g, v in one.items()}, {g: v[:, 0] for g, v in two.items()}, sizes,
+                         max_hotpot_loss, max_answerable_loss)
+    total = {g: one[g][i] + two[g][j] for g in groups}  # [f1, abstained, tokens, extended] of the chosen pair
     return {"threshold": single[i], "threshold_multi_hop": multiple[j], "squad_f1": float(f1["squad"][i, j]),
             "squad_answerable_f1": float(f1["answerable"][i, j]), "hotpotqa_f1": float(f1["hotpotqa"][i, j]),
-            "squad_unanswerable_abstained": float(100 * total["unanswerable"][i, j, 1] / sizes["unanswerable"]),
-            **{f"{d}_tokens": float(total[d][i, j, 2] / sizes[d]) for d in ("squad", "hotpotqa")},
-            **{f"{d}_extended_by_check": float(100 * total[d][i, j, 3] / sizes[d]) for d in ("squad", "hotpotqa")}}
+            "squad_unanswerable_abstained": float(100 * total["unanswerable"][1] / sizes["unanswerable"]),
+            **{f"{d}_tokens": float(total[d][2] / sizes[d]) for d in ("squad", "hotpotqa")},
+            **{f"{d}_extended_by_check": float(100 * total[d][3] / sizes[d]) for d in ("squad", "hotpotqa")}}
 
 
 def fit(records: Sequence[Mapping[str, Any]], check: Any, probe: Any, max_hotpot_loss: float,
