@@ -358,6 +358,83 @@ class TestFitting:
         strict = choose_by_type(runs, scores, max_hotpot_loss=1.0, max_answerable_loss=0.0)
         assert strict["squad_answerable_f1"] == 100.0
 
+    def test_the_types_are_read_out_of_fold_where_the_question_type_model_saw_the_question(self, tmp_path):
+        """The shipped question-type model was trained on the HotpotQA train questions: its reading of
+        them, recorded with the answers, is in-sample. The thresholds are fit on the out-of-fold one."""
+        from training.answerability import choose_by_type, read_multi_hop, read_question_types
+
+        def run(qid, dataset, answerable, f1):
+            return {"id": qid, "dataset": dataset, "answerable": answerable, "f1": f1,
+                    "answerability": {"by": "score", "multi_hop": dataset == "hotpotqa"}}
+
+        runs = [run("s1", "squad", False, 0.0), run("s2", "squad", True, 1.0), run("h1", "hotpotqa", True, 1.0),
+                run("h2", "hotpotqa", True, 0.0)]
+        readings_file = tmp_path / "question_type_cross_fit.jsonl"
+        readings_file.write_text("".join(json.dumps({"dataset": d, "id": i, "multi_hop_probability": p}) + "\n"
+                                         for d, i, p in (("hotpotqa", "h1", 0.02), ("hotpotqa", "h2", 0.4),
+                                                         ("nq", "n1", 0.9))))
+        readings = read_question_types(readings_file, threshold=0.05)
+        assert readings == {("hotpotqa", "h1"): False, ("hotpotqa", "h2"): True, ("nq", "n1"): True}
+        assert [read_multi_hop(r, readings) for r in runs] == [False, False, False, True]
+        assert [read_multi_hop(r) for r in runs] == [False, False, True, True]
+        scores = {0: 0.3, 1: 0.6, 2: 0.35, 3: 0.1}
+        # recorded: h1 is multi-hop, so the single-hop bar can rise to 0.6 at no HotpotQA cost
+        assert choose_by_type(runs, scores, 1.0, None)["threshold"] == 0.6
+        # out of fold h1 is single-hop: a bar above its 0.35 withholds a right HotpotQA answer
+        honest = choose_by_type(runs, scores, 1.0, None, readings)
+        assert 0.3 < honest["threshold"] <= 0.35 and honest["hotpotqa_f1"] == 50.0
+        assert honest["multi_hop_questions"] == {"squad": 0, "hotpotqa": 1}
+        with pytest.raises(SystemExit, match="training.question_type"):
+            read_question_types(tmp_path / "missing.jsonl", threshold=0.05)
+
+    def test_a_bootstrap_bound_keeps_a_pair_that_a_few_questions_make_look_safe(self):
+        """Ten HotpotQA questions, one right answer scored low: withholding it loses 10 points, within a
+        10-point bound by the point estimate; in a resample that answer is drawn twice or more about a
+        quarter of the time, so the 90% bound is above 10 and the multi-hop bar must stay under it."""
+        from training.answerability import choose_by_type
+
+        def run(qid, dataset, answerable, f1):
+            return {"id": qid, "dataset": dataset, "answerable": answerable, "f1": f1,
+                    "answerability": {"by": "score", "multi_hop": dataset == "hotpotqa"}}
+
+        runs = [run("s1", "squad", False, 0.0), run("s2", "squad", True, 1.0), run("m", "squad", False, 0.0)]
+        runs[2]["answerability"]["multi_hop"] = True  # an unanswerable SQuAD question read as multi-hop, scored 0.2
+        runs += [run("h0", "hotpotqa", True, 1.0)] + [run(f"h{k}", "hotpotqa", True, 0.0) for k in range(1, 10)]
+        # the right HotpotQA answer scores 0.15, under the unanswerable one's 0.2; a wrong one scores 0.3
+        scores = {0: 0.3, 1: 0.6, 2: 0.2, 3: 0.15, 4: 0.3, **{3 + k: 0.1 for k in range(2, 10)}}
+        point = choose_by_type(runs, scores, max_hotpot_loss=10.0, max_answerable_loss=None)
+        assert point["threshold_multi_hop"] == 0.3 and point["hotpotqa_f1"] == 0.0  # the right answer withheld
+        bounded = choose_by_type(runs, scores, max_hotpot_loss=10.0, max_answerable_loss=None, confidence=0.9,
+                                 resamples=2000)
+        assert bounded["threshold_multi_hop"] <= 0.15 and bounded["hotpotqa_f1"] == 10.0
+        assert bounded["hotpotqa_loss_bound"] == 0.0 and bounded["threshold"] == point["threshold"]
+
+    def test_held_out_halves_measure_the_rule_on_the_other_half(self):
+        from training.answerability import figures_at, held_out_halves, summarise_halves
+
+        def run(qid, dataset, answerable, f1):
+            return {"id": qid, "dataset": dataset, "answerable": answerable, "f1": f1, "answerability": {"by": "score"}}
+
+        runs = ([run(f"s{k}", "squad", k % 2 == 0, 1.0 if k % 2 == 0 else 0.0) for k in range(8)]
+                + [run(f"h{k}", "hotpotqa", True, 1.0) for k in range(4)])
+        scores = {n: 0.5 for n in range(len(runs))}
+        withhold_all = held_out_halves(runs, scores, lambda part, _: {"threshold": 1.0, "threshold_multi_hop": 1.0},
+                                       halves=5)
+        assert len(withhold_all) == 5
+        # every held-out half: 4 SQuAD questions (any mix) and 2 HotpotQA ones, each HotpotQA answer right
+        assert all(r["hotpotqa_f1"] == 0.0 and r["hotpotqa_loss"] == 100.0 and r["unanswerable_abstained"] == 100.0
+                   for r in withhold_all)
+        summary = summarise_halves(withhold_all, max_hotpot_loss=1.0, max_answerable_loss=None)
+        assert summary["hotpotqa_over_bound"] == 100.0 and summary["halves"] == 5
+        assert "answerable_over_bound" not in summary
+        never = summarise_halves(held_out_halves(runs, scores, lambda part, _: {"threshold": 0.0,
+                                                                               "threshold_multi_hop": 0.0}, halves=5),
+                                 max_hotpot_loss=1.0, max_answerable_loss=0.0)
+        assert never["mean_hotpotqa_loss"] == 0.0 and never["hotpotqa_over_bound"] == 0.0
+        assert never["answerable_over_bound"] == 0.0 and never["mean_unanswerable_abstained"] == 0.0
+        everything = figures_at(runs, scores, [False] * len(runs), 0.6, 0.6)
+        assert everything["squad_f1"] == 50.0 and everything["answerable_loss"] == 100.0
+
     def test_a_pair_is_chosen_over_the_whole_grid(self):
         """best_pair: the best SQuAD F1 within the bounds, then the best HotpotQA F1, then the lowest pair."""
         import numpy as np

@@ -32,7 +32,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -55,6 +55,7 @@ from pipeline.configuration import ANSWER_FORMS, DEFAULT_TIERS, PipelineConfig
 from prompts import ABSTENTION
 from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
+from training.question_type import CROSS_FIT as QUESTION_TYPE_CROSS_FIT
 from training.sufficiency import CROSS_FIT
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
@@ -181,10 +182,13 @@ def choose(table: Sequence[Mapping[str, float]], max_hotpot_loss: float) -> Mapp
     return max(allowed, key=lambda row: (round(row["squad_f1"], 9), -row["threshold"]))
 
 
-def read_multi_hop(run: Mapping[str, Any]) -> bool | None:
-    """The question-type model's reading of a training question: recorded by the check since
-    session 30; before, where the cascade that answered it started (a multi-hop reading starts at
-    ``multi_hop_tier``), ``None`` for a run without its tiers."""
+def read_multi_hop(run: Mapping[str, Any], readings: Mapping[tuple[str, str], bool] | None = None) -> bool | None:
+    """The question-type model's reading of a training question: from ``readings`` (its out-of-fold
+    reading, :func:`read_question_types`) when they hold the question, else as recorded by the check
+    (since session 30), else where the cascade that answered it started (a multi-hop reading starts at
+    ``multi_hop_tier``); ``None`` for a run with none of these."""
+    if readings is not None and (run.get("dataset"), run.get("id")) in readings:
+        return readings[(run["dataset"], run["id"])]
     check = run.get("answerability") or {}
     if "multi_hop" in check:
         return check["multi_hop"]
@@ -194,8 +198,22 @@ def read_multi_hop(run: Mapping[str, Any]) -> bool | None:
     return tiers[tiers.index(run["final_tier"]) - int(run.get("escalations") or 0)] == PipelineConfig().multi_hop_tier
 
 
+def read_question_types(path: Path, threshold: float) -> dict[tuple[str, str], bool]:
+    """``{(dataset, id): read as multi-hop}`` from the question-type model's out-of-fold probabilities
+    (``python -m training.question_type``), read against ``threshold``. The shipped model was trained
+    on every HotpotQA train question: its own reading of them is in-sample (195 of 200 multi-hop, where
+    a question it never saw is read as one about 83% of the time), so the thresholds are fit on these."""
+    from eval.runner import read_records
+
+    if not path.is_file():
+        raise SystemExit(f"no out-of-fold question-type readings at {path}: run `python -m training.question_type`, "
+                         "or pass --question-type-readings none to use the recorded ones")
+    return {(r["dataset"], r["id"]): float(r["multi_hop_probability"]) >= threshold for r in read_records(path)}
+
+
 def best_pair(single: Mapping[str, np.ndarray], multi: Mapping[str, np.ndarray], sizes: Mapping[str, int],
-              max_hotpot_loss: float, max_answerable_loss: float | None) -> tuple[int, int, dict[str, np.ndarray]]:
+              max_hotpot_loss: float, max_answerable_loss: float | None,
+              hotpot_loss: np.ndarray | None = None) -> tuple[int, int, dict[str, np.ndarray]]:
     """The pair of thresholds, single-hop and multi-hop, that a per-type fit chooses. ``single`` and
     ``multi``: per group (``squad``, ``hotpotqa``, ``answerable``, any others), the F1 sum of one
     type's questions at each of its candidate thresholds, the first candidate 0 (never abstaining).
@@ -203,11 +221,13 @@ def best_pair(single: Mapping[str, np.ndarray], multi: Mapping[str, np.ndarray],
     one term per type, and the whole grid is searched at once.
 
     Chosen: the best SQuAD F1 among the pairs that lose at most ``max_hotpot_loss`` HotpotQA F1
-    points and (unless ``None``) at most ``max_answerable_loss`` on SQuAD's answerable questions to
-    never abstaining; on ties the best HotpotQA F1, then the lowest pair. Returns the pair's indices
-    and each group's F1 (%) over the grid."""
+    points (by ``hotpot_loss``, a bound over the grid, where given, else the point estimate) and
+    (unless ``None``) at most ``max_answerable_loss`` on SQuAD's answerable questions to never
+    abstaining; on ties the best HotpotQA F1, then the lowest pair. Returns the pair's indices and
+    each group's F1 (%) over the grid."""
     f1 = {g: 100 * (single[g][:, None] + multi[g][None, :]) / max(1, sizes[g]) for g in sizes}
-    allowed = f1["hotpotqa"] >= f1["hotpotqa"][0, 0] - max_hotpot_loss - 1e-9
+    loss = f1["hotpotqa"][0, 0] - f1["hotpotqa"] if hotpot_loss is None else hotpot_loss
+    allowed = loss <= max_hotpot_loss + 1e-9
     if max_answerable_loss is not None:
         allowed &= f1["answerable"] >= f1["answerable"][0, 0] - max_answerable_loss - 1e-9
     squad = np.where(allowed, np.round(f1["squad"], 9), -np.inf)
@@ -216,41 +236,130 @@ def best_pair(single: Mapping[str, np.ndarray], multi: Mapping[str, np.ndarray],
     return int(i), int(j), f1
 
 
+def loss_bound(single: np.ndarray, multi: np.ndarray, confidence: float) -> np.ndarray:
+    """The ``confidence`` quantile, over bootstrap resamples, of the F1 points every pair of
+    thresholds loses: ``single`` and ``multi`` hold each type's loss at each of its candidates in each
+    resample (candidates × resamples, the same resamples for both), so a pair's loss in a resample is
+    the sum of its two terms."""
+    return np.stack([np.quantile(row[None, :] + multi, confidence, axis=1) for row in single])
+
+
 def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], max_hotpot_loss: float,
-                   max_answerable_loss: float | None) -> dict[str, float]:
+                   max_answerable_loss: float | None, readings: Mapping[tuple[str, str], bool] | None = None,
+                   confidence: float = 0.0, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """A threshold for the questions read as single-hop (and those without a reading) and one for
-    those read as multi-hop (:func:`read_multi_hop`): the pair with the best SQuAD train F1 that
-    loses at most ``max_hotpot_loss`` HotpotQA train F1 points and (unless ``None``) at most
-    ``max_answerable_loss`` F1 points on SQuAD's answerable questions to never abstaining
-    (:func:`best_pair`)."""
-    multi = [bool(read_multi_hop(r)) for r in runs]
+    those read as multi-hop (:func:`read_multi_hop`, given ``readings``): the pair with the best
+    SQuAD train F1 that loses at most ``max_hotpot_loss`` HotpotQA train F1 points and (unless
+    ``None``) at most ``max_answerable_loss`` F1 points on SQuAD's answerable questions to never
+    abstaining (:func:`best_pair`). With ``confidence`` (in (0, 1)) the HotpotQA loss is bounded at
+    that quantile over ``resamples`` bootstrap resamples of the HotpotQA questions, as :func:`sweep`
+    bounds one threshold's: 200 questions hold few right answers, and the point estimate of a small
+    loss is noisy."""
+    multi = [bool(read_multi_hop(r, readings)) for r in runs]
     groups = {"squad": [r["dataset"] == "squad" for r in runs], "hotpotqa": [r["dataset"] == "hotpotqa" for r in runs],
               "answerable": [r["dataset"] == "squad" and bool(r["answerable"]) for r in runs]}
+    hotpot = {i: k for k, i in enumerate(i for i, member in enumerate(groups["hotpotqa"]) if member)}
+    weights = (np.random.default_rng(seed).multinomial(len(hotpot), [1 / len(hotpot)] * len(hotpot), size=resamples)
+               / len(hotpot) if confidence and hotpot else None)
 
-    def terms(kind: bool) -> tuple[list[float], dict[str, np.ndarray]]:
-        """The candidate thresholds of one type and, per group, its questions' F1 sum at each."""
+    def terms(kind: bool) -> tuple[list[float], dict[str, np.ndarray], np.ndarray | None]:
+        """The candidate thresholds of one type; per group, its questions' F1 sum at each; and, with
+        ``weights``, its HotpotQA questions' loss (points) at each in each resample."""
         mine = [i for i in range(len(runs)) if multi[i] == kind]
         candidates = sorted({0.0, *(scores[i] for i in mine if i in scores)})
-        sums = {}
-        for group, member in groups.items():
-            rows = [i for i in mine if member[i]]
-            sums[group] = np.array([sum(abstention_f1(runs[i], runs[i]["answerability"]["by"] == "model"
-                                                      or (i in scores and scores[i] < t)) for i in rows)
-                                    for t in candidates])
-        return candidates, sums
+        f1 = np.array([[abstention_f1(runs[i], runs[i]["answerability"]["by"] == "model" or (i in scores and scores[i] < t))
+                        for i in mine] for t in candidates]).reshape(len(candidates), len(mine))
+        sums = {g: f1[:, [k for k, i in enumerate(mine) if member[i]]].sum(axis=1) for g, member in groups.items()}
+        if weights is None:
+            return candidates, sums, None
+        columns = [k for k, i in enumerate(mine) if i in hotpot]
+        lost = f1[0, columns] - f1[:, columns]
+        return candidates, sums, 100 * lost @ weights[:, [hotpot[mine[k]] for k in columns]].T
 
-    single, single_sums = terms(False)
-    multiple, multi_sums = terms(True)
+    single, single_sums, single_loss = terms(False)
+    multiple, multi_sums, multi_loss = terms(True)
     sizes = {group: sum(member) for group, member in groups.items()}
-    i, j, figure = best_pair(single_sums, multi_sums, sizes, max_hotpot_loss, max_answerable_loss)
+    bound = (loss_bound(single_loss, multi_loss, confidence)
+             if single_loss is not None and multi_loss is not None else None)
+    i, j, figure = best_pair(single_sums, multi_sums, sizes, max_hotpot_loss, max_answerable_loss, bound)
     answered = {d: 100 * float(np.mean([not (r["answerability"]["by"] == "model" or (n in scores and scores[n] <
                                           (multiple[j] if multi[n] else single[i])))
                                           for n, r in enumerate(runs) if r["dataset"] == d])) for d in ("squad", "hotpotqa")}
     return {"threshold": single[i], "threshold_multi_hop": multiple[j], "squad_f1": float(figure["squad"][i, j]),
             "hotpotqa_f1": float(figure["hotpotqa"][i, j]), "squad_answerable_f1": float(figure["answerable"][i, j]),
             "squad_answered": answered["squad"], "hotpotqa_answered": answered["hotpotqa"],
+            **({"hotpotqa_loss_bound": float(bound[i, j])} if bound is not None else {}),
             "multi_hop_questions": {d: sum(m for m, r in zip(multi, runs, strict=True) if r["dataset"] == d)
                                     for d in ("squad", "hotpotqa")}}
+
+
+def figures_at(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], multi: Sequence[bool],
+               threshold: float, threshold_multi_hop: float) -> dict[str, float]:
+    """F1 (%) on SQuAD, on its answerable questions and on HotpotQA, the share (%) of SQuAD's
+    unanswerable questions abstained, and each of those F1 figures' loss to never abstaining, with a
+    single-hop question held to ``threshold`` and one read as multi-hop (``multi``) to ``threshold_multi_hop``."""
+    groups = {"squad": lambda r: r["dataset"] == "squad", "hotpotqa": lambda r: r["dataset"] == "hotpotqa",
+              "answerable": lambda r: r["dataset"] == "squad" and bool(r["answerable"]),
+              "unanswerable": lambda r: r["dataset"] == "squad" and not r["answerable"]}
+    figures = {}
+    for group, member in groups.items():
+        rows = [(n, r) for n, r in enumerate(runs) if member(r)]
+        if not rows:
+            continue
+        withheld = [r["answerability"]["by"] == "model" or (n in scores and scores[n] < (threshold_multi_hop if multi[n]
+                                                                                          else threshold))
+                    for n, r in rows]
+        kept = [r["answerability"]["by"] == "model" for _, r in rows]
+        f1 = 100 * float(np.mean([abstention_f1(r, w) for (_, r), w in zip(rows, withheld, strict=True)]))
+        never = 100 * float(np.mean([abstention_f1(r, k) for (_, r), k in zip(rows, kept, strict=True)]))
+        if group == "unanswerable":
+            figures["unanswerable_abstained"] = 100 * float(np.mean(withheld))
+        else:
+            figures[f"{group}_f1"], figures[f"{group}_loss"] = f1, never - f1
+    return figures
+
+
+def held_out_halves(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float],
+                    rule: Callable[[Sequence[Mapping[str, Any]], Mapping[int, float]], Mapping[str, Any]],
+                    readings: Mapping[tuple[str, str], bool] | None = None, halves: int = 30,
+                    seed: int = 0) -> list[dict[str, float]]:
+    """How a per-type rule fares on questions it did not choose on, from the training answers alone:
+    ``halves`` times, each dataset's questions are split at random in two, ``rule`` chooses the pair
+    of thresholds on one half and :func:`figures_at` measures them on the other. The scores stay the
+    out-of-fold ones; what is held out is the choice of the thresholds."""
+    rng = np.random.default_rng(seed)
+    multi = [bool(read_multi_hop(r, readings)) for r in runs]
+    results = []
+    for _ in range(halves):
+        chosen_on: list[int] = []
+        for dataset in sorted({r["dataset"] for r in runs}):
+            mine = [n for n, r in enumerate(runs) if r["dataset"] == dataset]
+            chosen_on += [int(n) for n in rng.permutation(mine)[:len(mine) // 2]]
+        picked = set(chosen_on)
+        held = [n for n in range(len(runs)) if n not in picked]
+
+        def part(positions: Sequence[int]) -> tuple[list[Mapping[str, Any]], dict[int, float]]:
+            return [runs[n] for n in positions], {k: scores[n] for k, n in enumerate(positions) if n in scores}
+
+        pair = rule(*part(chosen_on))
+        held_runs, held_scores = part(held)
+        results.append({"threshold": pair["threshold"], "threshold_multi_hop": pair["threshold_multi_hop"],
+                        **figures_at(held_runs, held_scores, [multi[n] for n in held], pair["threshold"],
+                                     pair["threshold_multi_hop"])})
+    return results
+
+
+def summarise_halves(results: Sequence[Mapping[str, float]], max_hotpot_loss: float,
+                     max_answerable_loss: float | None) -> dict[str, float]:
+    """The held-out figures' means, and how often each bound was broken (%)."""
+    keys = [k for k in results[0] if k not in ("threshold", "threshold_multi_hop")]
+    summary = {f"mean_{k}": float(np.mean([r[k] for r in results])) for k in keys}
+    summary["hotpotqa_over_bound"] = 100 * float(np.mean([r["hotpotqa_loss"] > max_hotpot_loss + 1e-9 for r in results]))
+    if max_answerable_loss is not None:
+        summary["answerable_over_bound"] = 100 * float(np.mean([r["answerable_loss"] > max_answerable_loss + 1e-9
+                                                               for r in results]))
+    summary["halves"] = len(results)
+    return summary
 
 
 def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool = False) -> float:
@@ -285,15 +394,18 @@ def having(scored: Sequence[Mapping[str, Any]], features: Sequence[str]) -> list
 
 def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float,
         confidence: float = 0.0, require: str | None = None, by_type: bool = False,
-        max_answerable_loss: float | None = None) -> dict[str, Any]:
+        max_answerable_loss: float | None = None,
+        readings: Mapping[tuple[str, str], bool] | None = None, halves: int = 0) -> dict[str, Any]:
     """Fit and compare the candidates; ``require``: choose among those using this feature only;
-    ``by_type``: a threshold per question type (:func:`choose_by_type`) instead of one for all."""
+    ``by_type``: a threshold per question type (:func:`choose_by_type`, the questions' types from
+    ``readings`` where they hold them) instead of one for all; ``halves``: with ``by_type``, how the
+    chosen candidate's rule fares on held-out halves of the training answers (:func:`held_out_halves`)."""
     scored = checked(runs)
     positions = {id(r): i for i, r in enumerate(runs)}
     labels = [is_right(r) for r in scored]
     single = {f: auroc([r["answerability"]["features"].get(f) for r in scored], labels)
               for f in FEATURES if any(f in r["answerability"]["features"] for r in scored)}
-    candidates = {}
+    candidates, oof_scores = {}, {}
     for extra in candidate_extras(scored):
         checks = tuple(f for f in extra if f in SELF_CHECKS)
         name = "+".join(("free", *extra))
@@ -301,6 +413,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
         answers = having(scored, features)
         oof = out_of_fold(answers, features, l2)
         by_position = {positions[id(r)]: float(s) for r, s in zip(answers, oof, strict=True)}
+        oof_scores[name] = by_position
         table = sweep(runs, by_position, confidence)
         chosen = choose(table, max_hotpot_loss)
         curve = risk_coverage([(score, is_right(runs[i])) for i, score in by_position.items()])
@@ -311,7 +424,8 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                             "curve": curve}
         if by_type:
             candidates[name]["one_threshold"] = candidates[name]["chosen"]
-            candidates[name]["chosen"] = choose_by_type(runs, by_position, max_hotpot_loss, max_answerable_loss)
+            candidates[name]["chosen"] = choose_by_type(runs, by_position, max_hotpot_loss, max_answerable_loss,
+                                                           readings, confidence)
     # a self-check costs a model call: only candidates within the time budget may be chosen
     eligible = [n for n, c in candidates.items()
                 if c["time_added"] <= max_time_added and (require is None or require in c["features"])]
@@ -341,7 +455,15 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
     # fit too, by the same rule, for every other generator
     without = [n for n in eligible if ANSWER_PROBE not in candidates[n]["features"]] if require is None else []
     fallback = best_of(without) if ANSWER_PROBE in candidates[pick]["features"] and without else None
+    held_out = None
+    if by_type and halves:
+        def rule(part: Sequence[Mapping[str, Any]], part_scores: Mapping[int, float]) -> Mapping[str, Any]:
+            return choose_by_type(part, part_scores, max_hotpot_loss, max_answerable_loss, readings, confidence)
+
+        held_out = summarise_halves(held_out_halves(runs, oof_scores[pick], rule, readings, halves),
+                                    max_hotpot_loss, max_answerable_loss)
     return {"single": single, "candidates": candidates, "pick": pick, "model": final_model(pick), "runs": len(runs),
+            "held_out": held_out,
             "fallback_pick": fallback, "fallback": final_model(fallback) if fallback else None,
             "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
             "confidence": confidence, "by_type": by_type, "max_answerable_loss": max_answerable_loss}
@@ -349,6 +471,21 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
 
 def _fmt(value: float) -> str:
     return f"{value:.3f}"
+
+
+def held_out_lines(held_out: Mapping[str, float], max_hotpot_loss: float, max_answerable_loss: float | None) -> list[str]:
+    """The report's paragraph on :func:`held_out_halves`."""
+    answerable = ("" if max_answerable_loss is None else
+                  f", above {max_answerable_loss} in {held_out['answerable_over_bound']:.0f}% of them")
+    return ["", f"**On questions the rule did not choose on** (`--halves {held_out['halves']}`): {held_out['halves']} "
+                "times, each dataset's training answers are split at random in two halves, the thresholds are chosen on "
+                "one by the rule above and measured on the other (the scores stay the out-of-fold ones). Held out, SQuAD "
+                f"F1 is {held_out['mean_squad_f1']:.1f} on average ({-held_out['mean_squad_loss']:+.1f} over never "
+                f"abstaining; {held_out['mean_unanswerable_abstained']:.0f}% of the unanswerable questions abstained), "
+                f"the answerable questions lose {held_out['mean_answerable_loss']:.2f} F1 points{answerable}, and "
+                f"HotpotQA loses {held_out['mean_hotpotqa_loss']:.2f}, above {max_hotpot_loss} in "
+                f"{held_out['hotpotqa_over_bound']:.0f}% of them (a half of 200 HotpotQA questions holds 100: each right "
+                "answer withheld there is a point)."]
 
 
 def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing: Mapping[str, float],
@@ -416,9 +553,14 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
               "dozen prompt tokens.",
               *(["", f"**A threshold per question type** (`--by-question-type`): the questions the question-type model "
                      f"reads as multi-hop ({chosen['multi_hop_questions']['hotpotqa']} of the HotpotQA and "
-                     f"{chosen['multi_hop_questions']['squad']} of the SQuAD training questions) are held to "
+                     f"{chosen['multi_hop_questions']['squad']} of the SQuAD training questions"
+                     + (f"; a question it was trained on is read out of fold, from {result['readings_source']}, as one "
+                        "it never saw would be" if result.get("readings_source") else "")
+                     + ") are held to "
                      f"**{chosen['threshold_multi_hop']:.3f}**, the others to **{chosen['threshold']:.3f}**: the pair with "
                      f"the best SQuAD train F1 that loses at most {result['max_hotpot_loss']} HotpotQA train F1 points"
+                     + (f" in {100 * result['confidence']:.0f}% of bootstrap resamples of its questions"
+                        if result["confidence"] else "")
                      + ("" if result["max_answerable_loss"] is None else
                         f" and at most {result['max_answerable_loss']} F1 points on SQuAD's answerable questions")
                      + " to never abstaining. SQuAD train F1 "
@@ -428,6 +570,8 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
                      f"{best['one_threshold']['squad_f1']:.1f}. The knob (`abstain_threshold`) is the single-hop "
                      "threshold; a multi-hop question's follows it through the fitted pair "
                      "(`AnswerabilityModel.threshold_for`)."] if result.get("by_type") else []),
+              *(held_out_lines(result["held_out"], result["max_hotpot_loss"], result["max_answerable_loss"])
+                if result.get("held_out") else []),
               *(["", f"For a generator the answer probe does not read (another model), the pipeline checks with "
                          f"`{result['fallback_pick']}` (`{shown_path(FALLBACK_MODEL)}`), the best candidate without the "
                          "probe by the same rule."] if result.get("fallback_pick") else []),
@@ -563,6 +707,7 @@ def read_scores(path: Path, feature: str = SUFFICIENCY) -> dict[str, float]:
 
 
 def fit_command(args: argparse.Namespace) -> int:
+    from components.question_type import QuestionTypeModel
     from components.storage import atomic_write_text
     from components.sufficiency import SufficiencyScorer
     from eval.runner import read_records
@@ -578,9 +723,13 @@ def fit_command(args: argparse.Namespace) -> int:
         runs = without_sufficiency(runs)
     if args.answer_probe_scores is not None:
         runs = with_probe_scores(runs, read_scores(args.answer_probe_scores, ANSWER_PROBE))
+    readings = None
+    if args.by_question_type and args.question_type_readings is not None:
+        readings = read_question_types(args.question_type_readings, QuestionTypeModel.load().threshold)
     start = time.perf_counter()
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence, args.require,
-                 args.by_question_type, args.max_answerable_loss)
+                 args.by_question_type, args.max_answerable_loss, readings, args.halves)
+    result["readings_source"] = None if readings is None else f"`{shown_path(args.question_type_readings)}`"
     result["probe_source"] = None if args.answer_probe_scores is None else f"`{shown_path(args.answer_probe_scores)}`"
     result["sufficiency_source"] = (None if args.sufficiency is None else "the shipped scorer" if args.sufficiency_scores is None
                                     else f"`{shown_path(args.sufficiency_scores)}`")
@@ -591,7 +740,7 @@ def fit_command(args: argparse.Namespace) -> int:
     atomic_write_text(args.report / "README.md", report(result, runs, timing_figures(runs), shown_path(args.out),
                                                           args.answer_form))
     plot_curve(result, args.report)
-    summary = {"pick": result["pick"], "single_auroc": result["single"],
+    summary = {"pick": result["pick"], "single_auroc": result["single"], "held_out": result["held_out"],
                **{name: {k: v for k, v in c.items() if k not in ("table", "curve")}
                   for name, c in result["candidates"].items()}}
     atomic_write_text(args.report / "fit.json", json.dumps(summary, indent=2) + "\n")
@@ -634,21 +783,29 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--by-question-type", action=argparse.BooleanOptionalAction, default=True,
                             help="a threshold for the questions the question-type model reads as multi-hop and one for "
                                  "the rest (default: on; --no-by-question-type fits one for all)")
+    fit_parser.add_argument("--question-type-readings", type=lambda v: None if v == "none" else Path(v),
+                            default=QUESTION_TYPE_CROSS_FIT,
+                            help="with --by-question-type, the question-type model's out-of-fold probabilities of the "
+                                 "questions it was trained on ('none': the readings recorded with the answers, in-sample "
+                                 f"for those; default: {shown_path(QUESTION_TYPE_CROSS_FIT)})")
     fit_parser.add_argument("--max-answerable-loss", type=lambda v: None if v == "none" else float(v), default=3.0,
                             help="with --by-question-type, SQuAD answerable train F1 points the thresholds may lose to "
                                  "false abstentions (default 3; 'none': no bound)")
     fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
                             help="bound the HotpotQA loss at this bootstrap quantile, e.g. "
                                  f"{LOSS_CONFIDENCE} (default 0: the point estimate)")
+    fit_parser.add_argument("--halves", type=int, default=30,
+                            help="with --by-question-type, how many random halvings of the training answers measure the "
+                                 "rule on questions it did not choose on (default 30; 0: none)")
     fit_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--model-out", type=Path, default=DEFAULT_MODEL,
                             help=f"where the fitted model goes (default: {DEFAULT_MODEL})")
     args = parser.parse_args(argv)
+    if args.command == "fit" and args.halves < 0:
+        parser.error(f"--halves must be 0 or more, got {args.halves}")
     if args.command == "fit" and not 0 <= args.loss_confidence < 1:
         parser.error(f"--loss-confidence must be 0 or within (0, 1), got {args.loss_confidence}")
-    if args.command == "fit" and args.by_question_type and args.loss_confidence:
-        parser.error("--loss-confidence bounds one threshold's loss: use it with --no-by-question-type")
     return run(args) if args.command == "run" else fit_command(args)
 
 
