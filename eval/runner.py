@@ -15,7 +15,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from eval.datasets import Example
 from eval.run_setup import check_run_setup, run_setup
@@ -48,7 +48,10 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]:
+def fresh_inputs(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]:
+    """The graph's input for ``example`` under ``system`` (the gold passages, handed, for the oracle),
+    with the generator's cache put back to the state every system starts each question from: its
+    warm instruction prefix, or nothing for a ``cold`` system. Never another system's leftover cache."""
     inputs: dict[str, Any] = {"question": example.question}
     if system.oracle:
         gold = example.meta.get("gold_context") or (
@@ -57,6 +60,11 @@ def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]
     reset_cache = getattr(ctx.generator, "reset_cache", None)
     if reset_cache is not None:
         reset_cache(pinned=system.cold)
+    return inputs
+
+
+def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]:
+    inputs = fresh_inputs(ctx, system, example)
     start = time.perf_counter()
     output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
     record = score(example, output, (time.perf_counter() - start) * 1000)
@@ -64,6 +72,13 @@ def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]
         for key in RETRIEVAL_METRICS:
             record[key] = math.nan
     return {"system": system.name, **record}
+
+
+def stream_one(ctx: RAGContext, system: System, example: Example) -> Iterator[dict[str, Any]]:
+    """The graph's updates (node name to its partial state) for ``example`` under ``system``, from
+    the state :func:`run_one` starts from, for a caller that reads each step as it comes."""
+    inputs = fresh_inputs(ctx, system, example)
+    yield from graph.stream(inputs, context=ctx.with_pipeline(system.pipeline), stream_mode="updates")
 
 
 def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:

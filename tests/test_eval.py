@@ -9,7 +9,7 @@ import pytest
 from eval.aggregate import aggregate, by_routed_tier
 from eval.benchmark import main as benchmark_main
 from eval.report import markdown_report
-from eval.runner import read_records, run_one, sample
+from eval.runner import read_records, run_one, sample, stream_one
 from eval.datasets import DatasetError, Example, load
 from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k, recall_at_k, reciprocal_rank
 from eval.scoring import prediction_text
@@ -160,6 +160,23 @@ class TestRunAndAggregate:
                            "wall_s": 1.0, "peak_rss_mb": 1.0, "index_passages": 1}
         report = markdown_report(summary, summary["meta"], {s.name: s for s in systems})
         assert "| **Speed-up factor** | 1.00× |" in report and "fixed easy tier" in report
+
+    def test_a_streamed_question_starts_from_the_state_a_run_one_starts_from(self, ctx):
+        """stream_one and run_one both put the cache back first: asked again, the same question
+        evaluates the same prompt tokens and gets the same answer (without the reset it would find the
+        whole prompt cached and evaluate almost nothing). A question's first call also evaluates and
+        pins the instruction prefix as its prompt tokenises it, which stays warm after it."""
+        system = select("baseline", "easy")[0]
+        run_one(ctx, system, EXAMPLES[0])
+        updates = list(stream_one(ctx, system, EXAMPLES[0]))
+        assert next(iter(updates[0])) == "start_turn"
+        generated = [update["generate"] for update in updates if "generate" in update][-1]
+        again = [update["generate"] for update in stream_one(ctx, system, EXAMPLES[0]) if "generate" in update][-1]
+        ran = run_one(ctx, system, EXAMPLES[0])
+        step, step_again = generated["steps"][-1], again["steps"][-1]
+        assert step["prompt_tokens_evaluated"] == step_again["prompt_tokens_evaluated"] == ran["prompt_tokens_evaluated"]
+        assert step["prompt_tokens_evaluated"] > step["prompt_tokens"] // 2
+        assert generated["answer"] == again["answer"] == ran["steps"][-1]["answer"]
 
     def test_only_questions_every_system_answered(self):
         rows = [{"system": "baseline", "id": "a", "em": 1, "f1": 1, "latency_ms": 1, "input_tokens": 10,

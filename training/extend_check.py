@@ -70,16 +70,13 @@ def every_step(ctx, example, layer: int, recorder) -> dict[str, Any]:
     """Answer ``example`` at every tier of its ladder; each answer's check features, cost and hidden state."""
     from components.short_answer import short_answer
     from eval.metrics import exact_match, f1_score
-    from graph import graph
+    from eval.runner import stream_one
     from nodes.check_answer import answer_features
 
     shipped = PipelineConfig()
-    system = recording_system()
-    ctx.generator.reset_cache(pinned=system.cold)
     recorder.replies = []
     steps = []
-    for update in graph.stream({"question": example.question}, context=ctx.with_pipeline(system.pipeline),
-                               stream_mode="updates"):
+    for update in stream_one(ctx, recording_system(), example):
         generated = update.get("generate")
         if not generated:
             continue
