@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from eval import time_model
+from eval import targets, time_model
 from eval.systems import System
 
 _ROWS = [
@@ -122,6 +122,7 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
     lines += time_model.markdown(summary.get("time_model"))
     lines += _policy_table(summary, systems)
     lines += _abstention_table(summary.get("abstention"))
+    lines += targets.markdown(summary, meta["dataset"], headline)
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
     return "\n".join(lines) + "\n"
 

@@ -446,3 +446,62 @@ class TestTimeModel:
         assert "## Where the time goes" in text and "**7.00 ms per evaluated prompt token**" in text
         assert "**80.0 ms per decoding pass**" in text and "| baseline |" in text and "| cascade |" in text
         assert "Speed-up of cascade over the baseline" in text
+
+
+class TestTargets:
+    """eval.targets: the open issues' targets judged on a run's summary (synthetic figures)."""
+
+    @staticmethod
+    def summary(speedup=1.7, reduction=50.0, f1=(45.0, 44.8), overhead=20.0, checked=True):
+        def system(f1_value, **extra):
+            return {"f1": f1_value, "passages_in_prompt_mean": 2.5, "escalations": {"0": 9, "1": 1}, "n": 10,
+                    "overhead_p50_ms": overhead, **extra}
+
+        def check(f1_value, unchecked):
+            return {"n": 10, "f1": f1_value, "f1_unchecked": unchecked, "f1_answerable": 57.0,
+                    "f1_answerable_unchecked": 62.0, "false_abstention": 10.0, "unanswerable_abstained": 55.0,
+                    "unanswerable_abstained_unchecked": 2.0, "threshold": 0.142, "median_time_added": 0.5, "aurc": 44.0,
+                    "knob": [{"threshold": 0.0, "f1": unchecked, "f1_answerable": 62.0, "answered": 100.0},
+                             {"threshold": 0.3, "f1": 58.0, "f1_answerable": 45.0, "answered": 50.0}]}
+
+        return {"systems": {"baseline": system(f1[0], speedup_vs_baseline=1.0, evaluated_token_reduction_vs_baseline=0.0),
+                            "cascade": system(f1[1], speedup_vs_baseline=speedup,
+                                              evaluated_token_reduction_vs_baseline=reduction)},
+                "abstention": {"baseline": check(f1[0], f1[0] + 0.5), "cascade": check(f1[1], f1[1] + 2.0)}
+                if checked else None}
+
+    def test_each_target_is_met_or_missed_by_its_margin(self):
+        from eval.targets import verdicts
+
+        rows = {(r["issue"], r["target"], r["system"]): r for r in verdicts(self.summary(speedup=1.5), "hotpotqa", "cascade")}
+        speed = rows[(19, "speed-up over the baseline", "cascade")]
+        assert not speed["met"] and speed["margin"] == pytest.approx(-0.1)
+        lost = rows[(19, "F1 lost to the baseline", "cascade")]
+        assert lost["met"] and lost["value"] == pytest.approx(0.2) and lost["limits"] == ""
+        # HotpotQA: every question answerable, so what the check takes is lost to false abstentions
+        withheld = rows[(15, "F1 lost to false abstentions", "cascade")]
+        assert not withheld["met"] and withheld["value"] == pytest.approx(2.0) and "10 questions" in withheld["limits"]
+        assert rows[(15, "F1 lost to false abstentions", "baseline")]["met"]
+        assert not any(r[1] == "overall F1 with the check" for r in rows)  # a SQuAD 2.0 target only
+        assert (19, "speed-up over the baseline", "baseline") not in rows  # #19 judges the adaptive system
+
+    def test_a_miss_says_what_limits_it(self):
+        from eval.targets import markdown, verdicts
+
+        rows = verdicts(self.summary(f1=(45.0, 44.0)), "squad", "cascade")
+        lost = next(r for r in rows if r["target"] == "F1 lost to the baseline")
+        assert not lost["met"] and lost["limits"].startswith("before the check its F1 is +0.50 against the baseline's; "
+                                                              "the check changes its F1 by -2.00")
+        overall = next(r for r in rows if r["target"] == "overall F1 with the check" and r["system"] == "cascade")
+        assert not overall["met"] and "at most 58.0 (at 0.30" in overall["limits"]
+        assert next(r for r in rows if r["target"] == "unanswerable questions abstained")["met"]
+        text = "\n".join(markdown(self.summary(f1=(45.0, 44.0)), "squad", "cascade"))
+        assert "| #19 | F1 lost to the baseline ≤ 0.5 pt | cascade | 1.00 pt | **missed by 0.50 pt** |" in text
+
+    def test_a_run_without_the_check_or_the_baseline_is_judged_on_what_it_measured(self):
+        from eval.targets import markdown, verdicts
+
+        unchecked = verdicts(self.summary(checked=False), "squad", "cascade")
+        assert {r["issue"] for r in unchecked} == {19}
+        alone = {"systems": {"cascade": self.summary()["systems"]["cascade"]}, "abstention": None}
+        assert verdicts(alone, "squad", "cascade") == [] and markdown(alone, "squad", "cascade") == []
