@@ -258,9 +258,11 @@ def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float
     multi = [bool(read_multi_hop(r, readings)) for r in runs]
     groups = {"squad": [r["dataset"] == "squad" for r in runs], "hotpotqa": [r["dataset"] == "hotpotqa" for r in runs],
               "answerable": [r["dataset"] == "squad" and bool(r["answerable"]) for r in runs]}
-    hotpot = {i: k for k, i in enumerate(i for i, member in enumerate(groups["hotpotqa"]) if member)}
-    weights = (np.random.default_rng(seed).multinomial(len(hotpot), [1 / len(hotpot)] * len(hotpot), size=resamples)
-               / len(hotpot) if confidence and hotpot else None)
+    hotpot_rows = [i for i, member in enumerate(groups["hotpotqa"]) if member]
+    hotpot = {i: k for k, i in enumerate(hotpot_rows)}  # a HotpotQA question's column in the resamples' weights
+    size = len(hotpot_rows)
+    weights = (np.random.default_rng(seed).multinomial(size, [1 / size] * size, size=resamples) / size
+               if confidence and size else None)
 
     def terms(kind: bool) -> tuple[list[float], dict[str, np.ndarray], np.ndarray | None]:
         """The candidate thresholds of one type; per group, its questions' F1 sum at each; and, with
