@@ -498,6 +498,21 @@ class TestTargets:
         text = "\n".join(markdown(self.summary(f1=(45.0, 44.0)), "squad", "cascade"))
         assert "| #19 | F1 lost to the baseline ≤ 0.5 pt | cascade | 1.00 pt | **missed by 0.50 pt** |" in text
 
+    def test_a_slow_run_says_where_its_time_goes(self):
+        from eval.targets import verdicts
+
+        summary = dict(self.summary(speedup=1.2, reduction=30.0))
+        summary["time_model"] = {"systems": {
+            "baseline": {"latency_ms": 2800.0, "prompt_ms": 2400.0, "evaluated": 228.0, "decoding_ms": 310.0},
+            "cascade": {"latency_ms": 2300.0, "prompt_ms": 1900.0, "evaluated": 180.0, "decoding_ms": 300.0}}}
+        rows = {r["target"]: r for r in verdicts(summary, "hotpotqa", "cascade")}
+        speed, tokens = rows["speed-up over the baseline"], rows["fewer prompt tokens evaluated than the baseline"]
+        assert not speed["met"] and speed["limits"] == ("prompt evaluation is 1900 of its 2300 ms (180 tokens evaluated, "
+                                                        "the baseline 228); decoding takes 300 ms, as the baseline's 310, "
+                                                        "whatever the evidence")
+        assert not tokens["met"] and tokens["margin"] == pytest.approx(-15.0)
+        assert tokens["limits"] == "2.5 passages in the prompt on average (the baseline 2.5); 10% of questions extended"
+
     def test_a_run_without_the_check_or_the_baseline_is_judged_on_what_it_measured(self):
         from eval.targets import markdown, verdicts
 
