@@ -137,6 +137,21 @@ def out_of_fold(runs: Sequence[Mapping[str, Any]], features: Sequence[str], l2: 
     return scores
 
 
+GROUPS: Mapping[str, Callable[[Mapping[str, Any]], bool]] = {
+    "squad": lambda r: r["dataset"] == "squad",
+    "hotpotqa": lambda r: r["dataset"] == "hotpotqa",
+    "answerable": lambda r: r["dataset"] == "squad" and bool(r["answerable"]),
+    "unanswerable": lambda r: r["dataset"] == "squad" and not r["answerable"],
+}
+"""The groups of training questions whose figures the threshold rules weigh."""
+
+
+def withheld(run: Mapping[str, Any], position: int, scores: Mapping[int, float], threshold: float) -> bool:
+    """Whether the check withholds a training answer at ``threshold``: the model abstained by itself,
+    or the answer's score (``scores[position]``, where it has one) is below the threshold."""
+    return run["answerability"]["by"] == "model" or (position in scores and scores[position] < threshold)
+
+
 def sweep(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], confidence: float = 0.0,
           resamples: int = 1000, seed: int = 0) -> list[dict[str, float]]:
     """Per-dataset F1 and abstention figures at each candidate threshold (the distinct scores and
@@ -161,7 +176,7 @@ def sweep(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], confid
     for threshold in candidates:
         row: dict[str, float] = {"threshold": threshold}
         for dataset, (items, weights) in per_dataset.items():
-            abstains = [r["answerability"]["by"] == "model" or (i in scores and scores[i] < threshold) for i, r in items]
+            abstains = [withheld(r, i, scores, threshold) for i, r in items]
             f1 = np.array([abstention_f1(r, a) for (_, r), a in zip(items, abstains, strict=True)])
             never.setdefault(dataset, f1)
             row[f"{dataset}_f1"] = 100 * float(f1.mean())
@@ -256,8 +271,7 @@ def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float
     bounds one threshold's: 200 questions hold few right answers, and the point estimate of a small
     loss is noisy."""
     multi = [bool(read_multi_hop(r, readings)) for r in runs]
-    groups = {"squad": [r["dataset"] == "squad" for r in runs], "hotpotqa": [r["dataset"] == "hotpotqa" for r in runs],
-              "answerable": [r["dataset"] == "squad" and bool(r["answerable"]) for r in runs]}
+    groups = {group: [member(r) for r in runs] for group, member in GROUPS.items()}
     hotpot_rows = [i for i, member in enumerate(groups["hotpotqa"]) if member]
     hotpot = {i: k for k, i in enumerate(hotpot_rows)}  # a HotpotQA question's column in the resamples' weights
     size = len(hotpot_rows)
@@ -269,8 +283,8 @@ def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float
         ``weights``, its HotpotQA questions' loss (points) at each in each resample."""
         mine = [i for i in range(len(runs)) if multi[i] == kind]
         candidates = sorted({0.0, *(scores[i] for i in mine if i in scores)})
-        f1 = np.array([[abstention_f1(runs[i], runs[i]["answerability"]["by"] == "model" or (i in scores and scores[i] < t))
-                        for i in mine] for t in candidates]).reshape(len(candidates), len(mine))
+        f1 = np.array([[abstention_f1(runs[i], withheld(runs[i], i, scores, t)) for i in mine]
+                       for t in candidates]).reshape(len(candidates), len(mine))
         sums = {g: f1[:, [k for k, i in enumerate(mine) if member[i]]].sum(axis=1) for g, member in groups.items()}
         if weights is None:
             return candidates, sums, None
@@ -284,8 +298,7 @@ def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float
     bound = (loss_bound(single_loss, multi_loss, confidence)
              if single_loss is not None and multi_loss is not None else None)
     i, j, figure = best_pair(single_sums, multi_sums, sizes, max_hotpot_loss, max_answerable_loss, bound)
-    answered = {d: 100 * float(np.mean([not (r["answerability"]["by"] == "model" or (n in scores and scores[n] <
-                                          (multiple[j] if multi[n] else single[i])))
+    answered = {d: 100 * float(np.mean([not withheld(r, n, scores, multiple[j] if multi[n] else single[i])
                                           for n, r in enumerate(runs) if r["dataset"] == d])) for d in ("squad", "hotpotqa")}
     return {"threshold": single[i], "threshold_multi_hop": multiple[j], "squad_f1": float(figure["squad"][i, j]),
             "hotpotqa_f1": float(figure["hotpotqa"][i, j]), "squad_answerable_f1": float(figure["answerable"][i, j]),
@@ -300,24 +313,19 @@ def figures_at(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], m
     """F1 (%) on SQuAD, on its answerable questions and on HotpotQA, the share (%) of SQuAD's
     unanswerable questions abstained, and each of those F1 figures' loss to never abstaining, with a
     single-hop question held to ``threshold`` and one read as multi-hop (``multi``) to ``threshold_multi_hop``."""
-    groups = {"squad": lambda r: r["dataset"] == "squad", "hotpotqa": lambda r: r["dataset"] == "hotpotqa",
-              "answerable": lambda r: r["dataset"] == "squad" and bool(r["answerable"]),
-              "unanswerable": lambda r: r["dataset"] == "squad" and not r["answerable"]}
     figures = {}
-    for group, member in groups.items():
+    for group, member in GROUPS.items():
         rows = [(n, r) for n, r in enumerate(runs) if member(r)]
         if not rows:
             continue
-        withheld = [r["answerability"]["by"] == "model" or (n in scores and scores[n] < (threshold_multi_hop if multi[n]
-                                                                                          else threshold))
-                    for n, r in rows]
-        kept = [r["answerability"]["by"] == "model" for _, r in rows]
-        f1 = 100 * float(np.mean([abstention_f1(r, w) for (_, r), w in zip(rows, withheld, strict=True)]))
-        never = 100 * float(np.mean([abstention_f1(r, k) for (_, r), k in zip(rows, kept, strict=True)]))
+        held = [withheld(r, n, scores, threshold_multi_hop if multi[n] else threshold) for n, r in rows]
+        never = [withheld(r, n, scores, 0.0) for n, r in rows]  # the model's own abstentions only
+        f1 = 100 * float(np.mean([abstention_f1(r, w) for (_, r), w in zip(rows, held, strict=True)]))
+        kept = 100 * float(np.mean([abstention_f1(r, w) for (_, r), w in zip(rows, never, strict=True)]))
         if group == "unanswerable":
-            figures["unanswerable_abstained"] = 100 * float(np.mean(withheld))
+            figures["unanswerable_abstained"] = 100 * float(np.mean(held))
         else:
-            figures[f"{group}_f1"], figures[f"{group}_loss"] = f1, never - f1
+            figures[f"{group}_f1"], figures[f"{group}_loss"] = f1, kept - f1
     return figures
 
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from eval.abstention import KNOB, abstention_f1, is_right
 from pipeline.configuration import PipelineConfig
-from training.answerability import FOLDS, best_pair, choose
+from training.answerability import FOLDS, GROUPS, best_pair, choose
 from training.cascade import shown_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -250,10 +250,7 @@ def choose_pair(records: Sequence[Mapping[str, Any]], scores: Sequence[Sequence[
     that loses at most ``max_hotpot_loss`` HotpotQA and ``max_answerable_loss`` SQuAD-answerable
     F1 points to never abstaining (:func:`training.answerability.best_pair`)."""
     multi = [started_multi_hop(r) for r in records]
-    groups = {"squad": lambda r: r["dataset"] == "squad", "hotpotqa": lambda r: r["dataset"] == "hotpotqa",
-              "answerable": lambda r: r["dataset"] == "squad" and r["answerable"],
-              "unanswerable": lambda r: r["dataset"] == "squad" and not r["answerable"]}
-    members = {g: [bool(test(r)) for r in records] for g, test in groups.items()}
+    members = {g: [test(r) for r in records] for g, test in GROUPS.items()}
     sizes = {g: max(1, sum(m)) for g, m in members.items()}
     terms: dict[bool, tuple[list[float], dict[str, np.ndarray]]] = {}
     for kind in (False, True):
@@ -271,7 +268,7 @@ def choose_pair(records: Sequence[Mapping[str, Any]], scores: Sequence[Sequence[
     (single, one), (multiple, two) = terms[False], terms[True]
     i, j, f1 = best_pair({g: v[:, 0] for g, v in one.items()}, {g: v[:, 0] for g, v in two.items()}, sizes,
                          max_hotpot_loss, max_answerable_loss)
-    total = {g: one[g][i] + two[g][j] for g in groups}  # [f1, abstained, tokens, extended] of the chosen pair
+    total = {g: one[g][i] + two[g][j] for g in GROUPS}  # [f1, abstained, tokens, extended] of the chosen pair
     return {"threshold": single[i], "threshold_multi_hop": multiple[j], "squad_f1": float(f1["squad"][i, j]),
             "squad_answerable_f1": float(f1["answerable"][i, j]), "hotpotqa_f1": float(f1["hotpotqa"][i, j]),
             "squad_unanswerable_abstained": float(100 * total["unanswerable"][1] / sizes["unanswerable"]),
