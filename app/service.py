@@ -202,9 +202,11 @@ def abstention_note(result: dict[str, Any]) -> str | None:
 
 
 def apart(score: float, threshold: float) -> tuple[str, str]:
-    """A score and its threshold as percentages, with as few decimals (up to two) as tell them apart:
-    0.120 against 0.125 reads "12.0%" against "12.5%", not "12%" against "12%"."""
-    for decimals in (0, 1, 2):
+    """A score and its threshold as percentages: the threshold as the chat's setting shows it (to
+    one decimal, none when it is whole: "7%", "14.2%"), and both with as many more decimals (up to
+    two) as tell them apart: 0.120 against 0.125 reads "12.0%" against "12.5%", not "12%" against "12%"."""
+    fewest = 0 if round(100 * threshold, 1).is_integer() else 1
+    for decimals in range(fewest, 3):
         shown = f"{score:.{decimals}%}", f"{threshold:.{decimals}%}"
         if shown[0] != shown[1]:
             break
@@ -408,7 +410,7 @@ class RAGService:
         for name, value in (("abstain_threshold", abstain_threshold), ("multi_hop_threshold", multi_hop_threshold)):
             if value is not None:
                 if not is_probability(value):
-                    raise ConfigurationError(f"{name} is a probability in [0, 1], got {value!r}")
+                    raise ConfigurationError(f"{name} is a probability in [0, 1] (7% is 0.07), got {value!r}")
                 overrides[name] = float(value)
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
         ctx = self._context_for(model)

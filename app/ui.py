@@ -24,7 +24,7 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import Cancelled, RAGService, abstention_note, closest_passages
+from app.service import Cancelled, RAGService, abstention_note, apart, closest_passages
 from components.model_files import cache_dir
 from nodes.generate import is_abstention
 from components.storage import atomic_write_text
@@ -194,10 +194,10 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("unsure answers stopped early", f"{len(cut)}, after {', '.join(map(str, cut))} token(s)"))
     check = result.get("answerability") or {}
     if check.get("score") is not None:
-        # three decimals, as the "Abstain below" setting shows the threshold
+        # in percent, the threshold as the "Abstain below (%)" setting shows it
+        score, threshold = apart(check["score"], check["threshold"])
         bar = " (a multi-hop question's)" if check.get("multi_hop") else ""
-        rows.append(("answerability", f"{check['score']:.3f} against threshold {round(check['threshold'], 3):g}{bar}: "
-                                      f"{check['decision']}"))
+        rows.append(("answerability", f"{score} likely right against threshold {threshold}{bar}: {check['decision']}"))
     if trace.get("gate"):
         gate = trace["gate"]
         rows.append(("retrieve-or-not", f"{gate['decision']} (closed book {gate['closed_book_probability']:.0%}, "
@@ -317,27 +317,54 @@ def _failure(text: str) -> gr.ChatMessage:
     return gr.ChatMessage(role="assistant", content=f"**Could not answer:** {plain(text)}")
 
 
+# ---------------------------------------------------------------------- the settings
+def as_percent(probability: float) -> float:
+    """A probability as the settings show it: a percentage to one decimal (0.14168 reads 14.2)."""
+    return round(100 * probability, 1)
+
+
+def is_percent(value: Any) -> bool:
+    return is_probability(value / 100) if isinstance(value, (int, float)) and not isinstance(value, bool) else False
+
+
+FRACTION_KEYS = {"abstain": "abstain_percent", "multi_hop": "multi_hop_percent"}
+"""Settings a browser saved before they were set in percent (session 32), and their new names."""
+
+
+def from_fractions(saved: dict) -> dict:
+    """``saved`` with the thresholds a browser kept as fractions (0.142) under their old names
+    moved to the percent ones (14.2), so that an open page keeps the user's choice."""
+    saved = dict(saved)
+    for old, new in FRACTION_KEYS.items():
+        value = saved.pop(old, None)
+        if new not in saved and isinstance(value, (int, float)) and is_probability(value):
+            saved[new] = as_percent(value)
+    return saved
+
+
 # ---------------------------------------------------------------------- the page
 def build_ui(service: RAGService) -> gr.Blocks:
     multi_hop_default = service.default_multi_hop_threshold  # None: no question-type model, no slider
+    # the two thresholds are set in percent, as the chat speaks of them ("12% likely to be right")
     default_settings = {"session": None, "policy": service.pipeline.policy, "tier": service.pipeline.tier,
                         "model": service.resources.model, "show_trace": False,
-                        "abstain": round(service.default_abstain_threshold, 3),  # as the slider shows it
-                        "multi_hop": None if multi_hop_default is None else round(multi_hop_default, 3),
+                        "abstain_percent": as_percent(service.default_abstain_threshold),
+                        "multi_hop_percent": None if multi_hop_default is None else as_percent(multi_hop_default),
                         "pending": ""}  # the question being answered: a reload mid-answer gives it back
 
     def settings_of(saved: dict | None) -> dict:
-        saved = {**default_settings, **(saved or {})}
+        saved = from_fractions(saved or {})
+        saved = {**default_settings, **saved}
         if saved["policy"] not in POLICIES:
             saved["policy"] = default_settings["policy"]
         if saved["tier"] not in DEFAULT_TIERS:
             saved["tier"] = default_settings["tier"]
         if saved["model"] not in service.models:
             saved["model"] = default_settings["model"]
-        if not is_probability(saved["abstain"]):
-            saved["abstain"] = default_settings["abstain"]
-        if multi_hop_default is None or not is_probability(saved["multi_hop"]):
-            saved["multi_hop"] = default_settings["multi_hop"]
+        if not is_percent(saved["abstain_percent"]):
+            saved["abstain_percent"] = default_settings["abstain_percent"]
+        if multi_hop_default is None or not is_percent(saved["multi_hop_percent"]):
+            saved["multi_hop_percent"] = default_settings["multi_hop_percent"]
         return saved
 
     def restore(saved: dict | None, request: gr.Request):
@@ -358,18 +385,19 @@ def build_ui(service: RAGService) -> gr.Blocks:
         if interrupted:
             gr.Info("The page was reloaded before your last question was answered: it is back in the box.")
         saved["pending"] = ""
-        return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"], saved["abstain"],
-                saved["multi_hop"] if saved["multi_hop"] is not None else gr.Slider(),
+        return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"],
+                saved["abstain_percent"],
+                saved["multi_hop_percent"] if saved["multi_hop_percent"] is not None else gr.Slider(),
                 gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
 
     def fitted_abstain(model: str) -> float:
         """The abstain threshold fitted for ``model``'s check, as the slider shows it."""
-        return round(service.default_abstain_threshold_for(model), 3)
+        return as_percent(service.default_abstain_threshold_for(model))
 
     def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool, abstain: float,
                  multi_hop: float) -> dict:
         return settings_of({**(saved or {}), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace,
-                            "abstain": abstain, "multi_hop": multi_hop})
+                            "abstain_percent": abstain, "multi_hop_percent": multi_hop})
 
     def begin(message: str, history: list):
         """Take the question from the box (a refused one stays there, with a warning)."""
@@ -397,7 +425,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
             for shown in answer_events(service, question, session=saved["session"], owner=_owner(request),
                                        policy=saved["policy"], tier=saved["tier"], model=saved["model"],
                                        show_trace=saved["show_trace"], cancel=cancel,
-                                       abstain_threshold=saved["abstain"], multi_hop_threshold=saved["multi_hop"]):
+                                       abstain_threshold=saved["abstain_percent"] / 100,
+                                       multi_hop_threshold=None if saved["multi_hop_percent"] is None
+                                       else saved["multi_hop_percent"] / 100):
                 yield [*history, *shown]
         except Cancelled:
             partial = [m for m in shown if not (m.metadata or {}).get("status") == "pending"]
@@ -530,16 +560,16 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                 info="other models load on first use" if len(service.models) > 1 else None,
                                 interactive=len(service.models) > 1)
             # no built-in reset: it goes back to the value the page was built with, the served model's threshold
-            abstain = gr.Slider(0.0, 1.0, value=default_settings["abstain"], step=0.01, elem_id="abstain",
-                                label="Abstain below", buttons=[],
-                                info="how likely an answer must be to be right to be given; below it the chat "
+            abstain = gr.Slider(0.0, 100.0, value=default_settings["abstain_percent"], step=0.1, elem_id="abstain",
+                                label="Abstain below (%)", buttons=[],
+                                info="how likely an answer must be to be right to be given, in percent; below it the chat "
                                      "says the knowledge base does not hold the answer (0: always answer; choosing a model sets "
                                      "its check's fitted threshold; a multi-hop question is held to a lower bar that "
                                      "moves with this one)")
             abstain_default = gr.Button("↺ the model's fitted threshold", size="sm", elem_id="abstain-default")
-            multi_hop = gr.Slider(0.0, 1.0, value=default_settings["multi_hop"] or 0.0, step=0.01, elem_id="multi-hop",
-                                  label="Multi-hop from", visible=multi_hop_default is not None,
-                                  info="a question at least this likely to be multi-hop starts with more evidence "
+            multi_hop = gr.Slider(0.0, 100.0, value=default_settings["multi_hop_percent"] or 0.0, step=0.1,
+                                  elem_id="multi-hop", label="Multi-hop from (%)", visible=multi_hop_default is not None,
+                                  info="a question at least this likely (in percent) to be multi-hop starts with more evidence "
                                        "(Medium), any other with the least (0: every one with more)")
             show_trace = gr.Checkbox(value=False, label="Show trace")
             gr.Markdown("### Your documents")

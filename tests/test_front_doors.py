@@ -91,8 +91,35 @@ def test_where_the_cascade_started_is_in_the_api_and_the_cost_line():
 def test_a_withheld_answers_score_and_threshold_are_told_apart():
     from app.service import abstention_note, apart
 
-    assert apart(0.12, 0.125) == ("12.0%", "12.5%") and apart(0.05, 0.142) == ("5%", "14%")
+    assert apart(0.12, 0.125) == ("12.0%", "12.5%") and apart(0.05, 0.142) == ("5.0%", "14.2%")
+    assert apart(0.03, 0.07) == ("3%", "7%")  # the threshold as the setting shows it: 7, not 7.0
     assert apart(0.1234, 0.1236) == ("12.3%", "12.4%") and apart(0.12341, 0.12344) == ("12.34%", "12.34%")
     note = abstention_note({"abstained": True, "answerability": {"by": "score", "withheld_answer": "Kubrick",
                                                                  "score": 0.12, "threshold": 0.125}})
     assert "12.0% likely to be right, below the 12.5% threshold" in note
+
+
+def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
+    from app.ui import figures
+
+    result = {"tier": "easy", "escalations": 0, "corrected": False, "timing_ms": {"total": 900.0},
+              "tokens": {"input": 300, "prompt": 200, "evaluated": 150, "output": 3},
+              "answerability": {"by": "score", "score": 0.0321, "threshold": 0.142, "decision": "abstain",
+                                "multi_hop": False}}
+    assert "answerability: 3.2% likely right against threshold 14.2%: abstain" in figures(result)
+    multi = {**result, "answerability": {**result["answerability"], "threshold": 0.07, "multi_hop": True}}
+    assert "answerability: 3% likely right against threshold 7% (a multi-hop question's): abstain" in figures(multi)
+
+
+def test_chat_settings_saved_as_fractions_are_read_in_percent():
+    """Browsers kept the two thresholds as fractions (0.142) before session 32: a page opened again
+    keeps the user's choice, now in percent; a saved percent is never read as a fraction."""
+    from app.ui import as_percent, from_fractions, is_percent
+
+    assert from_fractions({"abstain": 0.142, "multi_hop": 0.05, "tier": "easy"}) == {
+        "abstain_percent": 14.2, "multi_hop_percent": 5.0, "tier": "easy"}
+    assert from_fractions({"abstain": 0.2, "abstain_percent": 7.0}) == {"abstain_percent": 7.0}
+    assert from_fractions({"abstain": "high", "multi_hop": None}) == {}  # unreadable: the defaults apply
+    assert as_percent(0.14168) == 14.2 and as_percent(1) == 100.0
+    assert is_percent(7) and is_percent(100) and is_percent(0.0)
+    assert not is_percent(100.5) and not is_percent(-1) and not is_percent("7") and not is_percent(True)
