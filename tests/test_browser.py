@@ -558,6 +558,36 @@ def test_an_unsupported_answer_is_marked_not_attributed(browser):
         demo.close()
 
 
+def served_check() -> AnswerabilityModel:
+    """The check the test servers use: they answer with SmolLM2, which the shipped answer probe does
+    not read, so the check fit without it applies."""
+    shipped = AnswerabilityModel.load()
+    return AnswerabilityModel.load(FALLBACK_MODEL) if shipped.uses_answer_probe else shipped
+
+
+def check_line(page) -> str:
+    """The last answer's figures opened, their answerability line (the test skips when the model
+    abstained by itself, so that the check scored nothing)."""
+    page.get_by_text(" · read ", exact=False).first.click()
+    figures = wait_for_text(page, "#chatbot", "finish_turn (ms)")
+    line = next((row for row in figures.splitlines() if row.startswith("answerability:")), None)
+    if line is None:
+        pytest.skip("the model abstained by itself: the check scored nothing")
+    return line
+
+
+def assert_the_bar_the_setting_gives(line: str, percent: float) -> None:
+    """The figures' threshold is the setting's (in percent) or, for a question read as multi-hop, the
+    lower bar the setting gives it through the check's fitted pair (session 30), shown to at least
+    one decimal."""
+    found = re.search(r"against threshold ([\d.]+)%", line)
+    assert found, line
+    if "(a multi-hop question's)" in line:
+        assert abs(float(found[1]) - 100 * served_check().threshold_for(percent / 100, True)) <= 0.05 + 1e-9, line
+    else:
+        assert float(found[1]) == percent, line
+
+
 def test_the_answers_figures_show_the_threshold_the_settings_show(page):
     """Found in session 28: the settings showed the fitted threshold as 0.046 (0.036 for the default
     model) and an answer's figures said "against threshold 0.05" (0.04), rounded to two decimals: a
@@ -567,20 +597,7 @@ def test_the_answers_figures_show_the_threshold_the_settings_show(page):
     shown = page.locator("#abstain input[type='number']").input_value()  # in percent, to one decimal
     ask(page, "Who directed 2001: A Space Odyssey?")
     wait_answered(page)
-    page.get_by_text(" · read ", exact=False).first.click()
-    figures = wait_for_text(page, "#chatbot", "finish_turn (ms)")
-    line = next((row for row in figures.splitlines() if row.startswith("answerability:")), None)
-    if line is None:
-        pytest.skip("the model abstained by itself: the check scored nothing")
-    found = re.search(r"against threshold ([\d.]+)%", line)
-    assert found, line
-    if "(a multi-hop question's)" in line:  # held to the bar the setting gives a multi-hop question (session 30)
-        shipped = AnswerabilityModel.load()
-        served = AnswerabilityModel.load(FALLBACK_MODEL) if shipped.uses_answer_probe else shipped
-        bar = 100 * served.threshold_for(float(shown) / 100, True)
-        assert abs(float(found[1]) - bar) <= 0.05 + 1e-9, (shown, line)  # shown to at least one decimal
-    else:
-        assert float(found[1]) == float(shown), (shown, line)
+    assert_the_bar_the_setting_gives(check_line(page), float(shown))
 
 
 def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server):
@@ -595,10 +612,7 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
         page.locator("button[aria-label='Toggle Sidebar']").click()
     number = page.locator("#abstain input[type='number']")
     shown = number.input_value()  # the fitted threshold in percent, readable: 4.3, not 4.33132...
-    # the server answers with SmolLM2, which the shipped answer probe does not read: the check fit without it applies
-    shipped = AnswerabilityModel.load()
-    served = AnswerabilityModel.load(FALLBACK_MODEL) if shipped.uses_answer_probe else shipped
-    assert len(shown.split(".")[-1]) <= 1 and abs(float(shown) - 100 * served.threshold) <= 0.05 + 1e-9
+    assert len(shown.split(".")[-1]) <= 1 and abs(float(shown) - 100 * served_check().threshold) <= 0.05 + 1e-9
     number.fill("100")
     number.press("Enter")
     page.wait_for_timeout(500)
@@ -635,19 +649,7 @@ def test_the_abstain_setting_speaks_percent_as_the_chat_does(browser, server):
     said = re.search(r"below the ([\d.]+)% threshold", text)
     if said:  # withheld: the note gives the bar the setting shows
         assert float(said[1]) == 7.0, text
-    page.get_by_text(" · read ", exact=False).first.click()
-    figures = wait_for_text(page, "#chatbot", "finish_turn (ms)")
-    line = next((row for row in figures.splitlines() if row.startswith("answerability:")), None)
-    if line is None:
-        pytest.skip("the model abstained by itself: the check scored nothing")
-    found = re.search(r"against threshold ([\d.]+)%", line)
-    assert found, line
-    bar = 0.07
-    if "(a multi-hop question's)" in line:  # the lower bar that moves with the setting
-        shipped = AnswerabilityModel.load()
-        served = AnswerabilityModel.load(FALLBACK_MODEL) if shipped.uses_answer_probe else shipped
-        bar = served.threshold_for(bar, True)
-    assert float(found[1]) == round(100 * bar, 1), line
+    assert_the_bar_the_setting_gives(check_line(page), 7.0)
     context.close()
 
 
