@@ -38,7 +38,7 @@ from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
-from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, validate_question
+from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -410,7 +410,7 @@ class RAGService:
         for name, value in (("abstain_threshold", abstain_threshold), ("multi_hop_threshold", multi_hop_threshold)):
             if value is not None:
                 if not is_probability(value):
-                    raise ConfigurationError(f"{name} is a probability in [0, 1] (7% is 0.07), got {value!r}")
+                    raise not_a_probability(name, value)
                 overrides[name] = float(value)
         self.pipeline.with_overrides(overrides)  # an unknown policy or tier fails here, before queueing
         ctx = self._context_for(model)

@@ -83,6 +83,12 @@ class ConfigurationError(ValueError):
     """An unknown or out-of-range configuration value. The message lists the valid values."""
 
 
+def not_a_probability(name: str, value: object) -> ConfigurationError:
+    """The error for a threshold ``name`` given ``value``, not a probability: the chat speaks of
+    percent, so it says how one is written (7% is 0.07)."""
+    return ConfigurationError(f"{name} is a probability in [0, 1], got {value!r} (7% is 0.07)")
+
+
 @dataclass(frozen=True)
 class Budget:
     """How much retrieval and generation one question may spend.
@@ -346,18 +352,18 @@ class PipelineConfig:
             raise ConfigurationError(f"unknown multi_hop_tier {self.multi_hop_tier!r}; valid tiers: {', '.join(self.tiers)} "
                                      "(or None: every question starts at the cheapest tier)")
         if self.multi_hop_threshold is not None and not is_probability(self.multi_hop_threshold):
-            raise ConfigurationError(f"multi_hop_threshold is a probability in [0, 1], got {self.multi_hop_threshold}")
+            raise not_a_probability("multi_hop_threshold", self.multi_hop_threshold)
         if self.evidence_order not in EVIDENCE_ORDERS:
             raise ConfigurationError(f"unknown evidence_order {self.evidence_order!r}; "
                                      f"valid orders: {', '.join(EVIDENCE_ORDERS)}")
         if self.answer_form not in ANSWER_FORMS:
             raise ConfigurationError(f"unknown answer_form {self.answer_form!r}; valid forms: {', '.join(ANSWER_FORMS)}")
         if self.abstain_threshold is not None and not is_probability(self.abstain_threshold):
-            raise ConfigurationError(f"abstain_threshold is a probability in [0, 1], got {self.abstain_threshold}")
+            raise not_a_probability("abstain_threshold", self.abstain_threshold)
         if self.gate_threshold is not None and not is_probability(self.gate_threshold):
-            raise ConfigurationError(f"gate_threshold is a probability in [0, 1], got {self.gate_threshold}")
+            raise not_a_probability("gate_threshold", self.gate_threshold)
         if self.router_threshold is not None and not is_probability(self.router_threshold):
-            raise ConfigurationError(f"router_threshold is a probability in [0, 1], got {self.router_threshold}")
+            raise not_a_probability("router_threshold", self.router_threshold)
         if self.lazy_signal not in CONFIDENCE_SIGNALS:
             raise ConfigurationError(f"unknown lazy_signal {self.lazy_signal!r}; "
                                      f"valid signals: {', '.join(CONFIDENCE_SIGNALS)}")

@@ -77,8 +77,8 @@ class TestAsk:
         assert "Closest passages:" in result.stdout and "Sources:" not in result.stdout
 
     def test_an_out_of_range_threshold_is_refused(self, capsys, index_dir):
-        assert main(["ask", "Who?", "--index", str(index_dir), "--abstain-threshold", "2"]) != 0
-        assert "abstain_threshold is a probability in [0, 1]" in capsys.readouterr().err
+        assert main(["ask", "Who?", "--index", str(index_dir), "--abstain-threshold", "7"]) != 0
+        assert "abstain_threshold is a probability in [0, 1], got 7.0 (7% is 0.07)" in capsys.readouterr().err
         assert main(["ask", "Who?", "--index", str(index_dir), "--multi-hop-threshold", "-1"]) != 0
         assert "multi_hop_threshold is a probability in [0, 1]" in capsys.readouterr().err
 
