@@ -101,23 +101,24 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
 def format_answer(result: dict[str, Any], show_trace: bool = False, include_answer: bool = True) -> str:
     """An answer as the service returns it (unless already streamed), its sources, a cost line and
     optionally the trace."""
-    from app.service import abstention_note, closest_passages, cost_line
+    from app.service import abstention_note, closest_passages, cost_line, unsupported_note
 
     lines = [result["answer"] or "(no answer)"] if include_answer else []
     if result.get("written_answer"):  # the answer is the short form of what the model wrote (and streamed)
         lines.append(f"(as written: {result['written_answer']})" if include_answer else f"Short answer: {result['answer']}")
     trace = result.get("trace", {})
-    note = abstention_note(result)
+    note = abstention_note(result) or unsupported_note(result)
     if note:
         lines += ["", note]
+    closest = closest_passages(result)
     if result.get("citations"):
         lines.append("")
         lines.append("Sources:")
         for c in result["citations"]:
             lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
-    elif note or not result.get("supported", True):
+    elif note and closest:
         lines += ["", "Closest passages:"]
-        lines += [f"  {p['title']} (score {p['score']:.2f}): {p['text']}" for p in closest_passages(result)]
+        lines += [f"  {p['title']} (score {p['score']:.2f}): {p['text']}" for p in closest]
     lines.append("")
     lines.append(cost_line(result))
     if show_trace:

@@ -201,6 +201,26 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     return note
 
 
+def passages_read(result: dict[str, Any]) -> int | None:
+    """How many evidence items the answer's prompt held (0: answered closed book), ``None`` where
+    the result does not say (a turn stored before session 32)."""
+    if "passages_read" in result:
+        return result["passages_read"]
+    steps = (result.get("trace") or {}).get("steps") or []
+    return steps[-1].get("evidence_items") if steps else None
+
+
+def unsupported_note(result: dict[str, Any]) -> str | None:
+    """What a reader is told, in the chat and the terminal alike, about an answer that no cited
+    passage supports: that no passage was read for it (a closed-book answer, a policy's choice), or
+    that none of those read holds it. ``None`` for a supported answer or an abstention."""
+    if result.get("abstained") or result.get("supported", bool(result.get("citations"))):
+        return None
+    if passages_read(result) == 0:
+        return "Answered from the model's own knowledge: no passage was read for it. Check it before relying on it."
+    return "Unsupported: none of the passages read holds this answer. Check it before relying on it."
+
+
 def apart(score: float, threshold: float) -> tuple[str, str]:
     """A score and its threshold as percentages: the threshold as the chat's setting shows it (to
     one decimal, none when it is whole: "7%", "14.2%"), and both with as many more decimals (up to
@@ -529,10 +549,12 @@ class RAGService:
         return config, list(state.values.get("turns", [])) if state and state.values else []
 
     def history(self, session_id: str, owner: str | None = None) -> list[dict[str, Any]]:
-        """The conversation's turns: question, standalone rewrite, answer and its citations."""
+        """The conversation's turns: question, standalone rewrite, answer, its citations and how many passages
+        it read (0: closed book; ``None`` for a turn stored before session 32)."""
         _, turns = self._turns(session_id, owner)
         return [{"question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
-                 "citations": [public_citation(c) for c in t.get("citations", [])]} for t in turns]
+                 "citations": [public_citation(c) for c in t.get("citations", [])],
+                 "passages_read": t.get("passages_read")} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:
         """Take the conversation's last question and answer back (a retry, an undo), so the next

@@ -24,7 +24,7 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import Cancelled, RAGService, abstention_note, apart, closest_passages
+from app.service import Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, unsupported_note
 from components.model_files import cache_dir
 from nodes.generate import is_abstention
 from components.storage import atomic_write_text
@@ -152,8 +152,7 @@ def _owner(request: gr.Request | None) -> str | None:
 def summary_line(result: dict[str, Any]) -> str:
     """What the answer cost, in words a person reads: time, evidence read, and whether it had to
     read more."""
-    steps = result.get("trace", {}).get("steps") or []
-    items = steps[-1].get("evidence_items") if steps else None
+    items = passages_read(result)
     read = f"{items} passage{'s' if items != 1 else ''}" if items else "no passages"
     parts = [f"{result['timing_ms']['total'] / 1000:.1f} s", f"read {read}"]
     if result.get("cache"):  # nothing was read or generated: the answer was given before
@@ -243,9 +242,8 @@ def answer_text(result: dict[str, Any]) -> str:
     note = abstention_note(result)
     if note:  # the note says it in words; the abstention's wording adds nothing
         return f"{plain(note)} The closest passages it found are below."
-    if not result.get("supported", bool(citations)):
-        return f"{text}\n\n⚠️ Unsupported: none of the passages read holds this answer. Check it before relying on it."
-    return text
+    warning = unsupported_note(result)
+    return f"{text}\n\n⚠️ {warning}" if warning else text
 
 
 def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMessage]:
@@ -270,7 +268,7 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
 def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
     """An earlier turn as the chat shows it again after a reload."""
     result = {"answer": turn["answer"], "citations": turn["citations"], "supported": bool(turn["citations"]),
-              "abstained": is_abstention(turn["answer"])}
+              "abstained": is_abstention(turn["answer"]), "passages_read": turn.get("passages_read")}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 gr.ChatMessage(role="assistant", content=answer_text(result))]
     messages += [_source_message(i, c["title"], c["text"], c["source"], c["score"])

@@ -158,5 +158,5 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         update["trace"]["written_answer"] = answer
         answer = given
     update["turns"] = [{"question": state["question"], "standalone_question": question, "answer": answer,
-                        "citations": citations}]
+                        "citations": citations, "passages_read": len(evidence)}]
     return update

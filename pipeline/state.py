@@ -326,6 +326,7 @@ class Turn(TypedDict):
     standalone_question: str
     answer: str
     citations: list[Citation]
+    passages_read: NotRequired[int]  # evidence items in the answer's prompt: 0 for a closed-book answer (since session 32)
 
 
 class OutputState(TypedDict):

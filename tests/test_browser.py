@@ -512,6 +512,28 @@ def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(brows
         assert "follow-up read as" not in text, text
 
 
+def test_an_answer_given_without_reading_says_so(browser, ctx, tmp_path, monkeypatch):
+    """Noticed in session 32: an answer a policy gave closed book (self-route's or the gate's choice)
+    was flagged "Unsupported: none of the passages read holds this answer", when no passage had been
+    read. The gate here sends every question closed book."""
+    from app.service import RAGService
+    from components.retrieval_gate import RetrievalGate
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    always_closed = RetrievalGate(("top_score",), (0.5,), (0.1,), (0.0,), 5.0, {"threshold": 0.5})
+    closed = replace(ctx, retrieval_gate=always_closed, pipeline=replace(ctx.pipeline, policy="retrieve-or-not"))
+    with in_process_server(RAGService.from_context(closed, "smollm2-135m"), browser) as page:
+        ask(page, "When was the Eiffel Tower built?")
+        text = wait_answered(page)
+        assert "read no passages" in text, text
+        assert "none of the passages read" not in text and "no passage was read" in text, text
+        page.reload()  # the conversation as the server's store gives it back says the same
+        page.wait_for_selector("#question textarea", timeout=60_000)
+        text = wait_for_text(page, "#chatbot", "no passage was read")
+        assert "none of the passages read" not in text, text
+
+
 def test_a_reload_mid_answer_gives_the_question_back(page, server):
     """A reload while the answer streams stops it; the question is not lost: it is back in the box."""
     url, _ = server

@@ -123,3 +123,26 @@ def test_chat_settings_saved_as_fractions_are_read_in_percent():
     assert as_percent(0.14168) == 14.2 and as_percent(1) == 100.0
     assert is_percent(7) and is_percent(100) and is_percent(0.0)
     assert not is_percent(100.5) and not is_percent(-1) and not is_percent("7") and not is_percent(True)
+
+
+def test_an_answer_read_from_no_passage_says_so_in_every_front_door():
+    """Noticed in session 32: a closed-book answer (a policy's choice) was flagged "none of the
+    passages read holds this answer", and the terminal printed an empty "Closest passages:"."""
+    from app.cli import format_answer
+    from app.service import public_result, unsupported_note
+
+    trace = {"tier": "closed-book", "supported": False, "passages": [], "prompt_tokens": 40, "output_tokens": 3,
+             "steps": [{"tier": "closed-book", "evidence_items": 0}]}
+    closed = public_result({"answer": "1889", "citations": [], "trace": trace}, 900.0)
+    note = unsupported_note(closed)
+    assert note and note.startswith("Answered from the model's own knowledge: no passage was read")
+    printed = format_answer(closed)
+    assert note in printed and "Closest passages:" not in printed
+    hit = {"id": "p1", "title": "Eiffel Tower", "text": "It was built for the 1889 fair.", "score": 0.8}
+    read = public_result({"answer": "1887", "citations": [], "trace": {
+        **trace, "tier": "easy", "passages": [hit], "steps": [{"tier": "easy", "evidence_items": 1}]}}, 900.0)
+    assert unsupported_note(read).startswith("Unsupported: none of the passages read holds this answer")
+    assert "Closest passages:" in format_answer(read)
+    assert unsupported_note({**read, "supported": True}) is None and unsupported_note({**read, "abstained": True}) is None
+    # a turn stored before session 32 does not say what was read: the general warning
+    assert unsupported_note({"answer": "1889", "citations": [], "supported": False}).startswith("Unsupported")
