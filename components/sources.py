@@ -170,7 +170,8 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     except UnicodeDecodeError:
         return Skipped(label, "not UTF-8 text")
     except Exception as exc:  # pymupdf raises several types for damaged files
-        return Skipped(label, f"unreadable: {exc}")
+        # the reader names the file it opened: a stored copy's path, which the user neither knows nor needs
+        return Skipped(label, f"unreadable: {str(exc).replace(str(path), Path(label).name)}")
     if first is None:
         return Skipped(label, "empty (no extractable text)")
     title = Path(name or path.name).stem.replace("_", " ").replace("-", " ")

@@ -133,6 +133,8 @@ def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
     page.get_by_role("button", name="Add to knowledge base").click()
     summary = wait_for_text(page, "#upload-summary", "Added")
     assert "Added 1 passages" in summary and "skipped" in summary and "notes.pdf" in summary
+    # noticed in session 32: the reason named the server's copy ('…/cache/uploads/5f5f…-notes.pdf')
+    assert "uploads" not in summary and "'notes.pdf'" in summary, summary
     wait_for_text(page, "#documents", "zorblax_engine.md")  # listed with its passage count
     page.get_by_label("Show trace").check()
     ask(page, "Who invented the Zorblax engine?")

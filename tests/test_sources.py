@@ -50,7 +50,7 @@ class TestFolder:
         assert skipped["empty.txt"].startswith("empty")
         assert skipped["binary.txt"] == "not UTF-8 text"
         assert skipped["image.png"].startswith("unsupported type .png")
-        assert skipped["broken.pdf"].startswith("unreadable")
+        assert skipped["broken.pdf"].startswith("unreadable") and str(tmp_path) not in skipped["broken.pdf"]
 
     def test_missing_folder(self, tmp_path):
         with pytest.raises(SourceError, match="no such file"):
