@@ -21,12 +21,18 @@ _MAX_TOKENS = 48
 
 def rewrite_or_fallback(text: str, question: str, previous: str) -> tuple[str, str]:
     """The model's rewrite if it is a plausible question, else the previous standalone question
-    joined with the follow-up (small models sometimes answer instead of rewriting)."""
+    joined with the follow-up (small models sometimes answer instead of rewriting, or give the
+    previous question back as it was, which drops the follow-up)."""
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
-    line = re.sub(r"^(standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
-    if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200:
+    line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
+    repeated = _same(line, previous) and not _same(question, previous)
+    if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated:
         return line, "rewritten"
     return f"{previous} {question}".strip(), "joined"
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
 
 @timed("condense_question")

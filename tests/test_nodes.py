@@ -62,6 +62,17 @@ class TestCondenseQuestion:
                                    "Who was Marie Curie?") == (
             "Who was Marie Curie? Which elements did she discover?", "joined")
 
+    def test_a_rewrite_that_gives_the_previous_question_back_falls_back(self):
+        """Seen in session 32 (SmolLM2): "And where?" after "Who founded Zorblat Industries?" was
+        rewritten "User: Who founded Zorblat Industries?", and the follow-up was lost."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        previous = "Who founded Zorblat Industries?"
+        assert rewrite_or_fallback(f"User: {previous}", "And where?", previous) == (f"{previous} And where?", "joined")
+        assert rewrite_or_fallback("User: Where was Zorblat Industries founded?", "And where?", previous) == (
+            "Where was Zorblat Industries founded?", "rewritten")
+        assert rewrite_or_fallback(previous, previous, previous) == (previous, "rewritten")  # asked again: as it was
+
 
 class TestClassifyTier:
     def test_fixed_tier_and_embedding(self, runtime):
