@@ -322,7 +322,8 @@ def as_percent(probability: float) -> float:
 
 
 def is_percent(value: Any) -> bool:
-    return is_probability(value / 100) if isinstance(value, (int, float)) and not isinstance(value, bool) else False
+    """Whether ``value`` is a number (not a bool) in [0, 100]: what the percent settings take."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and is_probability(value / 100)
 
 
 FRACTION_KEYS = {"abstain": "abstain_percent", "multi_hop": "multi_hop_percent"}
@@ -335,7 +336,7 @@ def from_fractions(saved: dict) -> dict:
     saved = dict(saved)
     for old, new in FRACTION_KEYS.items():
         value = saved.pop(old, None)
-        if new not in saved and isinstance(value, (int, float)) and is_probability(value):
+        if new not in saved and is_probability(value):
             saved[new] = as_percent(value)
     return saved
 

@@ -582,6 +582,20 @@ def test_an_unsupported_answer_is_marked_not_attributed(browser):
         demo.close()
 
 
+def setting_box(page, elem_id: str = "abstain"):
+    """The number box of a setting (``#abstain``, ``#multi-hop``), the settings opened first when closed."""
+    if not page.locator(f"#{elem_id}").is_visible():
+        page.locator("button[aria-label='Toggle Sidebar']").click()
+    return page.locator(f"#{elem_id} input[type='number']")
+
+
+def type_setting(page, box, value: str, settle_ms: int = 500) -> None:
+    """Type ``value`` into a setting's number box as a person does (Enter), and let the page take it."""
+    box.fill(value)
+    box.press("Enter")
+    page.wait_for_timeout(settle_ms)
+
+
 def served_check() -> AnswerabilityModel:
     """The check the test servers use: they answer with SmolLM2, which the shipped answer probe does
     not read, so the check fit without it applies."""
@@ -616,9 +630,7 @@ def test_the_answers_figures_show_the_threshold_the_settings_show(page):
     """Found in session 28: the settings showed the fitted threshold as 0.046 (0.036 for the default
     model) and an answer's figures said "against threshold 0.05" (0.04), rounded to two decimals: a
     score between the two read as on the wrong side of its own threshold."""
-    if not page.locator("#abstain").is_visible():
-        page.locator("button[aria-label='Toggle Sidebar']").click()
-    shown = page.locator("#abstain input[type='number']").input_value()  # in percent, to one decimal
+    shown = setting_box(page).input_value()  # in percent, to one decimal
     ask(page, "Who directed 2001: A Space Odyssey?")
     wait_answered(page)
     assert_the_bar_the_setting_gives(check_line(page), float(shown))
@@ -632,21 +644,15 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     open_chat(page, url)
-    if not page.locator("#abstain").is_visible():
-        page.locator("button[aria-label='Toggle Sidebar']").click()
-    number = page.locator("#abstain input[type='number']")
+    number = setting_box(page)
     shown = number.input_value()  # the fitted threshold in percent, readable: 4.3, not 4.33132...
     assert len(shown.split(".")[-1]) <= 1 and abs(float(shown) - 100 * served_check().threshold) <= 0.05 + 1e-9
-    number.fill("100")
-    number.press("Enter")
-    page.wait_for_timeout(500)
+    type_setting(page, number, "100")
     ask(page, "Who directed 2001: A Space Odyssey?")
     text = wait_answered(page)
     assert "does not seem to hold the answer" in text and "closest:" in text
     open_chat(page, url)
-    if not page.locator("#abstain").is_visible():
-        page.locator("button[aria-label='Toggle Sidebar']").click()
-    assert float(page.locator("#abstain input[type='number']").input_value()) == 100.0
+    assert float(setting_box(page).input_value()) == 100.0
     context.close()
 
 
@@ -658,13 +664,9 @@ def test_the_abstain_setting_speaks_percent_as_the_chat_does(browser, server):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     open_chat(page, url)
-    if not page.locator("#abstain").is_visible():
-        page.locator("button[aria-label='Toggle Sidebar']").click()
+    number = setting_box(page)
     assert "%" in page.locator("#abstain").inner_text()  # the label says what the number means
-    number = page.locator("#abstain input[type='number']")
-    number.fill("7")
-    number.press("Enter")
-    page.wait_for_timeout(800)
+    type_setting(page, number, "7", settle_ms=800)
     page.screenshot(path=str(work / "abstain-percent.png"), full_page=True)
     assert number.input_value() == "7"
     assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_inner_texts()
@@ -712,9 +714,7 @@ def test_choosing_another_model_shows_the_threshold_of_its_check(browser, ctx, t
     assert as_percent(with_probe.threshold) != as_percent(without.threshold)  # else this test shows nothing
     service = RAGService.from_context(ctx, "smollm2-135m", models=["qwen2.5-coder-1.5b"])
     with in_process_server(service, browser, viewport=(1400, 1000)) as page:
-        if not page.locator("#abstain").is_visible():
-            page.locator("button[aria-label='Toggle Sidebar']").click()
-        number = page.locator("#abstain input[type='number']")
+        number = setting_box(page)
         assert float(number.input_value()) == as_percent(without.threshold)
         for name, check in (("qwen2.5-coder-1.5b", with_probe), ("smollm2-135m", without)):
             page.locator("#model input").click()
@@ -727,23 +727,17 @@ def test_choosing_another_model_shows_the_threshold_of_its_check(browser, ctx, t
         page.locator("#model input").click()
         page.get_by_role("option", name="qwen2.5-coder-1.5b").click()
         page.wait_for_timeout(1000)
-        number.fill("50")
-        number.press("Enter")
-        page.wait_for_timeout(500)
+        type_setting(page, number, "50")
         assert page.locator("#abstain button").count() == 0  # Gradio's own reset would go to the page's first value
         page.locator("#abstain-default").click()
         page.wait_for_timeout(800)
         assert float(number.input_value()) == as_percent(with_probe.threshold)
         # a threshold the user sets stays until the model is changed again
-        number.fill("50")
-        number.press("Enter")
-        page.wait_for_timeout(500)
+        type_setting(page, number, "50")
         page.reload()
         page.wait_for_selector("#question textarea", timeout=60_000)
         page.wait_for_timeout(1000)
-        if not page.locator("#abstain").is_visible():
-            page.locator("button[aria-label='Toggle Sidebar']").click()
-        assert float(page.locator("#abstain input[type='number']").input_value()) == 50.0
+        assert float(setting_box(page).input_value()) == 50.0
 
 
 @pytest.fixture(scope="module")
@@ -795,14 +789,12 @@ def test_the_multi_hop_setting_moves_the_start_and_is_remembered(browser, cascad
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     open_chat(page, url)
-    number = page.locator("#multi-hop input[type='number']")
+    number = setting_box(page, "multi-hop")
     assert abs(float(number.input_value()) - 100 * QuestionTypeModel.load().threshold) <= 0.05 + 1e-9  # in percent
-    number.fill("0")
-    number.press("Enter")
-    page.wait_for_timeout(500)
+    type_setting(page, number, "0")
     line = multi_hop_line(page, "Who discovered radium?")  # single-hop: at the fitted threshold it starts at Easy
     assert "at or above the threshold 0.0%: started at medium" in line, line
     open_chat(page, url)
-    assert float(page.locator("#multi-hop input[type='number']").input_value()) == 0.0
+    assert float(setting_box(page, "multi-hop").input_value()) == 0.0
     page.screenshot(path=str(work / "multi-hop-setting.png"), full_page=True)
     context.close()
