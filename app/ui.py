@@ -366,6 +366,13 @@ def build_ui(service: RAGService) -> gr.Blocks:
             saved["multi_hop_percent"] = default_settings["multi_hop_percent"]
         return saved
 
+    def thresholds_in_use(saved: dict | None) -> tuple[float, Any]:
+        """The two thresholds' boxes as the saved settings have them (the multi-hop slider left alone
+        where there is none)."""
+        saved = settings_of(saved)
+        return (saved["abstain_percent"],
+                saved["multi_hop_percent"] if saved["multi_hop_percent"] is not None else gr.Slider())
+
     def restore(saved: dict | None, request: gr.Request):
         """On load: the settings and the conversation this browser had, from the server's store."""
         saved = settings_of(saved)
@@ -385,9 +392,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
             gr.Info("The page was reloaded before your last question was answered: it is back in the box.")
         saved["pending"] = ""
         return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"],
-                saved["abstain_percent"],
-                saved["multi_hop_percent"] if saved["multi_hop_percent"] is not None else gr.Slider(),
-                gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
+                *thresholds_in_use(saved), gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
 
     def fitted_abstain(model: str) -> float:
         """The abstain threshold fitted for ``model``'s check, as the slider shows it."""
@@ -598,7 +603,10 @@ def build_ui(service: RAGService) -> gr.Blocks:
         model.input(fitted_abstain, model, abstain)
         abstain_default.click(fitted_abstain, model, abstain)
         for control in (policy, tier, model, show_trace, abstain, multi_hop):
-            control.change(remember, [saved, policy, tier, model, show_trace, abstain, multi_hop], saved)
+            # a number typed out of a slider's range fails Gradio's own check (its toast says why): the
+            # box goes back to the bar in use rather than showing a value no answer is checked against
+            control.change(remember, [saved, policy, tier, model, show_trace, abstain, multi_hop], saved).failure(
+                thresholds_in_use, saved, [abstain, multi_hop], queue=False)
 
         def answer_chain(trigger) -> None:
             trigger.then(mark_pending, [question, saved], saved, queue=False).then(

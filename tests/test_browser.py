@@ -679,6 +679,35 @@ def test_the_abstain_setting_speaks_percent_as_the_chat_does(browser, server):
     context.close()
 
 
+def test_a_setting_out_of_range_is_refused_and_the_box_shows_the_bar_in_use(browser, server):
+    """Noticed in session 32: typing 150 into "Abstain below (%)" showed Gradio's range toast, but the
+    slider took 100, so every answer was withheld, while the box went on showing 150 until a reload.
+    An out-of-range value is refused: the box goes back to the bar in use and answers are checked
+    against it."""
+    url, work = server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_chat(page, url)
+    number = setting_box(page)
+    type_setting(page, number, "7", settle_ms=800)
+    type_setting(page, number, "150", settle_ms=1500)
+    page.screenshot(path=str(work / "abstain-out-of-range.png"), full_page=True)
+    assert any("100" in toast for toast in page.locator(".toast-body").all_inner_texts())  # it says why
+    assert number.input_value() == "7"
+    multi_hop = setting_box(page, "multi-hop")
+    if multi_hop.count():  # the other threshold likewise (the slider is there with a question-type model)
+        before = multi_hop.input_value()
+        type_setting(page, multi_hop, "-3", settle_ms=1500)
+        assert multi_hop.input_value() == before
+    ask(page, "Who directed 2001: A Space Odyssey?")
+    wait_answered(page)
+    assert_the_bar_the_setting_gives(check_line(page), 7.0)
+    page.reload()
+    open_chat(page, url)
+    assert setting_box(page).input_value() == "7"  # the refused value was never saved
+    context.close()
+
+
 def test_a_withheld_answer_never_reads_as_at_its_own_threshold(browser, ctx, tmp_path, monkeypatch):
     """Found in session 30: the chat said a withheld answer "is 12% likely to be right, below the 12%
     threshold" (0.120 against the fallback check's 0.125): in whole percents the two read the same.
