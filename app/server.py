@@ -289,6 +289,12 @@ async def _sse(first: dict[str, Any], events: Iterator[dict[str, Any]], cancel: 
             pass
 
 
+SHUTDOWN_GRACE_S = 10
+"""Asked to stop, the server lets answers in flight finish for this long, then closes what is still
+open: an open chat page holds a connection for as long as it is open, so without a bound the server
+would wait for every user to close their tab (a question cut short comes back in the box on reload)."""
+
+
 def run(service: RAGService, *, host: str, port: int, users: Mapping[str, str] | None = None,
         body_timeout_s: float = 30.0) -> None:
     """Serve until interrupted (``adaptive-rag serve``; options parsed by :mod:`app.cli`)."""
@@ -300,4 +306,4 @@ def run(service: RAGService, *, host: str, port: int, users: Mapping[str, str] |
         print(f"warning: serving on {host} without --auth: anyone who can reach it can use it", file=sys.stderr)
     print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
     uvicorn.run(create_app(service, users=users, body_timeout_s=body_timeout_s), host=host, port=port, log_level="warning",
-                limit_concurrency=512, timeout_keep_alive=5)
+                limit_concurrency=512, timeout_keep_alive=5, timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
