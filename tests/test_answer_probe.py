@@ -318,6 +318,20 @@ class TestFitting:
         with pytest.raises(SystemExit, match="other.gguf"):
             fit(runs, self.hidden(runs), [1.0], self.extra(3, [True] * 3, model="other.gguf"))
 
+    def test_a_learning_curve_takes_the_first_extra_questions(self):
+        from training.answer_probe import extra_rows, first_extra
+
+        states = np.arange(5 * 2 * 4, dtype=np.float32).reshape(5, 2, 4)
+        extra = self.extra(5, [True, False, True, True, False], states=states)
+        first = first_extra(extra, 3)
+        assert first["ids"].tolist() == ["x0", "x1", "x2"] and first["right"].tolist() == [True, False, True]
+        assert first["layers"].tolist() == [8, 16] and str(first["model"]) == "m.gguf"  # the file's own, untouched
+        kept, labels = extra_rows(first, [8, 16])
+        assert np.array_equal(kept, states[:3]) and labels == [1, 0, 1]
+        assert len(first_extra(extra, 0)["ids"]) == 0 and len(first_extra(extra, 99)["ids"]) == 5
+        with pytest.raises(SystemExit, match="extra-limit"):
+            first_extra(extra, -1)
+
     @pytest.mark.parametrize("sets", [["squad"], ["squad=0"], ["imdb=3"], ["nq=x"]])
     def test_extra_sets_are_name_equals_count(self, sets):
         from training.answer_probe import parse_sets

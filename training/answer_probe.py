@@ -3,6 +3,7 @@
     python -m training.answer_probe run    # answer the check's training questions again, keeping hidden states (resumable)
     python -m training.answer_probe extra  # answer more train questions, for the probe only (resumable; optional)
     python -m training.answer_probe fit    # choose the layer and penalty, write the probe and its cross-fitted scores
+    python -m training.answer_probe fit --extra-limit 400 --probe-out … # a learning curve's point: the first 400 extra answers
 
 ``run`` answers every question of the answerability check's training runs
 (:data:`training.answerability.RUNS_FILE`: SQuAD 2.0 train articles and HotpotQA train) again
@@ -231,6 +232,18 @@ def extra(args: argparse.Namespace) -> int:
     return 0
 
 
+PER_QUESTION = ("datasets", "ids", "states", "right", "answered")
+"""The arrays of the extra states with a row per question (the others describe the file)."""
+
+
+def first_extra(extra_states: Mapping[str, np.ndarray], limit: int) -> dict[str, np.ndarray]:
+    """The first ``limit`` extra questions, in the order ``extra`` answered them (the datasets take
+    turns, so any prefix mixes them): for a learning curve."""
+    if limit < 0:
+        raise SystemExit(f"--extra-limit takes a count >= 0, got {limit}")
+    return {key: values[:limit] if key in PER_QUESTION else values for key, values in extra_states.items()}
+
+
 def extra_rows(extra_states: Mapping[str, np.ndarray] | None, layers: Sequence[int]) -> tuple[np.ndarray, list[int]]:
     """The extra answers' states (answers, layers, width) and labels: those answered (not the model's
     own abstention) with a reading of every layer."""
@@ -360,6 +373,8 @@ def fit_command(args: argparse.Namespace) -> int:
     runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
     start = time.perf_counter()
     extra_states = read_hidden(args.extra) if args.extra is not None and args.extra.is_file() else None
+    if extra_states is not None and args.extra_limit is not None:
+        extra_states = first_extra(extra_states, args.extra_limit)
     result = fit(runs, read_hidden(args.hidden), args.penalties, extra_states)
     result["probe"].save(args.probe_out)
     atomic_write_text(args.cross_fit, "".join(
@@ -391,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--probe-out", type=Path, default=DEFAULT_PROBE)
     fit_parser.add_argument("--cross-fit", type=Path, default=CROSS_FIT)
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
+    fit_parser.add_argument("--extra-limit", type=int, default=None,
+                            help="learn from the first N extra questions only (default: all of them), for a learning curve")
     for p in (run_parser, extra_parser, fit_parser):
         p.add_argument("--runs", type=Path, default=RUNS_FILE,
                        help=f"the check's training runs (default: {shown_path(RUNS_FILE)})")
