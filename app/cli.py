@@ -110,13 +110,12 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
     note = abstention_note(result) or unsupported_note(result)
     if note:
         lines += ["", note]
-    closest = closest_passages(result)
     if result.get("citations"):
         lines.append("")
         lines.append("Sources:")
         for c in result["citations"]:
             lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
-    elif note and closest:
+    elif note and (closest := closest_passages(result)):  # none for an answer read from no passage
         lines += ["", "Closest passages:"]
         lines += [f"  {p['title']} (score {p['score']:.2f}): {p['text']}" for p in closest]
     lines.append("")
