@@ -2,9 +2,10 @@
 
 A budget with ``candidates`` had more passages retrieved than it keeps: the reranker orders them
 all and the surplus (``retrieve_k - keep_k``, the worst-scored) is dropped, so the evidence is the
-best ``k`` of the candidates. Passages a corrective retrieval added stay candidates like the rest.
-With ``evidence_order`` ``title_diverse`` the kept passages are then put in document-diverse order
-(:func:`title_diverse`), which the evidence budgets fill in.
+best ``k`` of the candidates; of fewer candidates than were asked for (a small index, supplied
+documents), the best ``keep_k`` stay. Passages a corrective retrieval added stay candidates like
+the rest. With ``evidence_order`` ``title_diverse`` the kept passages are then put in
+document-diverse order (:func:`title_diverse`), which the evidence budgets fill in.
 """
 
 from __future__ import annotations
@@ -44,8 +45,11 @@ def rerank(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         raise ValueError(f"reranker {ctx.reranker.name!r} gave {len(scores)} scores for {len(passages)} passages")
     order = sorted(range(len(passages)), key=lambda i: scores[i], reverse=True)  # stable: ties keep rank order
     settings = state["settings"]
-    surplus = settings["retrieve_k"] - settings.get("keep_k", settings["retrieve_k"])
-    kept = order[: len(order) - max(surplus, 0)]
+    keep_k = settings.get("keep_k", settings["retrieve_k"])
+    surplus = settings["retrieve_k"] - keep_k
+    # the surplus goes, but of fewer candidates than were asked for (a small index, supplied documents) the
+    # best keep_k stay: dropping the whole surplus of 2 candidates for 5 kept of 10 would leave none
+    kept = order[: max(len(order) - max(surplus, 0), min(len(order), keep_k))]
     trace: dict[str, Any] = {"reranker": ctx.reranker.name}
     if settings.get("evidence_order") == "title_diverse":
         diverse = title_diverse(kept, [p["title"] for p in passages])
@@ -54,5 +58,5 @@ def rerank(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ranked = [{**passages[i], "rerank_score": scores[i]} for i in kept]
     if surplus > 0:
         trace["rerank"] = {"candidates": len(passages), "kept": len(ranked),
-                           "promoted": sum(1 for i in kept[: settings["keep_k"]] if i >= settings["keep_k"])}
+                           "promoted": sum(1 for i in kept[:keep_k] if i >= keep_k)}
     return {"passages": ranked, "trace": trace}

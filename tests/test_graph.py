@@ -6,7 +6,7 @@ import itertools
 import pytest
 
 from graph import graph
-from pipeline.configuration import DEFAULT_LAYOUT, QuestionError
+from pipeline.configuration import DEFAULT_LAYOUT, PipelineConfig, QuestionError
 from prompts import ABSTENTION
 
 OFF_TOPIC = "Which recipe uses the most cardamom in Scandinavian baking?"
@@ -151,6 +151,19 @@ class TestInputsAndBudgets:
         assert [p["id"] for p in passages] == ["input/0", "input/1"]
         assert passages[0]["score"] > passages[1]["score"]
         assert "Tilda Quenby" in out["trace"]["context"]
+
+    def test_supplied_documents_are_the_evidence_of_the_default_cascade(self, ctx):
+        """Two documents, fewer than the ten candidates the cascade's tiers rerank: both are candidates and
+        the answer is read from them (the reranker used to drop the whole surplus of five and keep none)."""
+        docs = [{"title": "Zorblax", "text": "The Zorblax engine was invented by Tilda Quenby."},
+                {"title": "Other", "text": "Bananas are yellow."}]
+        ctx.generator.reset_cache()
+        out = graph.invoke({"question": "Who invented the Zorblax engine?", "documents": docs}, context=ctx.with_pipeline(
+            PipelineConfig(policy="cascade", abstain_threshold=0.0)))
+        trace = out["trace"]
+        assert (trace["rerank"]["candidates"], trace["rerank"]["kept"]) == (2, 2)
+        assert trace["passages"][0]["id"] == "input/0"
+        assert "Tilda Quenby" in trace["context"]
 
     def test_closed_book_budget(self, ctx):
         from eval.systems import all_systems

@@ -204,6 +204,19 @@ class TestRerank:
         assert [p["id"] for p in out["passages"]] == ["p8", "p0", "p1", "p2", "p3", "p4", "p5"]
         assert out["trace"]["rerank"] == {"candidates": 12, "kept": 7, "promoted": 1}
 
+    @pytest.mark.parametrize("found, kept", [(2, 2), (5, 5), (7, 5)])
+    def test_fewer_candidates_than_retrieved_keep_the_best_k(self, runtime, found, kept):
+        """An index (or a set of supplied documents) holding fewer passages than the budget retrieves
+        gives fewer candidates: the best ``keep_k`` of them are kept, never none (dropping the full
+        surplus of 5 from 2 candidates left the model with no evidence at all)."""
+        passages = [{"id": f"p{i}", "title": f"Filler {i}", "text": f"Unrelated sentence {i}.", "metadata": {},
+                     "score": 0.5 - 0.01 * i} for i in range(found)]
+        state = {"question": "When was the Eiffel Tower built?", "settings": {"retrieve_k": 10, "keep_k": 5},
+                 "passages": passages}
+        out = run(rerank, state, runtime)
+        assert len(out["passages"]) == kept
+        assert out["trace"]["rerank"] == {"candidates": found, "kept": kept, "promoted": 0}
+
     def test_title_diverse_order_puts_each_documents_best_passage_first(self, runtime):
         """The kept passages, each title's best first: a second passage of a document already in waits
         behind every other document's best; which passages are kept does not change."""
