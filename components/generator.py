@@ -400,6 +400,12 @@ class LlamaCppChatModel(BaseChatModel):
         self.warm_up()
         return len(self._text_tokens(text))
 
+    def prompt_room(self, messages: Sequence[BaseMessage]) -> int:
+        """Tokens of the context window left after ``messages`` as the chat template formats them
+        (negative when the prompt alone does not fit)."""
+        self.warm_up()
+        return self.n_ctx - len(self._prompt_tokens(messages)[0])
+
     @property
     def n_layers(self) -> int:
         """The model's transformer layers (loads it): ``invoke(..., hidden_layers=[...])`` reads
@@ -655,6 +661,14 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceC
         pipeline_kwargs={"max_new_tokens": 128, "do_sample": False, "return_full_text": False},
     )
     return HuggingFaceChatModel(llm=llm)
+
+
+def context_room(chat_model: BaseChatModel, messages: Sequence[BaseMessage]) -> int | None:
+    """Tokens of the model's context window that ``messages`` leave for the answer (negative: the
+    prompt alone does not fit); None for a model that reports no window (transformers)."""
+    if isinstance(chat_model, LlamaCppChatModel):
+        return chat_model.prompt_room(messages)
+    return None
 
 
 def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None,

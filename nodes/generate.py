@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 import re
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
-from components.generator import StopRule, max_tokens_kwargs
+from components.generator import StopRule, context_room, max_tokens_kwargs
 from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
@@ -51,6 +51,40 @@ _PREAMBLE = re.compile(r"^\s*(?:the\s+)?answer(?:\s+is)?\s*:\s*", re.IGNORECASE)
 def evidence_from_passages(passages: Sequence[PassageHit]) -> list[EvidenceItem]:
     """Uncompressed evidence: every passage, in order (the baseline's context)."""
     return [{"n": i, "passage_id": p["id"], "title": p["title"], "text": p["text"]} for i, p in enumerate(passages, 1)]
+
+
+ELLIPSIS = "…"
+"""Ends an evidence item cut to fit the model's context."""
+
+
+def fit_to_context(evidence: Sequence[EvidenceItem], room: Callable[[Sequence[EvidenceItem]], int | None],
+                   reserve: int) -> tuple[list[EvidenceItem], dict[str, int] | None]:
+    """``evidence`` cut so that its prompt leaves ``reserve`` tokens of the model's context for the
+    answer, and what was cut (``None``: nothing). ``room`` gives the tokens a prompt of the given
+    items leaves (``None``: the model reports no window, and nothing is cut).
+
+    The last-ranked items go first; of the one left, the end is cut, at a word where there is one.
+    Tiers without a token budget (Hard, the baseline) read whole passages, and a passage holds up to a
+    few thousand characters (a document with few sentence ends: a table, a PDF's text), so five of
+    them can outgrow a small model's context. A prompt whose question alone does not fit is left
+    for the generator to refuse."""
+    left = room(evidence)
+    if left is None or left >= reserve:
+        return list(evidence), None
+    kept = list(evidence)
+    while len(kept) > 1:
+        kept.pop()
+        if (room(kept) or 0) >= reserve:
+            return kept, {"dropped": len(evidence) - len(kept), "cut": 0}
+    item, text = kept[0], kept[0]["text"]
+    cut = item
+    while len(text) > 1:
+        text = text[: max(1, len(text) * 3 // 4)]
+        head = text[: text.rindex(" ")] if " " in text.strip() else text
+        cut = {**item, "text": head.rstrip() + ELLIPSIS}
+        if (room([cut]) or 0) >= reserve:
+            break
+    return [cut], {"dropped": len(evidence) - 1, "cut": 1}
 
 
 def is_abstention(answer: str) -> bool:
@@ -203,13 +237,18 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
     layout = settings.get("layout", DEFAULT_LAYOUT)
     reasoning = not evidence and budget.get("reasoning", False)
+    fitted = None
     if evidence:
-        messages = answer_messages(question, evidence, layout, settings.get("answer_examples", False))
+        examples = settings.get("answer_examples", False)
+        evidence, fitted = fit_to_context(evidence, lambda items: context_room(
+            ctx.generator, answer_messages(question, items, layout, examples)), budget["max_new_tokens"])
+        messages = answer_messages(question, evidence, layout, examples)
     else:
         messages = reasoning_messages(question) if reasoning else closed_book_messages(question)
-    # an answer the cascade would extend anyway is stopped as soon as its confidence says so
+    # an answer the cascade would extend anyway is stopped as soon as its confidence says so (evidence
+    # cut to fit the model's context is all it can hold: that answer is not extended, so not stopped)
     signal = settings["confidence_signal"]
-    early = settings.get("stop_early", False) and signal in EARLY_SIGNALS and can_extend(state)
+    early = settings.get("stop_early", False) and signal in EARLY_SIGNALS and can_extend(state) and fitted is None
     stop_when = below_threshold(signal, settings["accept_threshold"]) if early else None
     start = time.perf_counter()
     # without the model's markers the answer ends where the first one begins ("Paris [2]" costs "Paris")
@@ -261,6 +300,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     }
     if probe is not None:
         step["answer_probe"] = probe_score(probe, metadata)
+    if fitted is not None:
+        step["fitted"] = fitted
     steps = [*(state.get("steps") or []), step]
 
     def total(key: str) -> int | None:

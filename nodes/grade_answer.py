@@ -24,8 +24,12 @@ from nodes.base import timed
 
 
 def can_extend(state: State) -> bool:
-    """Whether the question's answer could still be extended: a tier is left on the ladder and the
-    retrieval holds passages the evidence does not have yet."""
+    """Whether the question's answer could still be extended: a tier is left on the ladder, the
+    retrieval holds passages the evidence does not have yet, and the last answer's evidence was not
+    already cut to fit the model's context."""
+    steps = state.get("steps") or []
+    if steps and steps[-1].get("fitted"):
+        return False
     ladder = state["settings"].get("ladder") or []
     in_evidence = {e["passage_id"] for e in state.get("evidence") or []}
     return bool(ladder) and any(p["id"] not in in_evidence for p in state.get("passages") or [])

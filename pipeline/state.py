@@ -248,6 +248,7 @@ class Step(TypedDict):
     decision: NotRequired[str]  # accept, extend; set by grade_answer (and check_answer, when it extends)
     extended_by: NotRequired[str]  # "check": the answer was confident, but the answerability check would abstain
     check_score: NotRequired[float]  # the answerability score that sent it up the ladder
+    fitted: NotRequired[dict[str, int]]  # the evidence was cut to the model's context: items dropped, item cut (0 or 1)
 
 
 class AnswerabilityTrace(TypedDict):

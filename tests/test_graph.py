@@ -165,6 +165,22 @@ class TestInputsAndBudgets:
         assert trace["passages"][0]["id"] == "input/0"
         assert "Tilda Quenby" in trace["context"]
 
+    def test_evidence_longer_than_the_models_context_is_cut_to_fit(self, ctx):
+        """Five long passages (a document with few sentence ends: a table, a PDF's extracted text) under
+        the Hard tier, which reads all five, hold far more tokens than SmolLM2's 2,048-token context:
+        the question is answered from the items that fit, leaving the answer its tokens, instead of
+        failing with "ask a shorter question" (the question is short; the evidence was too long)."""
+        filler = " ".join(f"entry{i}" for i in range(700))
+        docs = [{"title": "Quux River", "text": f"The Quux river ends in Lake Bimble. {filler}"},
+                *({"title": f"Table {n}", "text": filler} for n in range(4))]
+        ctx.generator.reset_cache()
+        out = graph.invoke({"question": "Where does the Quux river end?", "documents": docs},
+                           context=ctx.with_pipeline(PipelineConfig(policy="fixed", tier="hard", abstain_threshold=0.0)))
+        step = out["trace"]["steps"][-1]
+        assert step["evidence_items"] < len(docs) and step["fitted"]["dropped"] == len(docs) - step["evidence_items"]
+        assert step["prompt_tokens"] + out["trace"]["budget"]["max_new_tokens"] <= ctx.generator.n_ctx
+        assert "Lake Bimble" in out["trace"]["context"]  # the best-ranked item stays
+
     def test_closed_book_budget(self, ctx):
         from eval.systems import all_systems
 

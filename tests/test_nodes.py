@@ -9,8 +9,8 @@ from langgraph.runtime import Runtime
 from pipeline.configuration import ConfigurationError, PipelineConfig, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import extend_evidence, select_evidence
-from nodes.generate import attribute, below_threshold, cite, confidence, split_citations
-from nodes.grade_answer import grade_answer
+from nodes.generate import ELLIPSIS, attribute, below_threshold, cite, confidence, fit_to_context, split_citations
+from nodes.grade_answer import can_extend, grade_answer
 
 
 @pytest.fixture
@@ -419,6 +419,39 @@ class TestGenerate:
         assert trace["timings_ms"]["generate"] > 0
         assert trace["supported"] == bool(out["citations"])
         assert trace["citation_source"] in ("model", "attributed", "unsupported", "none")
+
+    @staticmethod
+    def room_of(window: int):
+        """A context of ``window`` characters: what a prompt of the items leaves (10 for the question)."""
+        return lambda items: window - 10 - sum(len(e["text"]) for e in items)
+
+    def test_fit_to_context_drops_the_last_ranked_items_first(self):
+        evidence = [{"n": n, "passage_id": f"p{n}", "title": f"T{n}", "text": "x" * 40} for n in (1, 2, 3)]
+        assert fit_to_context(evidence, self.room_of(200), reserve=20) == (evidence, None)  # 120 + 10 + 20 fit
+        assert fit_to_context(evidence, lambda items: None, reserve=20) == (evidence, None)  # no window known
+        assert fit_to_context(evidence, self.room_of(100), reserve=20) == (evidence[:1], {"dropped": 2, "cut": 0})
+
+    def test_fit_to_context_cuts_the_one_item_left_at_a_word(self):
+        item = {"n": 1, "passage_id": "p1", "title": "T", "text": "The Quux river ends in Lake Bimble. " + "entry " * 200}
+        kept, fitted = fit_to_context([item, {**item, "n": 2}], self.room_of(300), reserve=64)
+        assert fitted == {"dropped": 1, "cut": 1} and len(kept) == 1
+        text = kept[0]["text"]
+        assert text.endswith(ELLIPSIS) and item["text"].startswith(text[: -len(ELLIPSIS)])
+        assert text.startswith("The Quux river ends in Lake Bimble.") and not text[: -len(ELLIPSIS)].endswith(" ")
+        assert 300 - 10 - len(text) >= 64
+        unbroken = {**item, "text": "z" * 1000}  # no word to cut at: characters
+        (cut,), fitted = fit_to_context([unbroken], self.room_of(300), reserve=64)
+        assert fitted == {"dropped": 0, "cut": 1} and 300 - 10 - len(cut["text"]) >= 64
+
+    def test_an_answer_from_evidence_cut_to_the_context_is_not_extended(self, runtime):
+        state = classified(runtime, "When was the Eiffel Tower built?")
+        state.update(run(retrieve, state, runtime))
+        state["settings"] = {**state["settings"], "ladder": [state["settings"]["budget"]]}
+        state["evidence"] = []
+        step = {"tier": "easy", "evidence_items": 1, "prompt_tokens": 1, "prompt_tokens_evaluated": 1,
+                "output_tokens": 1, "answer": "1889", "abstained": False, "confidence": {}, "generate_ms": 1.0}
+        assert can_extend({**state, "steps": [step]})
+        assert not can_extend({**state, "steps": [{**step, "fitted": {"dropped": 3, "cut": 0}}]})
 
     def test_split_citations(self):
         assert split_citations("Stanley Kubrick [1][3, 2] [9].", 3) == ("Stanley Kubrick.", [1, 3, 2])
