@@ -280,6 +280,33 @@ class TestFitting:
         assert [s["id"] for s in scores] == [r["id"] for r in runs] and all(0 <= s["answer_probe"] <= 1 for s in scores)
         assert AnswerProbe.load(out["probe.json"]).layer == 16 and "layer 16" in (out["report"] / "README.md").read_text()
 
+    def test_layers_read_together_tell_what_each_tells_half_of(self, tmp_path, capsys):
+        from training.answer_probe import layer_sets, main
+
+        rng = np.random.default_rng(3)
+        runs = [{"id": f"q{i}", "dataset": "squad", "question": "Which?", "answerable": True, "gold_answers": ["Paris"],
+                 "answer": "Paris" if i % 2 else "Lyon", "f1": float(i % 2),
+                 "answerability": {"by": "score", "features": {"support": 0.5}}} for i in range(200)]
+        right = np.array([r["f1"] for r in runs])
+        states = rng.normal(size=(200, 2, 4)).astype(np.float32)
+        half = rng.random(200) < 0.5  # each layer shows the answer's rightness for a different half of them
+        states[:, 0, 1] += 3.0 * right * half
+        states[:, 1, 2] += 3.0 * right * ~half
+        hidden = {**self.hidden(runs), "states": states}
+        scored, grid = layer_sets(runs, hidden, [[8], [16], [8, 16]], [1.0])
+        assert len(scored) == 200 and len(grid[((8, 16), 1.0)]["scores"]) == 200
+        assert grid[((8, 16), 1.0)]["auroc"] > max(grid[((8,), 1.0)]["auroc"], grid[((16,), 1.0)]["auroc"])
+        with pytest.raises(SystemExit, match="not \\[20\\]"):
+            layer_sets(runs, hidden, [[16, 20]], [1.0])
+        np.savez(tmp_path / "hidden.npz", **hidden)
+        (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs), encoding="utf-8")
+        assert main(["layers", "--runs", str(tmp_path / "runs.jsonl"), "--hidden", str(tmp_path / "hidden.npz"),
+                     "--sets", "8", "8,16", "--penalties", "1", "--extra", "none",
+                     "--cross-fit-out", str(tmp_path / "scores.jsonl")]) == 0
+        assert "the best, layers 8,16" in capsys.readouterr().out
+        scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert [s["id"] for s in scores] == [r["id"] for r in runs] and [s["fold"] for s in scores[:6]] == [0, 1, 2, 3, 4, 0]
+
     def extra(self, n, right, layers=(8, 16), model="m.gguf", answered=None, states=None):
         return {"datasets": np.array(["squad"] * n), "ids": np.array([f"x{i}" for i in range(n)]), "layers": np.array(layers),
                 "states": np.zeros((n, len(layers), 4), dtype=np.float32) if states is None else states,

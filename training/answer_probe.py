@@ -4,6 +4,7 @@
     python -m training.answer_probe extra  # answer more train questions, for the probe only (resumable; optional)
     python -m training.answer_probe fit    # choose the layer and penalty, write the probe and its cross-fitted scores
     python -m training.answer_probe fit --extra-limit 400 --probe-out … # a learning curve's point: the first 400 extra answers
+    python -m training.answer_probe layers  # AUROC of probes on several layers read together (measured, not shipped)
 
 ``run`` answers every question of the answerability check's training runs
 (:data:`training.answerability.RUNS_FILE`: SQuAD 2.0 train articles and HotpotQA train) again
@@ -327,6 +328,51 @@ def fit(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], pen
             "extra": len(more), "extra_right": sum(more_labels), "extra_sets": extra_sets}
 
 
+def layer_sets(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], sets: Sequence[Sequence[int]],
+               penalties: Sequence[float], extra_states: Mapping[str, np.ndarray] | None = None
+               ) -> tuple[list[Mapping[str, Any]], dict[tuple[tuple[int, ...], float], dict[str, Any]]]:
+    """The answers the check scores, and for each set of layers read together (their outputs side by
+    side, one probe on all of them) and each penalty, the out-of-fold scores and AUROC, in ``fit``'s
+    folds and with its extra answers: whether a second layer tells more than the best one alone."""
+    scored, states, _ = probe_rows(runs, hidden)
+    labels = [int(is_right(r)) for r in scored]
+    layers = [int(v) for v in hidden["layers"]]
+    more, more_labels = extra_rows(extra_states, layers)
+    grid: dict[tuple[tuple[int, ...], float], dict[str, Any]] = {}
+    for chosen in sets:
+        missing = [layer for layer in chosen if layer not in layers]
+        if missing:
+            raise SystemExit(f"the states hold layers {layers}, not {missing}")
+        at = [layers.index(layer) for layer in chosen]
+        x = states[:, at, :].reshape(len(states), -1)
+        extra_x = more[:, at, :].reshape(len(more), -1) if len(more) else None
+        for l2 in penalties:
+            oof = out_of_fold(x, labels, l2, extra_x, more_labels)
+            grid[(tuple(chosen), l2)] = {"auroc": auroc(list(oof), [bool(v) for v in labels]), "scores": oof}
+    return scored, grid
+
+
+def layers_command(args: argparse.Namespace) -> int:
+    from components.storage import atomic_write_text
+    from eval.runner import read_records
+
+    runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
+    extra_states = read_hidden(args.extra) if args.extra is not None and args.extra.is_file() else None
+    sets = [[int(v) for v in text.split(",")] for text in args.sets]
+    scored, grid = layer_sets(runs, read_hidden(args.hidden), sets, args.penalties, extra_states)
+    print(f"out-of-fold AUROC ({len(scored)} answers; extra answers: {'yes' if extra_states is not None else 'none'})")
+    print("layers | " + " | ".join(f"L2 {p:g}" for p in args.penalties))
+    for chosen in sets:
+        print(",".join(map(str, chosen)) + " | " + " | ".join(f"{grid[(tuple(chosen), p)]['auroc']:.3f}" for p in args.penalties))
+    if args.cross_fit_out is not None:
+        best = max(grid, key=lambda key: (round(grid[key]["auroc"], 9), -key[1]))
+        atomic_write_text(args.cross_fit_out, "".join(
+            json.dumps({"id": r["id"], "dataset": r["dataset"], "fold": i % FOLDS, "answer_probe": float(s)}) + "\n"
+            for i, (r, s) in enumerate(zip(scored, grid[best]["scores"], strict=True))))
+        print(f"the best, layers {','.join(map(str, best[0]))} at L2 {best[1]:g}: its out-of-fold scores in {args.cross_fit_out}")
+    return 0
+
+
 def report(result: Mapping[str, Any], runs_file: Path, hidden_file: Path) -> str:
     grid = result["grid"]
     penalties = sorted({l2 for _, l2 in grid})
@@ -408,17 +454,24 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--report", type=Path, default=REPORT_DIR)
     fit_parser.add_argument("--extra-limit", type=int, default=None,
                             help="learn from the first N extra questions only (default: all of them), for a learning curve")
-    for p in (run_parser, extra_parser, fit_parser):
+    layers_parser = sub.add_parser("layers", help="out-of-fold AUROC of probes on several layers read together")
+    layers_parser.add_argument("--sets", nargs="+", default=["20", "16,20", "20,24", "16,20,24"],
+                               help="layer sets, each comma-separated (default: 20 16,20 20,24 16,20,24)")
+    layers_parser.add_argument("--penalties", type=float, nargs="+", default=[300.0, 1000.0, 3000.0])
+    layers_parser.add_argument("--cross-fit-out", type=Path, default=None,
+                               help="write the best set's out-of-fold scores here, for training.answerability fit "
+                                    "--answer-probe-scores (default: none)")
+    for p in (run_parser, extra_parser, fit_parser, layers_parser):
         p.add_argument("--runs", type=Path, default=RUNS_FILE,
                        help=f"the check's training runs (default: {shown_path(RUNS_FILE)})")
         p.add_argument("--hidden", type=Path, default=HIDDEN_FILE,
                        help=f"the hidden states (default: {shown_path(HIDDEN_FILE)})")
-    for p in (extra_parser, fit_parser):
+    for p in (extra_parser, fit_parser, layers_parser):
         p.add_argument("--extra", type=lambda v: None if v == "none" else Path(v), default=EXTRA_FILE,
                        help=f"the extra answers' states (default: {shown_path(EXTRA_FILE)}, used when it exists; none: "
                             "fit on the check's answers only)")
     args = parser.parse_args(argv)
-    commands = {"run": run, "extra": extra, "fit": fit_command}
+    commands = {"run": run, "extra": extra, "fit": fit_command, "layers": layers_command}
     return commands[args.command](args)
 
 
