@@ -5,8 +5,11 @@ Two matches, tried in order:
 * **exact**: the same question once normalised (Unicode NFKC, case-folded, punctuation and
   repeated spaces dropped): "Who wrote Hamlet?" and "who wrote hamlet" are one question;
 * **semantic**: the cosine of the two questions' embeddings (the retrieval embedder's, which the
-  graph computes anyway) reaches ``similarity``. The default was fit on a train stream of
-  paraphrases and near-misses (``python -m eval.cache_stream``; docs/policies/README.md).
+  graph computes anyway) reaches ``similarity``, and the two ask the same thing as far as their
+  words tell (:func:`asks_the_same`: the same question word, numbers and negations). The embedding
+  barely sees those: "Where was Einstein born?" is at 0.93 from "When was Einstein born?", "…not
+  originally concerned…" at 0.99 from "…originally concerned…". The default threshold was fit on a
+  train stream of paraphrases and near-misses (``python -m eval.cache_stream``; docs/cache/README.md).
 
 Every entry is filed under a *scope*: the generator, the effective pipeline configuration and the
 index's revision (:attr:`components.index.PassageIndex.revision`, which changes whenever a document is
@@ -39,6 +42,12 @@ near-miss (another question about the same paragraph), where it catches 70% of t
 
 _PUNCT = re.compile(r"[^\w\s]")
 _SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"[^\W_]+")
+NEGATIONS = frozenset("not no never none nobody nothing neither nor without cannot".split())
+"""Words that turn a question into its opposite; "n't" is read as "not"."""
+_TIMES = frozenset("year years month date day century decade era time period".split())
+"""After "what"/"which", nouns that make the question a *when* ("In what year…?" asks "When…?")."""
+_AUXILIARIES = frozenset("do does did is are was were can could would should will has have had may might must".split())
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
@@ -60,6 +69,44 @@ def normalise(question: str) -> str:
     """The question as the exact match compares it."""
     text = unicodedata.normalize("NFKC", question).casefold()
     return _SPACES.sub(" ", _PUNCT.sub(" ", text)).strip()
+
+
+def _words(question: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", question).casefold().replace("n't", " not").replace("cannot", "can not")
+    return _WORD.findall(text)
+
+
+def question_kinds(words: list[str]) -> set[str]:
+    """What a question asks for, from its question words: who, when (also "in what year"), where, why,
+    "how many", "how much", "how tall" and the like, or plain "how"; "what"/"which" alone say nothing."""
+    kinds = set()
+    for i, word in enumerate(words):
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if word in ("who", "whom", "whose"):
+            kinds.add("who")
+        elif word in ("when", "where", "why"):
+            kinds.add(word)
+        elif word in ("what", "which") and after in _TIMES:
+            kinds.add("when")
+        elif word == "how":
+            kinds.add("how" if not after or after in _AUXILIARIES else f"how {after}")
+    return kinds
+
+
+def asks_the_same(a: str, b: str) -> bool:
+    """Whether two similar questions can share an answer as far as their words tell: the same kind of
+    question (:func:`question_kinds`), the same numbers, and as many negations. A paraphrase keeps
+    these; a near-miss often changes one ("When" → "Where", "Apollo 11" → "Apollo 12", "…not…")."""
+    wa, wb = _words(a), _words(b)
+
+    def numbers(words: list[str]) -> set[str]:
+        return {w for w in words if any(c.isdigit() for c in w)}
+
+    def negations(words: list[str]) -> int:
+        return sum(w in NEGATIONS for w in words)
+
+    return (question_kinds(wa) == question_kinds(wb) and numbers(wa) == numbers(wb)
+            and negations(wa) == negations(wb))
 
 
 def scope_key(*parts: Any) -> str:
@@ -124,7 +171,8 @@ class QueryCache:
 
     def lookup(self, question: str, vector: np.ndarray, scope: str) -> CacheHit | None:
         """The cached answer for ``question`` under ``scope``: an exact match first, else the most
-        similar cached question at or above the threshold; ``None`` when there is neither."""
+        similar cached question at or above the threshold that asks the same (:func:`asks_the_same`);
+        ``None`` when there is neither."""
         with self._lock:
             row = self._db.execute(
                 "SELECT question, answer, citations, trace, created FROM entries WHERE scope = ? AND normalised = ? "
@@ -138,12 +186,14 @@ class QueryCache:
             if matrix.shape[1] != query.shape[0]:
                 return None
             sims = matrix @ query
-            best = int(np.argmax(sims))
-            if float(sims[best]) < self.similarity:
-                return None
-            row = self._db.execute("SELECT question, answer, citations, trace, created FROM entries WHERE id = ?",
-                                   (ids[best],)).fetchone()
-            return self._hit(row, "semantic", float(sims[best])) if row is not None else None
+            for best in np.argsort(-sims, kind="stable"):
+                if float(sims[best]) < self.similarity:
+                    return None
+                row = self._db.execute("SELECT question, answer, citations, trace, created FROM entries WHERE id = ?",
+                                       (ids[best],)).fetchone()
+                if row is not None and asks_the_same(question, row[0]):
+                    return self._hit(row, "semantic", float(sims[best]))
+            return None
 
     def store(self, question: str, vector: np.ndarray, scope: str, answer: str,
               citations: list[Mapping[str, Any]], trace: Mapping[str, Any]) -> None:

@@ -14,7 +14,11 @@ A stream is built from a seeded sample of SQuAD 2.0 questions (one split), each 
 
 ``fit`` embeds train-split paraphrases and near-misses and picks the lowest cosine at which no
 near-miss on train would be served (and at most ``--max-false-hits`` of them), reported beside the
-share of paraphrases it catches. ``run`` sends a stream through the compiled graph with the cache
+share of paraphrases it catches. It then measures the cache's word check
+(:func:`components.query_cache.asks_the_same`) on those paraphrases and on *minimal edits*: every pair
+of train questions about the same paragraph that share at least half their content words and no
+gold answer, SQuAD 2.0's own near-misses (its unanswerable questions were written as small edits of
+answerable ones). ``run`` sends a stream through the compiled graph with the cache
 on (the shipped ``cascade`` policy, each question from the same warm state), in stream order
 (every repeat and paraphrase comes after its original), and reports: hits by kind, the false-hit
 rate (a hit whose cached question is another intent), F1 of the answers served from the cache
@@ -90,10 +94,32 @@ def build_stream(examples: list, generator, n_intents: int, seed: int) -> list[d
     return stream
 
 
+def minimal_edits(examples: list, min_overlap: float = 0.5) -> list[tuple[str, str]]:
+    """Pairs of questions about the same paragraph whose content words overlap by at least
+    ``min_overlap`` (Jaccard) and whose gold answers share none: near-identical wordings, other answers."""
+    from itertools import combinations
+
+    from components.reranker import content_words
+
+    by_paragraph: dict[str, list] = defaultdict(list)
+    for e in examples:
+        by_paragraph[e.meta.get("context", e.id)].append(e)
+    pairs = []
+    for questions in by_paragraph.values():
+        for a, b in combinations(questions, 2):
+            wa, wb = set(content_words(a.question)), set(content_words(b.question))
+            if (wa and wb and len(wa & wb) / len(wa | wb) >= min_overlap
+                    and not {x.casefold() for x in a.answers} & {x.casefold() for x in b.answers}
+                    and a.question.strip().casefold() != b.question.strip().casefold()):
+                pairs.append((a.question, b.question))
+    return pairs
+
+
 def fit(args: argparse.Namespace) -> int:
     from components.embedder import Embedder
     from components.generator import load_chat_model
     from components.model_files import DEFAULT_PRESET
+    from components.query_cache import asks_the_same
     from eval.datasets import load
     from eval.runner import sample
 
@@ -114,8 +140,21 @@ def fit(args: argparse.Namespace) -> int:
     allowed = int(args.max_false_hits)
     threshold = sorted(negatives)[-(allowed + 1)] + 1e-4 if len(negatives) > allowed else 0.5
     caught = float(np.mean([p >= threshold for p in positives])) if positives else 0.0
+    paraphrases = [(originals[s["intent"]]["question"], s["question"]) for s in stream if s["kind"] == "paraphrase"]
+    edits = minimal_edits(examples)
+    for pair in edits:
+        for q in pair:
+            if q not in vec:
+                vec[q] = embedder.embed_query(q)
+
+    def served(pairs: list[tuple[str, str]], checked: bool) -> int:
+        return sum(float(vec[a] @ vec[b]) >= threshold and (not checked or asks_the_same(a, b)) for a, b in pairs)
+
     result = {"threshold": round(threshold, 4), "paraphrases": len(positives), "near_misses": len(negatives),
-              "paraphrases_caught": caught, "near_miss_cosines": sorted(round(n, 4) for n in negatives),
+              "paraphrases_caught": caught, "paraphrases_caught_checked": served(paraphrases, True) / max(len(paraphrases), 1),
+              "minimal_edits": len(edits), "minimal_edits_served": served(edits, False),
+              "minimal_edits_served_checked": served(edits, True),
+              "near_miss_cosines": sorted(round(n, 4) for n in negatives),
               "paraphrase_cosines": sorted(round(p, 4) for p in positives), "split": "squad train", "seed": args.seed}
     REPORT_DIR.mkdir(parents=True, exist_ok=True)
     (REPORT_DIR / "fit.json").write_text(json.dumps(result, indent=2) + "\n")

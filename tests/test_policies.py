@@ -13,7 +13,7 @@ import pytest
 from components.energy import DEFAULT_WATTS_PER_CORE, METHODS, EnergyMeter, rapl_zones
 from components.logistic import ModelFileError
 from components.passages import Passage
-from components.query_cache import QueryCache, normalise, scope_key
+from components.query_cache import DEFAULT_SIMILARITY, QueryCache, asks_the_same, normalise, scope_key
 from components.retrieval_gate import PROBE_FEATURES, PROBE_K, RetrievalGate, RetrievalGateError, probe_features
 from graph import graph
 from pipeline.configuration import (CLOSED_BOOK, REASONING, SELF_ROUTES, SUMMARY, Budget, ConfigurationError,
@@ -78,6 +78,44 @@ class TestQueryCache:
         assert near is not None and near.match == "semantic" and near.similarity == pytest.approx(0.98, abs=0.01)
         assert near.question == "Who wrote Hamlet?"
         assert cache.lookup("Who wrote Macbeth?", unit(1, 1, 0), "s") is None  # cosine 0.71
+
+    # near-misses the embedder puts above the threshold: one word, number or negation apart, another question
+    NEAR_MISSES = [
+        ("When was Einstein born?", "Where was Einstein born?"),
+        ("What did Marie Curie win in 1903?", "What did Marie Curie win in 1911?"),
+        ("Which entities were originally concerned with preventing violation of human rights?",
+         "Which entities were not originally concerned with preventing violation of human rights?"),
+    ]
+    PARAPHRASES = [("Who wrote Hamlet?", "Hamlet was written by whom?"),
+                   ("In what year was Einstein born?", "When was Einstein born?"),
+                   ("How many moons does Jupiter have?", "How many moons orbit Jupiter?")]
+
+    @pytest.mark.parametrize("cached, asked", NEAR_MISSES)
+    def test_a_near_miss_that_asks_something_else_is_not_served(self, embedder, cached, asked):
+        """The embedding barely sees a changed question word, number or negation: "Where was Einstein
+        born?" (cosine 0.93) was served the cached answer to "When was Einstein born?"."""
+        first, second = embedder.embed_query(cached), embedder.embed_query(asked)
+        assert float(first @ second) >= DEFAULT_SIMILARITY  # the embedding alone would serve it
+        cache = QueryCache()
+        cache.store(cached, first, "s", "an answer to the other question", [], {})
+        assert cache.lookup(asked, second, "s") is None
+
+    @pytest.mark.parametrize("cached, asked", PARAPHRASES)
+    def test_a_paraphrase_is_still_served(self, embedder, cached, asked):
+        cache = QueryCache()
+        cache.store(cached, embedder.embed_query(cached), "s", "the answer", [], {})
+        hit = cache.lookup(asked, embedder.embed_query(asked), "s")
+        assert hit is not None and hit.match == "semantic" and hit.answer == "the answer"
+
+    def test_asks_the_same(self):
+        assert asks_the_same("Who wrote Hamlet?", "Hamlet was written by whom?")
+        assert asks_the_same("In which year did the war end?", "When did the war end?")  # a year is a when
+        assert asks_the_same("Why isn't it here?", "Why is it not here?")  # one negation each
+        assert not asks_the_same("When was Einstein born?", "Where was Einstein born?")
+        assert not asks_the_same("How many moons does Jupiter have?", "Who named the moons of Jupiter?")
+        assert not asks_the_same("Apollo 11 landed where?", "Apollo 12 landed where?")
+        assert not asks_the_same("Who won in 1903?", "Who won?")
+        assert not asks_the_same("What was adopted?", "What was never adopted?")
 
     def test_scopes_never_share_answers(self):
         cache = QueryCache()
@@ -373,6 +411,21 @@ class TestCacheStream:
         misses = [s for s in stream if s["kind"] == "near-miss"]
         assert misses and not {m["intent"] for m in misses} & seen  # another question of the same paragraph
         assert {s["kind"] for s in stream} == {"original", "repeat", "paraphrase", "near-miss"}
+
+    def test_minimal_edits_are_near_identical_questions_with_other_answers(self):
+        from eval.cache_stream import minimal_edits
+        from eval.datasets import Example
+
+        def ask(i, question, answers, paragraph="p"):
+            return Example(f"q{i}", question, answers, "squad", meta={"context": paragraph})
+
+        examples = [ask(0, "When was the castle built?", ("1200",)),
+                    ask(1, "When was the castle not built?", ()),  # SQuAD 2.0's kind: one word added, no answer
+                    ask(2, "When was the big castle built?", ("1200",)),  # the same answer as q0: not a pair
+                    ask(3, "Who owns the river mills today?", ("the town",)),  # other words
+                    ask(4, "When was the castle built?", ("1200",), paragraph="elsewhere")]  # another paragraph
+        assert minimal_edits(examples) == [("When was the castle built?", "When was the castle not built?"),
+                                           ("When was the castle not built?", "When was the big castle built?")]
 
     def test_summary_by_hand(self):
         from eval.cache_stream import summarise
