@@ -6,10 +6,11 @@ Two matches, tried in order:
   repeated spaces dropped): "Who wrote Hamlet?" and "who wrote hamlet" are one question;
 * **semantic**: the cosine of the two questions' embeddings (the retrieval embedder's, which the
   graph computes anyway) reaches ``similarity``, and the two ask the same thing as far as their
-  words tell (:func:`asks_the_same`: the same question word, numbers and negations). The embedding
-  barely sees those: "Where was Einstein born?" is at 0.93 from "When was Einstein born?", "…not
-  originally concerned…" at 0.99 from "…originally concerned…". The default threshold was fit on a
-  train stream of paraphrases and near-misses (``python -m eval.cache_stream``; docs/cache/README.md).
+  words tell (:func:`asks_the_same`: the same question word, numbers and negations, and not one
+  content word swapped). The embedding barely sees those: "Where was Einstein born?" is at 0.93
+  from "When was Einstein born?", "…not originally concerned…" at 0.99 from "…originally
+  concerned…". The default threshold was fit on a train stream of paraphrases and near-misses
+  (``python -m eval.cache_stream``; docs/cache/README.md).
 
 Every entry is filed under a *scope*: the generator, the effective pipeline configuration and the
 index's revision (:attr:`components.index.PassageIndex.revision`, which changes whenever a document is
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
+
+from components.reranker import content_words
 
 DEFAULT_SIMILARITY = 0.8881
 """The cosine at or above which a different question is served a cached answer: fitted on a SQuAD 2.0
@@ -93,10 +96,24 @@ def question_kinds(words: list[str]) -> set[str]:
     return kinds
 
 
+STEM = 5
+"""Content words are compared by their first letters, so "refer" and "referred" are one word."""
+
+
+def one_word_swapped(a: str, b: str) -> bool:
+    """Whether the two questions' content words are the same but for one, in its place: "When was
+    Isaac Newton born?" and "When did Isaac Newton die?". A chat asks about the same thing this way
+    ("…built?", then "…destroyed?"); a paraphrase rewords more, or adds a word."""
+    ca = [w[:STEM] for w in content_words(a)]
+    cb = [w[:STEM] for w in content_words(b)]
+    return len(ca) == len(cb) and sum(x != y for x, y in zip(ca, cb, strict=True)) == 1
+
+
 def asks_the_same(a: str, b: str) -> bool:
     """Whether two similar questions can share an answer as far as their words tell: the same kind of
-    question (:func:`question_kinds`), the same numbers, and as many negations. A paraphrase keeps
-    these; a near-miss often changes one ("When" → "Where", "Apollo 11" → "Apollo 12", "…not…")."""
+    question (:func:`question_kinds`), the same numbers, as many negations, and not one content word
+    swapped (:func:`one_word_swapped`). A paraphrase keeps these; a near-miss often changes one
+    ("When" → "Where", "Apollo 11" → "Apollo 12", "…not…", "born" → "die")."""
     wa, wb = _words(a), _words(b)
 
     def numbers(words: list[str]) -> set[str]:
@@ -106,7 +123,7 @@ def asks_the_same(a: str, b: str) -> bool:
         return sum(w in NEGATIONS for w in words)
 
     return (question_kinds(wa) == question_kinds(wb) and numbers(wa) == numbers(wb)
-            and negations(wa) == negations(wb))
+            and negations(wa) == negations(wb) and not one_word_swapped(a, b))
 
 
 def scope_key(*parts: Any) -> str:
