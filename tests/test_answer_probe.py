@@ -284,9 +284,7 @@ class TestFitting:
         from training.answer_probe import layer_sets, main
 
         rng = np.random.default_rng(3)
-        runs = [{"id": f"q{i}", "dataset": "squad", "question": "Which?", "answerable": True, "gold_answers": ["Paris"],
-                 "answer": "Paris" if i % 2 else "Lyon", "f1": float(i % 2),
-                 "answerability": {"by": "score", "features": {"support": 0.5}}} for i in range(200)]
+        runs = self.alternating(200)
         right = np.array([r["f1"] for r in runs])
         states = rng.normal(size=(200, 2, 4)).astype(np.float32)
         half = rng.random(200) < 0.5  # each layer shows the answer's rightness for a different half of them
@@ -307,6 +305,13 @@ class TestFitting:
         scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [s["id"] for s in scores] == [r["id"] for r in runs] and [s["fold"] for s in scores[:6]] == [0, 1, 2, 3, 4, 0]
 
+    @staticmethod
+    def alternating(n):
+        """``n`` scored SQuAD answers, every other one right."""
+        return [{"id": f"q{i}", "dataset": "squad", "question": "Which?", "answerable": True, "gold_answers": ["Paris"],
+                 "answer": "Paris" if i % 2 else "Lyon", "f1": float(i % 2),
+                 "answerability": {"by": "score", "features": {"support": 0.5}}} for i in range(n)]
+
     def extra(self, n, right, layers=(8, 16), model="m.gguf", answered=None, states=None):
         return {"datasets": np.array(["squad"] * n), "ids": np.array([f"x{i}" for i in range(n)]), "layers": np.array(layers),
                 "states": np.zeros((n, len(layers), 4), dtype=np.float32) if states is None else states,
@@ -317,9 +322,7 @@ class TestFitting:
         from training.answer_probe import fit
 
         rng = np.random.default_rng(2)
-        runs = [{"id": f"q{i}", "dataset": "squad", "question": "Which?", "answerable": True, "gold_answers": ["Paris"],
-                 "answer": "Paris" if i % 2 else "Lyon", "f1": float(i % 2),
-                 "answerability": {"by": "score", "features": {"support": 0.5}}} for i in range(20)]
+        runs = self.alternating(20)
         signal = np.array([r["f1"] for r in runs])
         states = rng.normal(size=(20, 2, 4)).astype(np.float32)
         states[:, 1, 2] += 0.8 * signal  # too faint to learn from 16 answers
