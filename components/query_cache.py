@@ -203,9 +203,8 @@ class QueryCache:
             if matrix.shape[1] != query.shape[0]:
                 return None
             sims = matrix @ query
-            for best in np.argsort(-sims, kind="stable"):
-                if float(sims[best]) < self.similarity:
-                    return None
+            above = np.flatnonzero(sims >= self.similarity)
+            for best in above[np.argsort(-sims[above], kind="stable")]:  # the most similar first
                 row = self._db.execute("SELECT question, answer, citations, trace, created FROM entries WHERE id = ?",
                                        (ids[best],)).fetchone()
                 if row is not None and asks_the_same(question, row[0]):

@@ -108,6 +108,13 @@ class TestQueryCache:
         hit = cache.lookup(asked, embedder.embed_query(asked), "s")
         assert hit is not None and hit.match == "semantic" and hit.answer == "the answer"
 
+    def test_the_most_similar_question_that_asks_the_same_is_served(self):
+        cache = QueryCache(similarity=0.9)
+        cache.store("Where was Einstein born?", unit(1, 0.1, 0), "s", "Ulm", [], {})  # closer, but a where
+        cache.store("In what year was Einstein born?", unit(1, 0.3, 0), "s", "1879", [], {})
+        hit = cache.lookup("When was Einstein born?", unit(1, 0, 0), "s")
+        assert hit is not None and hit.answer == "1879" and hit.similarity == pytest.approx(0.958, abs=0.01)
+
     def test_asks_the_same(self):
         assert asks_the_same("Who wrote Hamlet?", "Hamlet was written by whom?")
         assert asks_the_same("In which year did the war end?", "When did the war end?")  # a year is a when
