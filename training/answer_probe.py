@@ -301,43 +301,24 @@ def out_of_fold(x: np.ndarray, labels: Sequence[int], l2: float, extra_x: np.nda
     return scores
 
 
-def fit(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], penalties: Sequence[float],
-        extra_states: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
+def _rows(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray],
+          extra_states: Mapping[str, np.ndarray] | None) -> dict[str, Any]:
+    """What ``fit`` and ``layer_sets`` learn from: the scored answers, their states and labels, the
+    layers read, and the extra answers' states and labels (of the same model)."""
     scored, states, changed = probe_rows(runs, hidden)
-    labels = [int(is_right(r)) for r in scored]
-    layers = [int(v) for v in hidden["layers"]]
     if extra_states is not None and str(extra_states["model"]) != str(hidden["model"]):
         raise SystemExit(f"the extra states are of {extra_states['model']}, the check's of {hidden['model']}")
-    more, more_labels = extra_rows(extra_states, layers)
-    grid: dict[tuple[int, float], dict[str, Any]] = {}
-    for j, layer in enumerate(layers):
-        for l2 in penalties:
-            oof = out_of_fold(states[:, j, :], labels, l2, more[:, j, :] if len(more) else None, more_labels)
-            grid[(layer, l2)] = {"auroc": auroc(list(oof), [bool(v) for v in labels]), "scores": oof}
-    layer, l2 = max(grid, key=lambda key: (round(grid[key]["auroc"], 9), -key[1]))
-    j = layers.index(layer)
-    extra_sets = sorted({f"{d} train" for d in extra_states["datasets"]}) if extra_states is not None else []
-    probe = fit_probe(np.vstack([states[:, j, :], *([more[:, j, :]] if len(more) else [])]), [*labels, *more_labels],
-                      hidden_features(states.shape[2]), l2=l2, metadata={
-        "model": str(hidden["model"]), "layer": layer, "l2": l2, "cv_auroc": grid[(layer, l2)]["auroc"],
-        "fit_on": sorted({f"{r['dataset']} train" for r in scored} | set(extra_sets)), "answers": len(scored) + len(more),
-        "extra_answers": len(more), "label": f"answerable and token F1 >= {CORRECT_F1}",
-        "command": "python -m training.answer_probe fit"})
-    return {"scored": scored, "labels": labels, "grid": grid, "layer": layer, "l2": l2, "probe": probe,
-            "cross_fit": grid[(layer, l2)]["scores"], "runs": len(runs), "changed": changed,
-            "extra": len(more), "extra_right": sum(more_labels), "extra_sets": extra_sets}
-
-
-def layer_sets(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], sets: Sequence[Sequence[int]],
-               penalties: Sequence[float], extra_states: Mapping[str, np.ndarray] | None = None
-               ) -> tuple[list[Mapping[str, Any]], dict[tuple[tuple[int, ...], float], dict[str, Any]]]:
-    """The answers the check scores, and for each set of layers read together (their outputs side by
-    side, one probe on all of them) and each penalty, the out-of-fold scores and AUROC, in ``fit``'s
-    folds and with its extra answers: whether a second layer tells more than the best one alone."""
-    scored, states, _ = probe_rows(runs, hidden)
-    labels = [int(is_right(r)) for r in scored]
     layers = [int(v) for v in hidden["layers"]]
     more, more_labels = extra_rows(extra_states, layers)
+    return {"scored": scored, "states": states, "changed": changed, "labels": [int(is_right(r)) for r in scored],
+            "layers": layers, "more": more, "more_labels": more_labels}
+
+
+def _grid(rows: Mapping[str, Any], sets: Sequence[Sequence[int]], penalties: Sequence[float]
+          ) -> dict[tuple[tuple[int, ...], float], dict[str, Any]]:
+    """For each set of layers (their outputs side by side, one probe on all of them) and each
+    penalty, every answer's out-of-fold score and the AUROC."""
+    states, more, labels, layers = rows["states"], rows["more"], rows["labels"], rows["layers"]
     grid: dict[tuple[tuple[int, ...], float], dict[str, Any]] = {}
     for chosen in sets:
         missing = [layer for layer in chosen if layer not in layers]
@@ -347,17 +328,68 @@ def layer_sets(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarra
         x = states[:, at, :].reshape(len(states), -1)
         extra_x = more[:, at, :].reshape(len(more), -1) if len(more) else None
         for l2 in penalties:
-            oof = out_of_fold(x, labels, l2, extra_x, more_labels)
+            oof = out_of_fold(x, labels, l2, extra_x, rows["more_labels"])
             grid[(tuple(chosen), l2)] = {"auroc": auroc(list(oof), [bool(v) for v in labels]), "scores": oof}
-    return scored, grid
+    return grid
 
 
-def layers_command(args: argparse.Namespace) -> int:
-    from components.storage import atomic_write_text
+def best_of(grid: Mapping[tuple[Any, float], Mapping[str, Any]]) -> tuple[Any, float]:
+    """The grid's best key: the highest AUROC, the smallest penalty on a tie."""
+    return max(grid, key=lambda key: (round(grid[key]["auroc"], 9), -key[1]))
+
+
+def fit(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], penalties: Sequence[float],
+        extra_states: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
+    rows = _rows(runs, hidden, extra_states)
+    scored, states, labels, layers = rows["scored"], rows["states"], rows["labels"], rows["layers"]
+    more, more_labels = rows["more"], rows["more_labels"]
+    grid = {(chosen[0], l2): cell for (chosen, l2), cell in _grid(rows, [[layer] for layer in layers], penalties).items()}
+    layer, l2 = best_of(grid)
+    j = layers.index(layer)
+    extra_sets = sorted({f"{d} train" for d in extra_states["datasets"]}) if extra_states is not None else []
+    probe = fit_probe(np.vstack([states[:, j, :], *([more[:, j, :]] if len(more) else [])]), [*labels, *more_labels],
+                      hidden_features(states.shape[2]), l2=l2, metadata={
+        "model": str(hidden["model"]), "layer": layer, "l2": l2, "cv_auroc": grid[(layer, l2)]["auroc"],
+        "fit_on": sorted({f"{r['dataset']} train" for r in scored} | set(extra_sets)), "answers": len(scored) + len(more),
+        "extra_answers": len(more), "label": f"answerable and token F1 >= {CORRECT_F1}",
+        "command": "python -m training.answer_probe fit"})
+    return {"scored": scored, "labels": labels, "grid": grid, "layer": layer, "l2": l2, "probe": probe,
+            "cross_fit": grid[(layer, l2)]["scores"], "runs": len(runs), "changed": rows["changed"],
+            "extra": len(more), "extra_right": sum(more_labels), "extra_sets": extra_sets}
+
+
+def layer_sets(runs: Sequence[Mapping[str, Any]], hidden: Mapping[str, np.ndarray], sets: Sequence[Sequence[int]],
+               penalties: Sequence[float], extra_states: Mapping[str, np.ndarray] | None = None
+               ) -> tuple[list[Mapping[str, Any]], dict[tuple[tuple[int, ...], float], dict[str, Any]]]:
+    """The answers the check scores, and for each set of layers read together and each penalty, the
+    out-of-fold scores and AUROC, in ``fit``'s folds and with its extra answers: whether a second
+    layer tells more than the best one alone."""
+    rows = _rows(runs, hidden, extra_states)
+    return rows["scored"], _grid(rows, sets, penalties)
+
+
+def _inputs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, np.ndarray] | None]:
+    """The check's scored training runs and the extra answers' states (the first ``--extra-limit``)."""
     from eval.runner import read_records
 
     runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
     extra_states = read_hidden(args.extra) if args.extra is not None and args.extra.is_file() else None
+    if extra_states is not None and getattr(args, "extra_limit", None) is not None:
+        extra_states = first_extra(extra_states, args.extra_limit)
+    return runs, extra_states
+
+
+def write_cross_fit(path: Path, scored: Sequence[Mapping[str, Any]], scores: Sequence[float]) -> None:
+    """Each answer's out-of-fold score, the ``answer_probe`` feature ``training.answerability fit`` reads."""
+    from components.storage import atomic_write_text
+
+    atomic_write_text(path, "".join(
+        json.dumps({"id": r["id"], "dataset": r["dataset"], "fold": i % FOLDS, "answer_probe": float(s)}) + "\n"
+        for i, (r, s) in enumerate(zip(scored, scores, strict=True))))
+
+
+def layers_command(args: argparse.Namespace) -> int:
+    runs, extra_states = _inputs(args)
     sets = [[int(v) for v in text.split(",")] for text in args.sets]
     scored, grid = layer_sets(runs, read_hidden(args.hidden), sets, args.penalties, extra_states)
     print(f"out-of-fold AUROC ({len(scored)} answers; extra answers: {'yes' if extra_states is not None else 'none'})")
@@ -365,10 +397,8 @@ def layers_command(args: argparse.Namespace) -> int:
     for chosen in sets:
         print(",".join(map(str, chosen)) + " | " + " | ".join(f"{grid[(tuple(chosen), p)]['auroc']:.3f}" for p in args.penalties))
     if args.cross_fit_out is not None:
-        best = max(grid, key=lambda key: (round(grid[key]["auroc"], 9), -key[1]))
-        atomic_write_text(args.cross_fit_out, "".join(
-            json.dumps({"id": r["id"], "dataset": r["dataset"], "fold": i % FOLDS, "answer_probe": float(s)}) + "\n"
-            for i, (r, s) in enumerate(zip(scored, grid[best]["scores"], strict=True))))
+        best = best_of(grid)
+        write_cross_fit(args.cross_fit_out, scored, grid[best]["scores"])
         print(f"the best, layers {','.join(map(str, best[0]))} at L2 {best[1]:g}: its out-of-fold scores in {args.cross_fit_out}")
     return 0
 
@@ -414,18 +444,12 @@ def report(result: Mapping[str, Any], runs_file: Path, hidden_file: Path) -> str
 
 def fit_command(args: argparse.Namespace) -> int:
     from components.storage import atomic_write_text
-    from eval.runner import read_records
 
-    runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
     start = time.perf_counter()
-    extra_states = read_hidden(args.extra) if args.extra is not None and args.extra.is_file() else None
-    if extra_states is not None and args.extra_limit is not None:
-        extra_states = first_extra(extra_states, args.extra_limit)
+    runs, extra_states = _inputs(args)
     result = fit(runs, read_hidden(args.hidden), args.penalties, extra_states)
     result["probe"].save(args.probe_out)
-    atomic_write_text(args.cross_fit, "".join(
-        json.dumps({"id": r["id"], "dataset": r["dataset"], "fold": i % FOLDS, "answer_probe": float(s)}) + "\n"
-        for i, (r, s) in enumerate(zip(result["scored"], result["cross_fit"], strict=True))))
+    write_cross_fit(args.cross_fit, result["scored"], result["cross_fit"])
     args.report.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.report / "README.md", report(result, args.runs, args.hidden))
     print(json.dumps({"layer": result["layer"], "l2": result["l2"], "answers": len(result["scored"]),
