@@ -36,7 +36,8 @@ from nodes.base import context_of, timed
 from prompts import format_evidence
 
 _MARKER = len("[10] ")  # the widest citation marker a Hard tier (k + k_extra <= 99) produces
-_ELLIPSIS = "…"
+ELLIPSIS = "…"
+"""Ends a passage cut to a budget."""
 
 
 def _relevance(p: PassageHit) -> float:
@@ -87,11 +88,11 @@ def select_evidence(
         if not passages:
             return [], False
         first = passages[0]
-        room = max(budget_chars - _MARKER - len(first["title"]) - 2 - len(_ELLIPSIS), 0)
+        room = max(budget_chars - _MARKER - len(first["title"]) - 2 - len(ELLIPSIS), 0)
         cut = first["text"][:room]
         if " " in cut and len(cut) < len(first["text"]):
             cut = cut[: cut.rfind(" ")]
-        return [{"n": 1, "passage_id": first["id"], "title": first["title"], "text": cut + _ELLIPSIS}], True
+        return [{"n": 1, "passage_id": first["id"], "title": first["title"], "text": cut + ELLIPSIS}], True
 
     evidence: list[EvidenceItem] = []
     for n, rank in enumerate(sorted(kept), start=1):
@@ -133,6 +134,15 @@ def summary_evidence(passages: Sequence[PassageHit], index: PassageIndex, budget
         evidence.append(item)
         used += cost
     return evidence
+
+
+def shortened(text: str, fits: Callable[[str], bool]) -> str:
+    """``text`` with :data:`ELLIPSIS` in place of its end, cut by quarters of its words until ``fits``
+    takes it or one word is left."""
+    words = text.split()
+    while len(words) > 1 and not fits(" ".join(words) + ELLIPSIS):
+        words = words[: max(1, len(words) * 3 // 4)]
+    return " ".join(words) + ELLIPSIS
 
 
 def extend_evidence(
@@ -189,10 +199,8 @@ def extend_evidence(
     if not kept and not existing and units and budget_tokens is not None:
         best = units[0]
         p = fresh[best.rank]
-        words = best.sentence.split()
-        while len(words) > 1 and count_tokens(f"[1] {p['title']}: {' '.join(words)}{_ELLIPSIS}") > budget_tokens:
-            words = words[: max(1, len(words) * 3 // 4)]
-        evidence.append(item(p, " ".join(words) + _ELLIPSIS))
+        evidence.append(item(p, shortened(best.sentence,
+                                          lambda text: count_tokens(f"[1] {p['title']}: {text}") <= budget_tokens)))
         return evidence, True
     for rank in sorted(kept):
         evidence.append(item(fresh[rank], " ".join(s for _, s in sorted(kept[rank]))))

@@ -28,6 +28,7 @@ from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
 from nodes.base import context_of, timed
+from nodes.compress import ELLIPSIS, shortened
 from nodes.grade_answer import can_extend
 from prompts import (
     ABSTENTION,
@@ -53,17 +54,14 @@ def evidence_from_passages(passages: Sequence[PassageHit]) -> list[EvidenceItem]
     return [{"n": i, "passage_id": p["id"], "title": p["title"], "text": p["text"]} for i, p in enumerate(passages, 1)]
 
 
-ELLIPSIS = "…"
-"""Ends an evidence item cut to fit the model's context."""
-
-
 def fit_to_context(evidence: Sequence[EvidenceItem], room: Callable[[Sequence[EvidenceItem]], int | None],
                    reserve: int) -> tuple[list[EvidenceItem], dict[str, int] | None]:
     """``evidence`` cut so that its prompt leaves ``reserve`` tokens of the model's context for the
     answer, and what was cut (``None``: nothing). ``room`` gives the tokens a prompt of the given
     items leaves (``None``: the model reports no window, and nothing is cut).
 
-    The last-ranked items go first; of the one left, the end is cut, at a word where there is one.
+    The last-ranked items go first; of the one left, the end is cut as compress cuts a sentence
+    (:func:`nodes.compress.shortened`), then by characters if one word is still too long.
     Tiers without a token budget (Hard, the baseline) read whole passages, and a passage holds up to a
     few thousand characters (a document with few sentence ends: a table, a PDF's text), so five of
     them can outgrow a small model's context. A prompt whose question alone does not fit is left
@@ -76,15 +74,16 @@ def fit_to_context(evidence: Sequence[EvidenceItem], room: Callable[[Sequence[Ev
         kept.pop()
         if (room(kept) or 0) >= reserve:
             return kept, {"dropped": len(evidence) - len(kept), "cut": 0}
-    item, text = kept[0], kept[0]["text"]
-    cut = item
-    while len(text) > 1:
-        text = text[: max(1, len(text) * 3 // 4)]
-        head = text[: text.rindex(" ")] if " " in text.strip() else text
-        cut = {**item, "text": head.rstrip() + ELLIPSIS}
-        if (room([cut]) or 0) >= reserve:
-            break
-    return [cut], {"dropped": len(evidence) - 1, "cut": 1}
+    item = kept[0]
+
+    def fits(text: str) -> bool:
+        return (room([{**item, "text": text}]) or 0) >= reserve
+
+    text = shortened(item["text"], fits)
+    while not fits(text) and len(text) > 1 + len(ELLIPSIS):  # one word, still too long: its characters
+        body = text[: -len(ELLIPSIS)]
+        text = body[: max(1, len(body) * 3 // 4)] + ELLIPSIS
+    return [{**item, "text": text}], {"dropped": len(evidence) - 1, "cut": 1}
 
 
 def is_abstention(answer: str) -> bool:

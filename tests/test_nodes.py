@@ -8,8 +8,8 @@ from langgraph.runtime import Runtime
 
 from pipeline.configuration import ConfigurationError, PipelineConfig, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
-from nodes.compress import extend_evidence, select_evidence
-from nodes.generate import ELLIPSIS, attribute, below_threshold, cite, confidence, fit_to_context, split_citations
+from nodes.compress import ELLIPSIS, extend_evidence, select_evidence
+from nodes.generate import attribute, below_threshold, cite, confidence, fit_to_context, split_citations
 from nodes.grade_answer import can_extend, grade_answer
 
 
