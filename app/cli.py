@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.model_files import DEFAULT_PRESET, PRESETS
+from components.passages import MAX_PASSAGE_WORDS
 from pipeline.configuration import ANSWER_FORMS, POLICIES, PipelineConfig, validate_question
 
 
@@ -195,7 +196,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.if_missing and (index_dir / MANIFEST).is_file():
         print(f"index already exists at {index_dir}; nothing to do", file=sys.stderr)
         return 0
-    chunking = ChunkingConfig(window=args.window, overlap=args.overlap)
+    chunking = ChunkingConfig(window=args.window, overlap=args.overlap, max_words=args.max_words)
     loaders = {
         "wiki": lambda: sources.wikipedia_summaries(),
         "folder": lambda: sources.folder_documents(args.path),
@@ -276,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("path", nargs="?", type=Path, help="file or folder, for folder/squad/hotpotqa")
     ing.add_argument("--window", type=int, default=1, help="sentences per passage (default 1)")
     ing.add_argument("--overlap", type=int, default=0, help="sentences shared by consecutive passages")
+    ing.add_argument("--max-words", type=int, default=MAX_PASSAGE_WORDS,
+                     help=f"a longer sentence (a table, a list) is split at its lines, then into runs of this many words "
+                          f"(default {MAX_PASSAGE_WORDS}: what the embedder reads)")
     ing.add_argument("--if-missing", action="store_true", help="do nothing if the index already exists")
     ing.add_argument("--batch-size", type=int, default=256, help="passages embedded per batch")
     ing.add_argument("--checkpoint-every", type=int, default=5000, help="save the index after this many new passages")

@@ -49,18 +49,34 @@ class Passage:
         return f"{self.title}: {self.text}" if self.title else self.text
 
 
+MAX_PASSAGE_WORDS = 150
+"""The most words one sentence brings to a passage. The embedder reads about the first 256 word
+pieces of a passage (all-MiniLM-L6-v2's ``max_seq_length``; 150 words and a title stay within it),
+so the end of a longer one could never be retrieved, and a cheap tier that takes one passage whole
+would read all of it. A longer "sentence" (a table, a list, a text with few sentence ends) is split
+at its line breaks, and a line still longer into runs of this many words."""
+
+CHUNKING_VERSION = 2
+"""Changes whenever the same text is cut into other passages (2: long sentences split), so an index
+cached by its source's content (the benchmark corpora) is built again, not reused."""
+
+
 @dataclass(frozen=True)
 class ChunkingConfig:
-    """``window`` sentences per passage, consecutive passages sharing ``overlap`` sentences."""
+    """``window`` sentences per passage, consecutive passages sharing ``overlap`` sentences; a
+    sentence longer than ``max_words`` is split first (:func:`passage_sentences`)."""
 
     window: int = 1
     overlap: int = 0
+    max_words: int = MAX_PASSAGE_WORDS
 
     def __post_init__(self) -> None:
         if self.window < 1:
             raise ValueError(f"window must be >= 1, got {self.window}")
         if not 0 <= self.overlap < self.window:
             raise ValueError(f"overlap must be in [0, window), got {self.overlap} for window {self.window}")
+        if self.max_words < 1:
+            raise ValueError(f"max_words must be >= 1, got {self.max_words}")
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -80,11 +96,56 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _segmenter().segment(text) if s.strip()]
 
 
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^[\s|:-]*-{3,}[\s|:-]*$")
+
+
+def _cells(row: str) -> list[str]:
+    return [" ".join(cell.split()) for cell in row.strip().strip("|").split("|")]
+
+
+def _lines(paragraph: str) -> list[str]:
+    """A paragraph's non-empty lines; a Markdown table's rows as ``column: value`` pairs (its header
+    row names the columns of the rows below its rule; the rule itself is dropped)."""
+    lines = [line for line in paragraph.splitlines() if line.strip()]
+    out: list[str] = []
+    header: list[str] | None = None
+    for i, line in enumerate(lines):
+        if not _TABLE_ROW.match(line):
+            header = None
+            out.append(line)
+        elif _TABLE_RULE.match(line):
+            continue
+        elif i + 1 < len(lines) and _TABLE_RULE.match(lines[i + 1]):
+            header = _cells(line)
+        else:
+            cells = _cells(line)
+            if header is not None and len(header) == len(cells):
+                out.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True)))
+            else:
+                out.append(" | ".join(cells))
+    return out
+
+
+def passage_sentences(paragraph: str, max_words: int = MAX_PASSAGE_WORDS) -> list[str]:
+    """The sentences of a paragraph, none longer than ``max_words`` words: a paragraph holding a
+    longer one is split at its line breaks first (each line then into sentences; a Markdown table's
+    rows name their columns), and a line still longer into runs of ``max_words`` words."""
+    sentences = split_sentences(paragraph)
+    if all(len(s.split()) <= max_words for s in sentences):
+        return sentences
+    pieces: list[str] = []
+    for sentence in (s for line in _lines(paragraph) for s in split_sentences(line)):
+        words = sentence.split()
+        pieces.extend(" ".join(words[i:i + max_words]) for i in range(0, len(words), max_words))
+    return pieces
+
+
 def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfig()) -> Iterator[Passage]:
     """Passages of a document, paragraph by paragraph, with ids ``<doc_id>#p<i>s<j>[-<k>]``."""
     step = chunking.window - chunking.overlap
     for p_idx, paragraph in enumerate(doc.paragraphs):
-        sentences = split_sentences(paragraph)
+        sentences = passage_sentences(paragraph, chunking.max_words)
         start = 0
         while start < len(sentences):
             end = min(start + chunking.window, len(sentences))

@@ -17,6 +17,7 @@ from components.embedder import Embedder
 from components.index import MANIFEST, PassageIndex
 from components.ingest import ingest
 from components.model_files import cache_dir
+from components.passages import CHUNKING_VERSION
 from components.storage import sha256_file
 from eval.datasets import DatasetError, Example, split_file
 from pipeline.context import default_index_dir
@@ -36,7 +37,8 @@ def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index
     the Wikipedia knowledge base for the open-domain sets.
 
     A cached corpus is named by the content of the split's file (a sha256 prefix), not only by its
-    name, so another data folder whose split has the same name never reuses this corpus.
+    name, so another data folder whose split has the same name never reuses this corpus, and by the
+    chunking's version, so a corpus cut the old way is built again.
     """
     name = _corpus_split(dataset)
     if name not in _CONTEXTS:
@@ -45,7 +47,7 @@ def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index
     source = split_file(name, split, root)
     if not source.is_file():
         raise DatasetError(f"{source} not found; the benchmark data folder is set by --data-dir or $ADAPTIVE_RAG_DATA")
-    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}-{_content_key(source)}"
+    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}-{_content_key(source)}-c{CHUNKING_VERSION}"
 
 
 def _content_key(path: Path) -> str:

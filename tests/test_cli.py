@@ -11,6 +11,7 @@ import pytest
 
 from app.cli import main
 from components.index import MANIFEST, PassageIndex
+from pipeline.configuration import RERANK_CANDIDATES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,6 +117,31 @@ class TestIngest:
         out = capsys.readouterr().out
         assert "passages added: 0" in out and "already in the index (skipped): 3" in out
         assert len(PassageIndex.load(index_dir)) == 3
+
+    def test_the_end_of_a_long_table_is_retrievable(self, tmp_path, capsys):
+        """A 72-row Markdown table was one passage of ~800 words: the embedder read its first ~200, so
+        a row near the end was never found, and the cheapest tier read all of it (1,308 tokens for a
+        96-token budget). Its rows are now passages; --max-words 1000 cuts it as before."""
+        from components.embedder import Embedder
+
+        names = ("Arden", "Belmont", "Caswell", "Dunmore", "Elsworth", "Fairholm", "Glenrock", "Harwick", "Ivybridge",
+                 "Jarrow", "Kelton", "Lindale", "Marston", "Norwood", "Oakhurst", "Pelham", "Redcliff", "Stanmore",
+                 "Thornbury", "Upwell", "Varley", "Westcott", "Yarrow", "Zennor")
+        rows = [f"| {name} {side} | {1880 + 2 * i} | {1 + i % 4} | {('Red', 'Blue', 'Green')[i % 3]} line |"
+                for i, (side, name) in enumerate((side, name) for side in ("North", "South", "Central") for name in names)]
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        (docs / "stations.md").write_text("# Stations\n\n| Station | Opened | Platforms | Line |\n| --- | --- | --- | --- |\n"
+                                          + "\n".join(rows) + "\n")
+        embedder = Embedder()
+        embedder.warm_up()
+        for flags, count in (([], len(rows)), (["--max-words", "1000"], 1)):
+            index_dir = tmp_path / f"idx{count}"
+            assert main(["ingest", "folder", str(docs), "--index", str(index_dir), *flags]) == 0
+            assert len(PassageIndex.load(index_dir)) == count
+        hits = PassageIndex.load(tmp_path / f"idx{len(rows)}").search(
+            embedder.embed_query("When did Zennor Central station open?"), RERANK_CANDIDATES)
+        assert "Station: Zennor Central; Opened: 2022; Platforms: 4; Line: Green line" in [h.passage.text for h in hits]
 
     def test_folder_needs_path(self):
         with pytest.raises(SystemExit):

@@ -42,3 +42,45 @@ class TestChunkDocument:
         p = Passage("a", "T", "text", {"k": 1})
         assert Passage.from_record(p.to_record()) == p
         assert p.embedding_text == "T: text"
+
+
+TABLE = "\n".join([
+    "| Station | Opened | Line |",
+    "| --- | ---: | --- |",
+    *(f"| Stop {i} | {1880 + i} | {'Red' if i % 2 else 'Blue'} line |" for i in range(60)),
+])
+
+
+class TestLongSentences:
+    """A text with few sentence ends (a table, a list, a PDF's run-on text) is not one passage: the
+    embedder reads only the start of a long one, and a cheap tier's budget would hold nothing else."""
+
+    def test_a_table_is_a_passage_per_row_that_names_its_columns(self):
+        doc = SourceDocument("t", "Stations", (TABLE,))
+        passages = list(chunk_document(doc))
+        assert len(passages) == 60
+        assert passages[-1].text == "Station: Stop 59; Opened: 1939; Line: Red line"
+        assert [p.id for p in passages[:2]] == ["t#p0s0", "t#p0s1"]
+
+    def test_a_short_table_stays_whole(self):
+        table = "\n".join(TABLE.splitlines()[:5])
+        assert [p.text for p in chunk_document(SourceDocument("t", "Stations", (table,)))] == [
+            " ".join(" ".join(line.split()) for line in table.splitlines())]
+
+    def test_a_long_list_is_split_at_its_lines(self):
+        items = [f"- item {i} is a thing with several words in it" for i in range(40)]
+        passages = list(chunk_document(SourceDocument("l", "List", ("\n".join(items),))))
+        assert [p.text for p in passages] == items
+
+    def test_a_long_line_is_cut_into_runs_of_words(self):
+        words = [f"w{i}" for i in range(250)]
+        passages = list(chunk_document(SourceDocument("r", "Run-on", (" ".join(words),)), ChunkingConfig(max_words=100)))
+        assert [p.text.split() for p in passages] == [words[:100], words[100:200], words[200:]]
+
+    def test_prose_is_split_at_sentence_ends_only(self):
+        prose = "A sentence that wraps\nacross a line. " * 20
+        assert all(p.text == "A sentence that wraps across a line." for p in chunk_document(SourceDocument("p", "P", (prose,))))
+
+    def test_max_words_is_validated(self):
+        with pytest.raises(ValueError):
+            ChunkingConfig(max_words=0)
