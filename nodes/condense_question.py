@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
 from pipeline.context import RAGContext
-from pipeline.state import State
+from pipeline.state import State, Turn
 from nodes.base import context_of, timed
 from prompts import condense_messages
 
@@ -19,16 +19,27 @@ HISTORY_TURNS = 3
 _MAX_TOKENS = 48
 
 
-def rewrite_or_fallback(text: str, question: str, previous: str) -> tuple[str, str]:
-    """The model's rewrite if it is a plausible question, else the previous standalone question
-    joined with the follow-up (small models sometimes answer instead of rewriting, or give the
-    previous question back as it was, which drops the follow-up)."""
+def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | None = None) -> tuple[str, str]:
+    """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
+    standalone question) joined with the follow-up: small models sometimes answer instead of
+    rewriting, or give an earlier question back as it was, which drops the follow-up."""
+    anchor = previous if anchor is None else anchor
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
-    repeated = _same(line, previous) and not _same(question, previous)
+    repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated:
         return line, "rewritten"
-    return f"{previous} {question}".strip(), "joined"
+    return f"{anchor} {question}".strip(), "joined"
+
+
+def joined_to(turn: Turn) -> str:
+    """What a follow-up to ``turn`` is joined to when its rewrite fails: the turn's standalone
+    question, less the follow-up an earlier fallback joined to it. A run of failed rewrites then
+    keeps the question it started from, instead of growing by one question a turn."""
+    standalone, asked = turn["standalone_question"], turn["question"]
+    if standalone != asked and standalone.endswith(f" {asked}"):
+        return standalone[: -len(asked)].strip()
+    return standalone
 
 
 def _same(a: str, b: str) -> bool:
@@ -41,8 +52,8 @@ def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, A
     question = state["question"]
     history = (state.get("turns") or [])[-HISTORY_TURNS:]
     reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, _MAX_TOKENS))
-    previous = history[-1]["standalone_question"] if history else ""
-    standalone, method = rewrite_or_fallback(reply.text, question, previous)
+    previous, anchor = (history[-1]["standalone_question"], joined_to(history[-1])) if history else ("", "")
+    standalone, method = rewrite_or_fallback(reply.text, question, previous, anchor)
     return {
         "standalone_question": standalone,
         "trace": {"rewrite": {"original": question, "standalone": standalone, "method": method,

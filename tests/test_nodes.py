@@ -73,6 +73,25 @@ class TestCondenseQuestion:
             "Where was Zorblat Industries founded?", "rewritten")
         assert rewrite_or_fallback(previous, previous, previous) == (previous, "rewritten")  # asked again: as it was
 
+    def test_a_run_of_failed_rewrites_does_not_grow_the_question(self, runtime):
+        """Each fallback joined the follow-up to the previous standalone question, itself a join, so
+        a chat whose model kept answering instead of rewriting asked a longer question every turn
+        (1,141 characters after these 40 follow-ups, every earlier one retrieved for and read again;
+        the 2,000-character limit is checked on what the user typed only). A join now keeps the
+        question the run started from, and a rewrite that gives that question back without the
+        follow-up is no rewrite either."""
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        replies = ["He was an English mathematician."] * 40 + ["User: Who was Isaac Newton?"]
+        model = Runtime(context=dataclasses.replace(runtime.context, generator=FakeListChatModel(responses=replies)))
+        turns = [{"question": "Who was Isaac Newton?", "standalone_question": "Who was Isaac Newton?", "answer": "A physicist."}]
+        for i in range(41):
+            question = f"And what did he do in {1660 + i}?"
+            out = run(condense_question, {"question": question, "turns": turns}, model)
+            rewrite = out["trace"]["rewrite"]
+            assert (rewrite["standalone"], rewrite["method"]) == (f"Who was Isaac Newton? {question}", "joined")
+            turns.append({"question": question, "standalone_question": out["standalone_question"], "answer": "…"})
+
 
 class TestClassifyTier:
     def test_fixed_tier_and_embedding(self, runtime):
