@@ -56,6 +56,11 @@ so the end of a longer one could never be retrieved, and a cheap tier that takes
 would read all of it. A longer "sentence" (a table, a list, a text with few sentence ends) is split
 at its line breaks, and a line still longer into runs of this many words."""
 
+PACKED_WORDS = 40
+"""The lines of a split sentence are packed back together, in order, into passages of up to this
+many words (nine in ten sentences of the benchmark corpora are no longer): a PDF's table comes out
+one cell per line, and a passage of one cell ("2028") says nothing."""
+
 CHUNKING_VERSION = 2
 """Changes whenever the same text is cut into other passages (2: long sentences split), so an index
 cached by its source's content (the benchmark corpora) is built again, not reused."""
@@ -105,8 +110,8 @@ def _cells(row: str) -> list[str]:
 
 
 def _lines(paragraph: str) -> list[str]:
-    """A paragraph's non-empty lines; a Markdown table's rows as ``column: value`` pairs (its header
-    row names the columns of the rows below its rule; the rule itself is dropped)."""
+    """A paragraph's non-empty lines; a Markdown table's rows as sentences of ``column: value`` pairs
+    (its header row names the columns of the rows below its rule; the rule itself is dropped)."""
     lines = [line for line in paragraph.splitlines() if line.strip()]
     out: list[str] = []
     header: list[str] | None = None
@@ -121,7 +126,7 @@ def _lines(paragraph: str) -> list[str]:
         else:
             cells = _cells(line)
             if header is not None and len(header) == len(cells):
-                out.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True)))
+                out.append("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=True)) + ".")
             else:
                 out.append(" | ".join(cells))
     return out
@@ -129,16 +134,23 @@ def _lines(paragraph: str) -> list[str]:
 
 def passage_sentences(paragraph: str, max_words: int = MAX_PASSAGE_WORDS) -> list[str]:
     """The sentences of a paragraph, none longer than ``max_words`` words: a paragraph holding a
-    longer one is split at its line breaks first (each line then into sentences; a Markdown table's
-    rows name their columns), and a line still longer into runs of ``max_words`` words."""
+    longer one is split at its line breaks (each line then into sentences; a Markdown table's rows
+    name their columns), a line still longer into runs of ``max_words`` words, and the pieces are
+    packed back, in order, into sentences of up to :data:`PACKED_WORDS` words."""
     sentences = split_sentences(paragraph)
     if all(len(s.split()) <= max_words for s in sentences):
         return sentences
-    pieces: list[str] = []
+    pieces: list[list[str]] = []
     for sentence in (s for line in _lines(paragraph) for s in split_sentences(line)):
         words = sentence.split()
-        pieces.extend(" ".join(words[i:i + max_words]) for i in range(0, len(words), max_words))
-    return pieces
+        pieces.extend(words[i:i + max_words] for i in range(0, len(words), max_words))
+    packed: list[list[str]] = []
+    for piece in pieces:
+        if packed and len(packed[-1]) + len(piece) <= min(PACKED_WORDS, max_words):
+            packed[-1].extend(piece)
+        else:
+            packed.append(list(piece))
+    return [" ".join(words) for words in packed]
 
 
 def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfig()) -> Iterator[Passage]:

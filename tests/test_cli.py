@@ -121,7 +121,7 @@ class TestIngest:
     def test_the_end_of_a_long_table_is_retrievable(self, tmp_path, capsys):
         """A 72-row Markdown table was one passage of ~800 words: the embedder read its first ~200, so
         a row near the end was never found, and the cheapest tier read all of it (1,308 tokens for a
-        96-token budget). Its rows are now passages; --max-words 1000 cuts it as before."""
+        96-token budget). Its rows are now passages of a few rows each; --max-words 1000 cuts it as before."""
         from components.embedder import Embedder
 
         names = ("Arden", "Belmont", "Caswell", "Dunmore", "Elsworth", "Fairholm", "Glenrock", "Harwick", "Ivybridge",
@@ -135,13 +135,13 @@ class TestIngest:
                                           + "\n".join(rows) + "\n")
         embedder = Embedder()
         embedder.warm_up()
-        for flags, count in (([], len(rows)), (["--max-words", "1000"], 1)):
+        for flags, count in (([], 18), (["--max-words", "1000"], 1)):  # 10 words a row, 4 rows a passage
             index_dir = tmp_path / f"idx{count}"
             assert main(["ingest", "folder", str(docs), "--index", str(index_dir), *flags]) == 0
             assert len(PassageIndex.load(index_dir)) == count
-        hits = PassageIndex.load(tmp_path / f"idx{len(rows)}").search(
+        hits = PassageIndex.load(tmp_path / "idx18").search(
             embedder.embed_query("When did Zennor Central station open?"), RERANK_CANDIDATES)
-        assert "Station: Zennor Central; Opened: 2022; Platforms: 4; Line: Green line" in [h.passage.text for h in hits]
+        assert any("Station: Zennor Central; Opened: 2022; Platforms: 4; Line: Green line." in h.passage.text for h in hits)
 
     def test_folder_needs_path(self):
         with pytest.raises(SystemExit):

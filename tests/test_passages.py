@@ -55,11 +55,11 @@ class TestLongSentences:
     """A text with few sentence ends (a table, a list, a PDF's run-on text) is not one passage: the
     embedder reads only the start of a long one, and a cheap tier's budget would hold nothing else."""
 
-    def test_a_table_is_a_passage_per_row_that_names_its_columns(self):
+    def test_a_table_is_cut_between_rows_that_name_their_columns(self):
         doc = SourceDocument("t", "Stations", (TABLE,))
         passages = list(chunk_document(doc))
-        assert len(passages) == 60
-        assert passages[-1].text == "Station: Stop 59; Opened: 1939; Line: Red line"
+        rows = [f"Station: Stop {i}; Opened: {1880 + i}; Line: {'Red' if i % 2 else 'Blue'} line." for i in range(60)]
+        assert [p.text for p in passages] == [" ".join(rows[i:i + 5]) for i in range(0, 60, 5)]  # 8 words a row
         assert [p.id for p in passages[:2]] == ["t#p0s0", "t#p0s1"]
 
     def test_a_short_table_stays_whole(self):
@@ -67,10 +67,18 @@ class TestLongSentences:
         assert [p.text for p in chunk_document(SourceDocument("t", "Stations", (table,)))] == [
             " ".join(" ".join(line.split()) for line in table.splitlines())]
 
-    def test_a_long_list_is_split_at_its_lines(self):
+    def test_one_cell_lines_are_packed_in_order(self):
+        """How a PDF's table comes out of PyMuPDF: a cell a line."""
+        cells = [cell for i in range(100) for cell in (f"Stop {i}", str(1880 + i), "Green line")]
+        passages = [p.text for p in chunk_document(SourceDocument("pdf", "Stations", ("\n".join(cells),)))]
+        assert all(len(text.split()) <= 40 for text in passages)
+        assert " ".join(passages) == " ".join(cells)
+        assert len(passages) == 13  # 500 words: 5 a row of three cells, 8 rows a passage
+
+    def test_a_long_list_is_split_between_its_items(self):
         items = [f"- item {i} is a thing with several words in it" for i in range(40)]
-        passages = list(chunk_document(SourceDocument("l", "List", ("\n".join(items),))))
-        assert [p.text for p in passages] == items
+        passages = [p.text for p in chunk_document(SourceDocument("l", "List", ("\n".join(items),)))]
+        assert passages == [" ".join(items[i:i + 3]) for i in range(0, 40, 3)]  # 11 words an item
 
     def test_a_long_line_is_cut_into_runs_of_words(self):
         words = [f"w{i}" for i in range(250)]
