@@ -109,10 +109,9 @@ def _cells(row: str) -> list[str]:
     return [" ".join(cell.split()) for cell in row.strip().strip("|").split("|")]
 
 
-def _lines(paragraph: str) -> list[str]:
-    """A paragraph's non-empty lines; a Markdown table's rows as sentences of ``column: value`` pairs
-    (its header row names the columns of the rows below its rule; the rule itself is dropped)."""
-    lines = [line for line in paragraph.splitlines() if line.strip()]
+def _lines(lines: list[str]) -> list[str]:
+    """Lines of text, a Markdown table's rows as sentences of ``column: value`` pairs (its header
+    row names the columns of the rows below its rule; the rule itself is dropped)."""
     out: list[str] = []
     header: list[str] | None = None
     for i, line in enumerate(lines):
@@ -132,25 +131,47 @@ def _lines(paragraph: str) -> list[str]:
     return out
 
 
+def _split_long(lines: list[str], max_words: int) -> list[str]:
+    """One over-long sentence, given as its lines: each line (a table's row named by its columns)
+    cut into runs of ``max_words`` words, then the pieces packed back, in order, into sentences of
+    up to :data:`PACKED_WORDS` words."""
+    packed: list[list[str]] = []
+    for line in _lines(lines):
+        words = line.split()
+        for piece in (words[i:i + max_words] for i in range(0, len(words), max_words)):
+            if packed and len(packed[-1]) + len(piece) <= min(PACKED_WORDS, max_words):
+                packed[-1].extend(piece)
+            else:
+                packed.append(list(piece))
+    return [" ".join(words) for words in packed]
+
+
 def passage_sentences(paragraph: str, max_words: int = MAX_PASSAGE_WORDS) -> list[str]:
-    """The sentences of a paragraph, none longer than ``max_words`` words: a paragraph holding a
-    longer one is split at its line breaks (each line then into sentences; a Markdown table's rows
-    name their columns), a line still longer into runs of ``max_words`` words, and the pieces are
-    packed back, in order, into sentences of up to :data:`PACKED_WORDS` words."""
+    """The sentences of a paragraph (:func:`split_sentences`), none longer than ``max_words`` words:
+    a longer one is split at the line breaks it had in the paragraph, and further as
+    :func:`_split_long` says. The other sentences stay as they are."""
     sentences = split_sentences(paragraph)
     if all(len(s.split()) <= max_words for s in sentences):
         return sentences
-    pieces: list[list[str]] = []
-    for sentence in (s for line in _lines(paragraph) for s in split_sentences(line)):
-        words = sentence.split()
-        pieces.extend(words[i:i + max_words] for i in range(0, len(words), max_words))
-    packed: list[list[str]] = []
-    for piece in pieces:
-        if packed and len(packed[-1]) + len(piece) <= min(PACKED_WORDS, max_words):
-            packed[-1].extend(piece)
-        else:
-            packed.append(list(piece))
-    return [" ".join(words) for words in packed]
+    # the paragraph's words, each with whether a line break comes before it: the sentences are runs of them
+    found = list(re.finditer(r"\S+", paragraph))
+    words = [(m.group(), "\n" in paragraph[found[i - 1].end() if i else 0:m.start()]) for i, m in enumerate(found)]
+    out: list[str] = []
+    at = 0
+    for sentence in sentences:
+        n = len(sentence.split())
+        run, at = words[at:at + n], at + n
+        if n <= max_words:
+            out.append(sentence)
+            continue
+        lines: list[list[str]] = []
+        for word, breaks in run:
+            if breaks or not lines:
+                lines.append([])
+            lines[-1].append(word)
+        aligned = " ".join(word for word, _ in run) == sentence  # else the segmenter split inside a word
+        out.extend(_split_long([" ".join(line) for line in lines] if aligned else [sentence], max_words))
+    return out
 
 
 def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfig()) -> Iterator[Passage]:

@@ -85,6 +85,14 @@ class TestLongSentences:
         passages = list(chunk_document(SourceDocument("r", "Run-on", (" ".join(words),)), ChunkingConfig(max_words=100)))
         assert [p.text.split() for p in passages] == [words[:100], words[100:200], words[200:]]
 
+    def test_only_the_long_sentence_is_split(self):
+        items = "\n".join(f"- item {i} is a thing with several words in it" for i in range(20))
+        paragraph = f"The list\nbelow is long. Here it is:\n{items}\nIt ends here. A last\nsentence."
+        texts = [p.text for p in chunk_document(SourceDocument("m", "Mixed", (paragraph,)))]
+        assert texts[:1] == ["The list below is long."] and texts[-1:] == ["A last sentence."]
+        assert " ".join(texts) == " ".join(paragraph.split())
+        assert all(len(text.split()) <= 40 for text in texts)
+
     def test_prose_is_split_at_sentence_ends_only(self):
         prose = "A sentence that wraps\nacross a line. " * 20
         assert all(p.text == "A sentence that wraps across a line." for p in chunk_document(SourceDocument("p", "P", (prose,))))
