@@ -106,6 +106,15 @@ def _cut_point(text: str, limit: int) -> int:
     return space if space > 0 else limit
 
 
+PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+"""Paragraphs of a text are separated by a blank line."""
+
+
+def text_paragraphs(text: str) -> Iterator[str]:
+    """The paragraphs of a text held in memory, as :func:`_text_paragraphs` reads a file's."""
+    return bounded_paragraphs(PARAGRAPH_BREAK.split(text))
+
+
 def _text_paragraphs(path: Path) -> Iterator[str]:
     """Blank-line separated paragraphs of a UTF-8 file, read a block at a time (never the whole
     file): a paragraph with no blank line for ``MAX_PARAGRAPH_CHARS`` is cut there."""
@@ -113,7 +122,7 @@ def _text_paragraphs(path: Path) -> Iterator[str]:
         buffer = ""
         while block := fh.read(_READ_CHARS):
             buffer += block
-            parts = re.split(r"\n[ \t]*\n", buffer)
+            parts = PARAGRAPH_BREAK.split(buffer)
             buffer = parts.pop()  # may continue in the next block
             yield from bounded_paragraphs(parts)
             if len(buffer) > MAX_PARAGRAPH_CHARS:

@@ -56,7 +56,7 @@ def fresh_inputs(ctx: RAGContext, system: System, example: Example) -> dict[str,
     if system.oracle:
         gold = example.meta.get("gold_context") or (
             [(example.meta["title"], example.meta["context"])] if "context" in example.meta else [])
-        inputs["documents"] = [{"title": t, "text": x} for t, x in gold]
+        inputs["documents"] = [{"title": t, "text": x, "whole": True} for t, x in gold]
     reset_cache = getattr(ctx.generator, "reset_cache", None)
     if reset_cache is not None:
         reset_cache(pinned=system.cold)

@@ -1,24 +1,45 @@
 """retrieve: dense top-k for the tier; on a corrective pass, k_extra more passages, de-duplicated.
 
-When the question comes with its own ``documents``, those are the passages (scored by cosine to
-the question, in the order given) and the index is not searched.
+When the question comes with its own ``documents``, the index is not searched: the documents are
+cut into passages as ingest cuts a file (paragraphs at blank lines, then sentences; ids
+``input/<i>#p<j>s<k>``, ``metadata["doc_id"]`` ``input/<i>``), and the ``k`` closest to the question
+are the passages, as a search would give them. A document marked ``whole`` is one passage (id
+``input/<i>``), always among them, first and in the order given.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
 
-from components.passages import Passage
+from components.embedder import Embedder
+from components.passages import Passage, SourceDocument, chunk_document
+from components.sources import text_paragraphs
 from pipeline.context import RAGContext
-from pipeline.state import PassageHit, State
+from pipeline.state import InputDocument, PassageHit, State
 from nodes.base import context_of, timed
 
 
 def _hit(passage: Passage, score: float) -> PassageHit:
     return {"id": passage.id, "title": passage.title, "text": passage.text, "metadata": passage.metadata, "score": score}
+
+
+def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: int, embedder: Embedder) -> list[PassageHit]:
+    """The passages of ``documents`` (:mod:`nodes.retrieve`'s rule): the whole documents in the order
+    given, then the ``k`` pieces of the others closest to ``query``, best first (ties in order)."""
+    whole = [Passage(f"input/{i}", d["title"], d["text"], {"source": "input", "doc_id": f"input/{i}"})
+             for i, d in enumerate(documents) if d.get("whole")]
+    pieces = [p for i, d in enumerate(documents) if not d.get("whole")
+              for p in chunk_document(SourceDocument(f"input/{i}", d["title"], tuple(text_paragraphs(d["text"])),
+                                                     {"source": "input"}))]
+    if not whole and not pieces:
+        return []
+    scores = (embedder.embed_documents([p.embedding_text for p in [*whole, *pieces]]) @ query).tolist()
+    best = sorted(range(len(pieces)), key=lambda i: -scores[len(whole) + i])[:k]
+    return [*(_hit(p, float(s)) for p, s in zip(whole, scores, strict=False)),
+            *(_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]
 
 
 @timed("retrieve")
@@ -28,15 +49,11 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     query = np.asarray(state["query_embedding"], dtype=np.float32)
     existing = state.get("passages") or []
     documents = state.get("documents") or []
+    k = settings.get("retrieve_k", settings["budget"]["k"])
     if documents and not existing:
-        vectors = ctx.embedder.embed_documents([f"{d['title']}: {d['text']}" if d["title"] else d["text"] for d in documents])
-        return {"passages": [
-            {"id": f"input/{i}", "title": d["title"], "text": d["text"], "metadata": {"source": "input"}, "score": float(s)}
-            for i, (d, s) in enumerate(zip(documents, (vectors @ query).tolist(), strict=True))
-        ]}
+        return {"passages": supplied_passages(documents, query, k, ctx.embedder)}
     if not existing:
-        hits = ctx.index.search(query, settings.get("retrieve_k", settings["budget"]["k"]))
-        return {"passages": [_hit(h.passage, h.score) for h in hits]}
+        return {"passages": [_hit(h.passage, h.score) for h in ctx.index.search(query, k)]}
 
     corrections = state.get("corrections", 0) + 1
     extra = ctx.index.search(query, settings["k_extra"], exclude={p["id"] for p in existing})

@@ -1,4 +1,4 @@
-"""start-turn: validate the question and reset what belongs to one question.
+"""start-turn: validate the question (and any documents given with it) and reset what belongs to one question.
 
 With a checkpointer a thread keeps its channels between questions; this node clears the
 per-question ones (passages, evidence, corrections, cascade steps, trace) so nothing leaks into the next answer.
@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from pipeline.configuration import validate_question
+from pipeline.configuration import validate_documents, validate_question
 from pipeline.context import RAGContext
 from pipeline.state import NEW_TRACE, State
 from nodes.base import context_of, timed
@@ -21,8 +21,10 @@ from nodes.base import context_of, timed
 def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = validate_question(state.get("question"), ctx.pipeline.max_question_chars)
+    documents = state.get("documents")
     return {
         "question": question,
+        **({"documents": validate_documents(documents)} if documents is not None else {}),
         "standalone_question": question,
         "passages": [],
         "evidence": [],

@@ -422,7 +422,8 @@ class PipelineConfig:
 
 
 class QuestionError(ValueError):
-    """A question the pipeline refuses: not text, empty or invisible, or longer than the maximum."""
+    """A question the pipeline refuses: not text, empty or invisible, or longer than the maximum;
+    or documents given with it that are not ``{title, text}`` strings, hold no text, or too much."""
 
 
 _INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp"}  # controls, format characters (zero-width), separators
@@ -462,3 +463,32 @@ def validate_question(question: object, max_chars: int) -> str:
             "(set max_question_chars to change it)"
         )
     return stripped
+
+
+MAX_DOCUMENT_CHARS = 200_000
+"""The most text the documents given with one question may hold together: each of their sentences
+is embedded while the question waits (about 1,500 sentences here, some seconds on two cores); more
+belongs in an index (``adaptive-rag ingest``)."""
+
+
+def validate_documents(documents: object) -> list[dict[str, Any]]:
+    """Documents given with a question, each ``{"title": str, "text": str}`` and optionally
+    ``"whole": bool`` (texts cleaned as :func:`clean_text` cleans them), or a :class:`QuestionError`
+    that says which one is wrong."""
+    if not isinstance(documents, (list, tuple)):
+        raise QuestionError(f"documents must be a list of {{title, text}}, got {type(documents).__name__}")
+    valid: list[dict[str, Any]] = []
+    for i, doc in enumerate(documents):
+        if (not isinstance(doc, dict) or not isinstance(doc.get("text"), str) or not isinstance(doc.get("title", ""), str)
+                or not isinstance(doc.get("whole", False), bool)):
+            raise QuestionError(f"documents[{i}] must be {{title, text[, whole]}}: strings and a bool, got {doc!r:.80}")
+        valid.append({"title": clean_text(doc.get("title", ""), f"documents[{i}].title").strip(),
+                      "text": clean_text(doc["text"], f"documents[{i}].text"),
+                      **({"whole": doc["whole"]} if "whole" in doc else {})})
+    total = sum(len(doc["text"]) for doc in valid)
+    if total > MAX_DOCUMENT_CHARS:
+        raise QuestionError(f"the documents hold {total:,} characters; the most one question may bring is "
+                            f"{MAX_DOCUMENT_CHARS:,} (ingest them into an index instead)")
+    if valid and not any(doc["text"].strip() for doc in valid):
+        raise QuestionError("the documents hold no text")
+    return valid

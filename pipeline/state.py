@@ -49,10 +49,13 @@ class Overrides(TypedDict, total=False):
 
 
 class InputDocument(TypedDict):
-    """A text supplied with the question; the graph then answers from these instead of the index."""
+    """A text supplied with the question; the graph then answers from these instead of the index.
+    It is cut into passages as ingest cuts a file, unless ``whole`` (then it is one passage, read
+    as given: the benchmarks' oracle hands the gold paragraphs so)."""
 
     title: str
     text: str
+    whole: NotRequired[bool]
 
 
 class InputState(TypedDict):

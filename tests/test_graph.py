@@ -1,6 +1,7 @@
 """The compiled graph end to end on real components, and its routing decisions."""
 
 import asyncio
+import re
 import itertools
 
 import pytest
@@ -148,9 +149,18 @@ class TestInputsAndBudgets:
         out = graph.invoke({"question": "Who invented the Zorblax engine?", "documents": docs,
                             "overrides": {"policy": "baseline"}}, context=ctx)
         passages = out["trace"]["passages"]
-        assert [p["id"] for p in passages] == ["input/0", "input/1"]
+        assert [p["id"] for p in passages] == ["input/0#p0s0", "input/1#p0s0"]
         assert passages[0]["score"] > passages[1]["score"]
         assert "Tilda Quenby" in out["trace"]["context"]
+
+    def test_a_whole_document_is_one_passage_first_and_as_given(self, ctx):
+        """How the benchmarks' oracle hands the gold paragraphs: read as given, not cut and ranked."""
+        docs = [{"title": "Other", "text": "Bananas are yellow. They grow in bunches.", "whole": True},
+                {"title": "Zorblax", "text": "The Zorblax engine was invented by Tilda Quenby. It runs on tea."}]
+        out = graph.invoke({"question": "Who invented the Zorblax engine?", "documents": docs,
+                            "overrides": {"policy": "baseline"}}, context=ctx)
+        assert [p["id"] for p in out["trace"]["passages"]] == ["input/0", "input/1#p0s0", "input/1#p0s1"]
+        assert "Bananas are yellow. They grow in bunches." in out["trace"]["context"]
 
     def test_supplied_documents_are_the_evidence_of_the_default_cascade(self, ctx):
         """Two documents, fewer than the ten candidates the cascade's tiers rerank: both are candidates and
@@ -162,22 +172,63 @@ class TestInputsAndBudgets:
             PipelineConfig(policy="cascade", abstain_threshold=0.0)))
         trace = out["trace"]
         assert (trace["rerank"]["candidates"], trace["rerank"]["kept"]) == (2, 2)
-        assert trace["passages"][0]["id"] == "input/0"
+        assert trace["passages"][0]["id"] == "input/0#p0s0"
         assert "Tilda Quenby" in trace["context"]
 
-    def test_evidence_longer_than_the_models_context_is_cut_to_fit(self, ctx):
-        """Five long passages (a document with few sentence ends: a table, a PDF's extracted text) under
-        the Hard tier, which reads all five, hold far more tokens than SmolLM2's 2,048-token context:
-        the question is answered from the items that fit, leaving the answer its tokens, instead of
-        failing with "ask a shorter question" (the question is short; the evidence was too long)."""
-        filler = " ".join(f"entry{i}" for i in range(700))
-        docs = [{"title": "Quux River", "text": f"The Quux river ends in Lake Bimble. {filler}"},
-                *({"title": f"Table {n}", "text": filler} for n in range(4))]
+    def test_a_long_supplied_document_is_read_where_it_answers(self, ctx):
+        """A supplied document was one passage whatever its length: a 72-row table (~1,300 tokens) was
+        embedded from its first ~200 words and read whole by the cascade's 96-token Easy tier. It is
+        now cut into passages as ingest cuts a file, and the k closest are the candidates."""
+        names = ("Arden", "Belmont", "Caswell", "Dunmore", "Elsworth", "Fairholm", "Glenrock", "Harwick", "Ivybridge",
+                 "Jarrow", "Kelton", "Lindale", "Marston", "Norwood", "Oakhurst", "Pelham", "Redcliff", "Stanmore",
+                 "Thornbury", "Upwell", "Varley", "Westcott", "Yarrow", "Zennor")
+        rows = [f"| {name} {side} | {1880 + 2 * i} | {('Red', 'Blue', 'Green')[i % 3]} line |"
+                for i, (side, name) in enumerate((side, name) for side in ("North", "South", "Central") for name in names)]
+        table = "\n".join(["Stations of the line, by the year each opened.", "",
+                           "| Station | Opened | Line |", "| --- | --- | --- |", *rows])
         ctx.generator.reset_cache()
-        out = graph.invoke({"question": "Where does the Quux river end?", "documents": docs},
-                           context=ctx.with_pipeline(PipelineConfig(policy="fixed", tier="hard", abstain_threshold=0.0)))
-        step = out["trace"]["steps"][-1]
-        assert step["evidence_items"] < len(docs) and step["fitted"]["dropped"] == len(docs) - step["evidence_items"]
+        out = graph.invoke({"question": "When did Zennor Central station open?",
+                            "documents": [{"title": "Stations", "text": table}]},
+                           context=ctx.with_pipeline(PipelineConfig(policy="cascade", abstain_threshold=0.0)))
+        trace = out["trace"]
+        assert len(trace["passages"]) == 5 and all(p["id"].startswith("input/0#") for p in trace["passages"])
+        assert "Station: Zennor Central; Opened: 2022; Line: Green line." in trace["context"]
+        assert trace["steps"][0]["prompt_tokens"] < 400
+
+    @pytest.mark.parametrize("documents, message", [
+        ([{"title": "T"}], "documents[0] must be {title, text[, whole]}"),
+        ([{"title": "T", "text": "x", "whole": "yes"}], "documents[0] must be {title, text[, whole]}"),
+        ("text", "documents must be a list"),
+        ([{"title": "T", "text": "  \n "}], "the documents hold no text"),
+        ([{"title": "T", "text": "x" * 200_001}], "the documents hold 200,001 characters"),
+    ])
+    def test_bad_documents_are_refused_with_what_is_wrong(self, ctx, documents, message):
+        with pytest.raises(QuestionError, match=re.escape(message)):
+            graph.invoke({"question": "Who?", "documents": documents}, context=ctx)
+
+    def test_evidence_longer_than_the_models_context_is_cut_to_fit(self, ctx, tmp_path):
+        """Five long passages (an index built with ``ingest --max-words 1000``, or before long sentences
+        were split) under the Hard tier, which reads all five, hold far more tokens than SmolLM2's
+        2,048-token context: the question is answered from the items that fit, leaving the answer its
+        tokens, instead of failing with "ask a shorter question" (the question is short; the evidence
+        was too long)."""
+        import dataclasses
+
+        from components.index import PassageIndex
+        from components.ingest import ingest
+        from components.passages import ChunkingConfig, SourceDocument
+
+        filler = " ".join(f"entry{i}" for i in range(700))
+        docs = [SourceDocument("quux", "Quux River", (f"The Quux river ends in Lake Bimble. {filler}",)),
+                *(SourceDocument(f"table{n}", f"Table {n}", (filler,)) for n in range(4))]
+        index = PassageIndex(ctx.embedder.name, ctx.embedder.dimension, tmp_path / "long")
+        ingest(docs, index, ctx.embedder, chunking=ChunkingConfig(max_words=1000))
+        ctx.generator.reset_cache()
+        hard = dataclasses.replace(ctx, index=index).with_pipeline(
+            PipelineConfig(policy="fixed", tier="hard", abstain_threshold=0.0))
+        out = graph.invoke({"question": "Where does the Quux river end?"}, context=hard)
+        step, read = out["trace"]["steps"][-1], len(out["trace"]["passages"])
+        assert read == 5 and step["evidence_items"] < read and step["fitted"]["dropped"] == read - step["evidence_items"]
         assert step["prompt_tokens"] + out["trace"]["budget"]["max_new_tokens"] <= ctx.generator.n_ctx
         assert "Lake Bimble" in out["trace"]["context"]  # the best-ranked item stays
 
@@ -201,7 +252,7 @@ class TestInputsAndBudgets:
         chat.invoke({"question": "Who was Isaac Newton?", "overrides": {"tier": "hard"},
                      "documents": [{"title": "N", "text": "Newton was a physicist."}]}, config, context=ctx)
         second = chat.invoke({"question": "What is Jupiter?"}, config, context=ctx)
-        assert second["trace"]["tier"] == "medium" and second["trace"]["passages"][0]["id"] != "input/0"
+        assert second["trace"]["tier"] == "medium" and not second["trace"]["passages"][0]["id"].startswith("input/")
 
 
 def every_tier():
