@@ -111,8 +111,9 @@ PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 def text_paragraphs(text: str) -> Iterator[str]:
-    """The paragraphs of a text held in memory, as :func:`_text_paragraphs` reads a file's."""
-    return bounded_paragraphs(PARAGRAPH_BREAK.split(text))
+    """The paragraphs of a text held in memory, as :func:`_text_paragraphs` reads a file's (whose
+    Windows and old Mac line ends Python's text mode reads as ``\n``)."""
+    return bounded_paragraphs(PARAGRAPH_BREAK.split(text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
 def _text_paragraphs(path: Path) -> Iterator[str]:

@@ -62,6 +62,14 @@ class TestFolder:
         assert read_file(path).doc_id == f"file/{path.resolve()}"
 
 
+class TestTextParagraphs:
+    def test_blank_lines_separate_paragraphs_whatever_the_line_ends(self):
+        from components.sources import text_paragraphs
+
+        for text in ("One. Two.\n\nThree.\n \nFour.", "One. Two.\r\n\r\nThree.\r\n \r\nFour.", "One. Two.\r\rThree.\r \rFour."):
+            assert [" ".join(p.split()) for p in text_paragraphs(text)] == ["One. Two.", "Three.", "Four."]
+
+
 class TestBenchmarkContexts:
     def test_squad(self, data_dir):
         docs = list(squad_contexts(data_dir / "squad_v2" / "dev.json"))
