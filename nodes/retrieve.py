@@ -4,7 +4,8 @@ When the question comes with its own ``documents``, the index is not searched: t
 cut into passages as ingest cuts a file (paragraphs at blank lines, then sentences; ids
 ``input/<i>#p<j>s<k>``, ``metadata["doc_id"]`` ``input/<i>``), and the ``k`` closest to the question
 are the passages, as a search would give them. A document marked ``whole`` is one passage (id
-``input/<i>``), always among them, first and in the order given.
+``input/<i>``), always among them, first and in the order given. A corrective pass then takes the
+next ``k_extra`` pieces of the documents, never the index's.
 """
 
 from __future__ import annotations
@@ -56,9 +57,14 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         return {"passages": [_hit(h.passage, h.score) for h in ctx.index.search(query, k)]}
 
     corrections = state.get("corrections", 0) + 1
-    extra = ctx.index.search(query, settings["k_extra"], exclude={p["id"] for p in existing})
+    held = {p["id"] for p in existing}
+    if documents:
+        more = supplied_passages(documents, query, len(existing) + settings["k_extra"], ctx.embedder)
+        extra = [p for p in more if p["id"] not in held][: settings["k_extra"]]
+    else:
+        extra = [_hit(h.passage, h.score) for h in ctx.index.search(query, settings["k_extra"], exclude=held)]
     return {
-        "passages": existing + [_hit(h.passage, h.score) for h in extra],
+        "passages": existing + extra,
         "corrections": corrections,
         "trace": {"correction": {"fired": True, "rounds": corrections, "added": len(extra)}},
     }

@@ -162,6 +162,17 @@ class TestInputsAndBudgets:
         assert [p["id"] for p in out["trace"]["passages"]] == ["input/0", "input/1#p0s0", "input/1#p0s1"]
         assert "Bananas are yellow. They grow in bunches." in out["trace"]["context"]
 
+    def test_a_correction_on_supplied_documents_reads_more_of_them_not_the_index(self, ctx):
+        """The thesis' Medium tier retrieves again when its best score is below tau; with documents
+        given, that second search went to the index, so passages about other things joined the
+        question's own documents. It now takes the next pieces of those documents."""
+        text = " ".join(f"Quibble {i} is a word that means nothing much at all." for i in range(12))
+        out = graph.invoke({"question": "Who painted the Mona Lisa?", "documents": [{"title": "Q", "text": text}]},
+                           context=ctx)  # the fixture's pipeline: the thesis' tiers, fixed Medium (k 5, tau 0.52)
+        trace = out["trace"]
+        assert trace["correction"]["fired"] and trace["correction"]["added"] > 0
+        assert all(p["id"].startswith("input/0#") for p in trace["passages"])
+
     def test_supplied_documents_are_the_evidence_of_the_default_cascade(self, ctx):
         """Two documents, fewer than the ten candidates the cascade's tiers rerank: both are candidates and
         the answer is read from them (the reranker used to drop the whole surplus of five and keep none)."""
