@@ -518,6 +518,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
         lines = [f"**Added {report.passages_added} passages** from {report.documents} document(s)."]
         if report.passages_present:
             lines.append(f"{report.passages_present} passages were already in the knowledge base.")
+        if report.passages_replaced or report.passages_removed:
+            lines.append(f"{report.passages_replaced} passages changed and {report.passages_removed} were dropped: "
+                         "a file added again is cut into passages the way this version cuts it.")
         lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
         for skipped in report.skipped:
             lines.append(f"- skipped {plain(Path(skipped.path).name)}: {skipped.reason}")

@@ -116,6 +116,11 @@ class PassageIndex:
             self._revision = uuid.uuid4().hex
             return len(rows)
 
+    @staticmethod
+    def document_of(passage: Passage) -> str:
+        """The id of the document a passage belongs to."""
+        return passage.metadata.get("doc_id") or passage.id.split("#", 1)[0]
+
     def documents(self) -> list[dict]:
         """Each document in the index: its id, title, source metadata and passage count, in the
         order they were added."""
@@ -123,7 +128,7 @@ class PassageIndex:
             found: dict[str, dict] = {}
             for passage in self._passages:
                 meta = passage.metadata
-                doc_id = meta.get("doc_id") or passage.id.split("#", 1)[0]
+                doc_id = self.document_of(passage)
                 entry = found.get(doc_id)
                 if entry is None:
                     entry = found[doc_id] = {"doc_id": doc_id, "title": passage.title, "passages": 0,
@@ -134,7 +139,7 @@ class PassageIndex:
 
     def document_passages(self, doc_id: str) -> list[str]:
         with self._lock:
-            return [p.id for p in self._passages if (p.metadata.get("doc_id") or p.id.split("#", 1)[0]) == doc_id]
+            return [p.id for p in self._passages if self.document_of(p) == doc_id]
 
     def warm_up(self) -> None:
         """Nothing to load: an index is in memory from :meth:`load` or construction on."""

@@ -4,11 +4,17 @@ Documents are chunked lazily and embedded a batch at a time, so memory stays bou
 a file is. The index is saved every ``checkpoint_every`` new passages (inside a document too) and at
 the end, each save atomic, so an interrupted ingest keeps what it finished and a rerun skips the
 passages already present.
+
+A document already in the index comes out of ingest as its chunking cuts it now: a passage whose id
+it keeps but whose title or text changed is replaced, and one whose id it no longer makes (the
+file changed, or is cut differently: another ``--window``, or long sentences split since) is
+removed. The passages of a document an interrupted ingest left half done are all still made, so a
+rerun only adds the rest.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Union
 
@@ -23,6 +29,8 @@ class IngestReport:
     documents: int = 0
     passages_added: int = 0
     passages_present: int = 0
+    passages_replaced: int = 0  # same id, new title or text
+    passages_removed: int = 0  # ids a document already in the index no longer has
     skipped: list[Skipped] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # earlier versions of re-uploaded files, removed
 
@@ -31,6 +39,8 @@ class IngestReport:
             f"documents read: {self.documents}",
             f"passages added: {self.passages_added}",
             f"passages already in the index (skipped): {self.passages_present}",
+            *([f"passages changed (replaced): {self.passages_replaced}"] if self.passages_replaced else []),
+            *([f"passages no longer in their document (removed): {self.passages_removed}"] if self.passages_removed else []),
             f"files skipped: {len(self.skipped)}",
         ]
         reasons = Counter(s.reason.split(":")[0] for s in self.skipped)
@@ -59,10 +69,17 @@ def ingest(
     report = IngestReport()
     pending: list[Passage] = []
     pending_ids: set[str] = set()
+    outdated: list[str] = []  # indexed passages a pending one replaces: taken out just before it goes in
+    indexed: dict[str, set[str]] = defaultdict(set)  # each document's passage ids in the index before this ingest
+    for held in index:
+        indexed[PassageIndex.document_of(held)].add(held.id)
     since_save = 0
 
     def flush() -> None:
         nonlocal since_save
+        if outdated:
+            index.remove(outdated)
+            outdated.clear()
         if pending:
             vectors = embedder.embed_documents([p.embedding_text for p in pending])
             added = index.add(pending, vectors)
@@ -77,11 +94,20 @@ def ingest(
             continue
         report.documents += 1
         chunked = 0
+        made: set[str] = set()
         for passage in chunk_document(item, chunking):  # lazily: a large file is never held whole
             chunked += 1
-            if passage.id in index or passage.id in pending_ids:
+            made.add(passage.id)
+            if passage.id in pending_ids:
                 report.passages_present += 1
                 continue
+            if passage.id in index:
+                held = index.passage(passage.id)
+                if (held.title, held.text) == (passage.title, passage.text):
+                    report.passages_present += 1
+                    continue
+                outdated.append(passage.id)
+                report.passages_replaced += 1
             pending.append(passage)
             pending_ids.add(passage.id)
             if len(pending) >= batch_size:
@@ -91,12 +117,18 @@ def ingest(
                     since_save = 0
                 if on_progress:
                     on_progress(report.documents - 1, report.passages_added)
+        gone = indexed.get(item.doc_id, set()) - made
+        if gone:
+            flush()
+            report.passages_removed += index.remove(gone)
+            since_save += len(gone)
         if not chunked:
             report.skipped.append(Skipped(item.doc_id, "empty (no sentences)"))
             continue
         if on_progress:
             on_progress(report.documents, report.passages_added)
     flush()
+    report.passages_added -= report.passages_replaced  # a replaced passage went in again: not a new one
     if since_save or index.directory is None or not (index.directory / "manifest.json").exists():
         index.save()
     if on_progress:

@@ -149,3 +149,45 @@ class TestPersistence:
         index.save()  # the next save cleans the orphaned generation up
         assert len(PassageIndex.load(tmp_path)) == 4
         assert len(list(tmp_path.glob("*.faiss"))) == 1
+
+
+class TestIngestAgain:
+    """A document ingested again comes out as its chunking cuts it now (the CLI's `ingest folder` on
+    the same folder, a file uploaded again): found in session 35, when splitting long sentences gave
+    an old table's passages new ids, so ingesting it again kept the whole old table beside its new
+    pieces (and its first piece was skipped, its id being the old table's)."""
+
+    @staticmethod
+    def texts(index):
+        return sorted((p.id, p.text) for p in index)
+
+    def test_a_changed_document_is_replaced_and_an_unchanged_one_skipped(self, embedder):
+        from components.ingest import ingest
+        from components.passages import ChunkingConfig, SourceDocument
+
+        table = "| Station | Opened |\n| --- | --- |\n" + "\n".join(f"| Stop {i} | {1900 + i} |" for i in range(40))
+        old = [SourceDocument("t", "Stations", ("Stations by year.", table)), SourceDocument("u", "Other", ("Unchanged.",))]
+        index = PassageIndex(embedder.name, embedder.dimension)
+        ingest(old, index, embedder, chunking=ChunkingConfig(max_words=1000))  # as before long sentences were split
+        assert len(index) == 3
+        report = ingest(old, index, embedder)
+        fresh = PassageIndex(embedder.name, embedder.dimension)
+        ingest(old, fresh, embedder)
+        assert self.texts(index) == self.texts(fresh) and len(index) == 7  # 5 words a row, 8 rows a passage
+        assert (report.passages_present, report.passages_replaced, report.passages_added, report.passages_removed) == (
+            2, 1, 4, 0)  # 't#p1s0' was the whole table, now its first rows
+        shorter = [SourceDocument("t", "Stations", ("Stations by year.",)), old[1]]
+        report = ingest(shorter, index, embedder)
+        assert (report.passages_removed, report.passages_added, report.passages_replaced) == (5, 0, 0)
+        assert self.texts(index) == [("t#p0s0", "Stations by year."), ("u#p0s0", "Unchanged.")]
+        assert "passages no longer in their document (removed): 5" in report.summary()
+
+    def test_another_window_replaces_the_documents_passages(self, embedder):
+        from components.ingest import ingest
+        from components.passages import ChunkingConfig, SourceDocument
+
+        doc = [SourceDocument("d", "D", ("One. Two. Three.",))]
+        index = PassageIndex(embedder.name, embedder.dimension)
+        ingest(doc, index, embedder)
+        ingest(doc, index, embedder, chunking=ChunkingConfig(window=3))
+        assert self.texts(index) == [("d#p0s0-2", "One. Two. Three.")]
