@@ -168,9 +168,10 @@ class PassageIndex:
             return self._save(directory)
 
     def _save(self, directory: Path | None) -> Path:
-        directory = Path(directory or self.directory or "")
-        if not str(directory):
+        target = directory if directory is not None else self.directory
+        if target is None:  # not Path(""): that is the working directory
             raise ValueError("no directory given to save the index to")
+        directory = Path(target)
         directory.mkdir(parents=True, exist_ok=True)
         previous = _read_manifest(directory) if (directory / MANIFEST).is_file() else None
         generation = max(self._generation, previous["generation"] if previous else 0) + 1

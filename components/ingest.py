@@ -61,7 +61,8 @@ def ingest(
     checkpoint_every: int = 5000,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
-    """Add the passages of ``items`` to ``index`` and save it. ``on_progress(documents, passages_added)``."""
+    """Add the passages of ``items`` to ``index`` and save it (if it has a folder; an index without one
+    stays in memory). ``on_progress(documents, passages_added)``."""
     if batch_size < 1 or checkpoint_every < 1:
         raise ValueError("batch_size and checkpoint_every must be >= 1")
     if index.embedder != embedder.name:
@@ -112,7 +113,7 @@ def ingest(
             pending_ids.add(passage.id)
             if len(pending) >= batch_size:
                 flush()
-                if since_save >= checkpoint_every:  # checkpoints inside a document too
+                if since_save >= checkpoint_every and index.directory is not None:  # checkpoints inside a document too
                     index.save()
                     since_save = 0
                 if on_progress:
@@ -129,8 +130,8 @@ def ingest(
             on_progress(report.documents, report.passages_added)
     flush()
     report.passages_added -= report.passages_replaced  # a replaced passage went in again: not a new one
-    if since_save or index.directory is None or not (index.directory / "manifest.json").exists():
-        index.save()
+    if index.directory is not None and (since_save or not (index.directory / "manifest.json").exists()):
+        index.save()  # an index without a folder stays in memory: its owner saves it where it wants
     if on_progress:
         on_progress(report.documents, report.passages_added)
     return report

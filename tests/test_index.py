@@ -151,6 +151,22 @@ class TestPersistence:
         assert len(list(tmp_path.glob("*.faiss"))) == 1
 
 
+class TestInMemory:
+    def test_an_index_without_a_folder_is_never_written_to_the_working_directory(self, tmp_path, monkeypatch, embedder):
+        """Found in session 35: ``save()`` on an index made without a folder wrote it into the working
+        directory (``Path("")`` is "."), and ``ingest`` saves at its end, so a test ingesting into an
+        in-memory index left index files in the repository."""
+        from components.ingest import ingest
+        from components.passages import SourceDocument
+
+        monkeypatch.chdir(tmp_path)
+        index = PassageIndex(embedder.name, embedder.dimension)
+        with pytest.raises(ValueError, match="no directory"):
+            small_index().save()
+        assert ingest([SourceDocument("d", "D", ("One.",))], index, embedder).passages_added == 1
+        assert len(index) == 1 and index.directory is None and list(tmp_path.iterdir()) == []
+
+
 class TestIngestAgain:
     """A document ingested again comes out as its chunking cuts it now (the CLI's `ingest folder` on
     the same folder, a file uploaded again): found in session 35, when splitting long sentences gave
