@@ -39,7 +39,7 @@ def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: 
         return []
     scores = (embedder.embed_documents([p.embedding_text for p in [*whole, *pieces]]) @ query).tolist()
     best = sorted(range(len(pieces)), key=lambda i: -scores[len(whole) + i])[:k]
-    return [*(_hit(p, float(s)) for p, s in zip(whole, scores, strict=False)),
+    return [*(_hit(p, float(s)) for p, s in zip(whole, scores[:len(whole)], strict=True)),
             *(_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]
 
 
