@@ -41,6 +41,15 @@ pass costs about the same for one token as for a few (a pass bound by reading th
 CPU cores a pass over k tokens costs nearly k passes (``python -m eval.decode_speed``), so it is
 slower there and off.
 
+Prompt log-probabilities. ``invoke(..., score_suffix=text)``, where ``text`` ends the last message,
+also returns in ``response_metadata["suffix_logprobs"]`` the log-probability of each of its tokens
+given everything before it: the prompt is evaluated in one pass with the logits of those positions
+kept besides the last one's (what the cache already holds before the text is reused; a cache keeps no
+logits, so the text is evaluated even when cached), and the answer is sampled from the last; the
+answer is unchanged, and so is what the prompt costs but for a vocabulary's projection per scored
+token. The answerability check reads the question's tokens after the evidence this way: a question
+the evidence makes unlikely (a swapped name, a negation) often has no answer there.
+
 Hidden states. ``invoke(..., hidden_layers=[16])`` (or the model's ``hidden_layers``) also returns, in the reply's
 ``response_metadata["hidden_states"]``, the output of those transformer layers at the answer's first
 token (the row llama.cpp computes when it decodes that token), read by a :class:`LayerTap` the
@@ -152,6 +161,11 @@ def token_stats(logits: np.ndarray) -> tuple[float, float, float]:
 FIRST_TOP = 8
 """How many of the first generated step's most probable tokens the metadata lists (``first_top``)."""
 
+SCORED_CHUNK = 64
+"""At most this many positions' logits are kept per pass when a prompt's tokens are scored
+(``score_suffix``): llama.cpp's output buffer holds a row of the vocabulary for each (~0.6 MB for
+Qwen2.5's 151,936) and keeps the largest it was asked for, so a long question is scored in passes."""
+
 
 def top_tokens(logits: np.ndarray, n: int) -> list[tuple[int, float]]:
     """The ``n`` most probable token ids of one step's logits with their probabilities, best first."""
@@ -206,6 +220,16 @@ StopRule = Callable[[Sequence[float], Sequence[float], Sequence[str]], bool]
 margins of the tokens chosen so far (the newest included) and the text pieces of those already
 evaluated (all but the newest); true stops the answer there, so a token that is not needed costs
 no forward pass. The cascade uses it to stop an answer it will extend anyway."""
+
+
+class PromptLayout(NamedTuple):
+    """A chat-formatted prompt's tokens, the template's stop strings, the length of its instruction
+    prefix, and where the last message's content ends (the template's closing follows)."""
+
+    tokens: list[int]
+    stop: list[str]
+    prefix: int
+    content_end: int
 
 
 class KVSnapshot(NamedTuple):
@@ -284,6 +308,47 @@ class LlamaCppChatModel(BaseChatModel):
                     self.layer_values = dict(values)
                     return
                 self._eval(tokens)
+
+            def eval_scoring(self, tokens: Sequence[int], scored: range) -> np.ndarray:
+                """Evaluate ``tokens`` after the cache, as :meth:`eval` does, also keeping the logits
+                that predict ``tokens[i]`` for each ``i`` in ``scored`` (``i >= 1``): returns those
+                tokens' log-probabilities given all before them. The whole run is one pass where it
+                fits a batch (a pass over a few tokens costs several times a token of a long one),
+                and its last position's logits stay live, as :meth:`eval` leaves them, for sampling."""
+                import llama_cpp
+
+                if scored and not 1 <= scored.start <= scored.stop <= len(tokens):
+                    raise ValueError(f"cannot score tokens {scored} of {len(tokens)}")
+                self.tokens_evaluated += len(tokens)
+                self.passes += 1
+                wanted = range(scored.start - 1, scored.stop - 1)  # the positions whose logits predict them
+                out = np.zeros(len(scored))
+                self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+                start = 0
+                while start < len(tokens):
+                    # one pass: at most a batch, and at most SCORED_CHUNK rows of the vocabulary kept
+                    stop = min(len(tokens), start + self.n_batch)
+                    if len(range(max(start, wanted.start), min(stop, wanted.stop))) > SCORED_CHUNK:
+                        stop = max(start, wanted.start) + SCORED_CHUNK
+                    self._batch.set_batch(batch=list(tokens[start:stop]), n_past=self.n_tokens, logits_all=False)
+                    kept = [p for p in range(start, stop) if p in wanted or p == stop - 1]
+                    for p in kept:
+                        self._batch.batch.logits[p - start] = True
+                    self._ctx.decode(self._batch)
+                    rows = np.ctypeslib.as_array(llama_cpp.llama_get_logits(self._ctx.ctx),
+                                                 shape=(len(kept), self.n_vocab()))
+                    mine = [(row, p) for row, p in enumerate(kept) if p in wanted]
+                    if mine:
+                        logits = rows[[row for row, _ in mine]]
+                        peak = logits.max(axis=1)
+                        norm = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=1))
+                        chosen = logits[np.arange(len(mine)), [tokens[p + 1] for _, p in mine]]
+                        out[[p - wanted.start for _, p in mine]] = chosen - norm
+                    self.input_ids[self.n_tokens: self.n_tokens + stop - start] = tokens[start:stop]
+                    self.n_tokens += stop - start
+                    start = stop
+                self._requires_eval = False
+                return out
 
             def _eval(self, tokens: Sequence[int]) -> None:
                 if not self.verifying or len(tokens) == 1:
@@ -387,6 +452,20 @@ class LlamaCppChatModel(BaseChatModel):
         if best is not None:
             self._restore(best)
 
+    def _score_span(self, prompt: list[int], begin: int, end: int) -> list[float]:
+        """Evaluate the prompt, keeping the logits that predict ``prompt[begin:end]``: those tokens'
+        log-probabilities given everything before them. What the cache already holds before ``begin``
+        is reused; the rest is evaluated in one pass with the logits of the positions before
+        ``prompt[begin:end]`` and of the last one kept (a cache keeps no logits, so those tokens are
+        evaluated even when cached), and the completion samples the answer's first token from the
+        last."""
+        llama = self._llama
+        if not 0 < begin <= end < len(prompt):
+            raise ValueError(f"cannot score prompt tokens [{begin}, {end}) of {len(prompt)}")
+        keep = min(common_prefix(llama.input_ids[: llama.n_tokens].tolist(), prompt), begin - 1)
+        llama.n_tokens = keep
+        return [float(x) for x in llama.eval_scoring(prompt[keep:], range(begin - keep, end - keep))]
+
     def _remember(self) -> None:
         if not self.recent_snapshots:
             return
@@ -426,6 +505,21 @@ class LlamaCppChatModel(BaseChatModel):
         return self._llama.tokenize(text.encode("utf-8", errors="replace"), add_bos=add_bos, special=False)
 
     def _prompt_tokens(self, messages: Sequence[BaseMessage], opening: str = "") -> tuple[list[int], list[str], int]:
+        layout = self._layout(messages, opening)
+        return layout.tokens, layout.stop, layout.prefix
+
+    def _suffix_span(self, messages: Sequence[BaseMessage], layout: PromptLayout, suffix: str) -> tuple[int, int]:
+        """Where the tokens of ``suffix`` lie in the prompt: it must end the last message's content.
+        They are the content's tokens past those it shares with the content less the suffix (a
+        space before the suffix goes with its first word, as the tokenizer cuts it)."""
+        text = messages[-1].text
+        if not suffix or not text.endswith(suffix):
+            raise ValueError(f"score_suffix must end the last message; it ends {text[-60:]!r}")
+        content = self._text_tokens(text)
+        shared = common_prefix(content, self._text_tokens(text[: len(text) - len(suffix)]))
+        return layout.content_end - (len(content) - shared), layout.content_end
+
+    def _layout(self, messages: Sequence[BaseMessage], opening: str = "") -> PromptLayout:
         """The chat-formatted prompt's tokens, the template's stop strings, and the length of the
         instruction prefix: the tokens before the last message's content when there is a system
         message (0 otherwise), and the tokens that content shares with ``opening`` (the text every
@@ -439,7 +533,7 @@ class LlamaCppChatModel(BaseChatModel):
         chat = [{"role": _ROLES.get(m.type, "user"), "content": f"\x00{i}\x00"} for i, m in enumerate(messages)]
         formatted = self._formatter(messages=chat)
         tokens: list[int] = []
-        prefix = 0
+        prefix = content_end = 0
         add_bos = not formatted.added_special
         # split() gives the template's text at even positions and a message's number at odd ones
         for position, piece in enumerate(_PLACEHOLDER.split(formatted.prompt)):
@@ -452,10 +546,11 @@ class LlamaCppChatModel(BaseChatModel):
                     if opening and messages[index].text.startswith(opening):
                         prefix += common_prefix(self._text_tokens(opening), content)
                 tokens += content
+                content_end = len(tokens)
             elif piece:
                 tokens += self._llama.tokenize(piece.encode("utf-8"), add_bos=first, special=True)
         stop = formatted.stop if isinstance(formatted.stop, list) else [formatted.stop] if formatted.stop else []
-        return tokens, stop, prefix
+        return PromptLayout(tokens, stop, prefix, content_end)
 
     def _stream(
         self,
@@ -473,6 +568,7 @@ class LlamaCppChatModel(BaseChatModel):
         if lookup < 0:
             raise ValueError(f"lookup_tokens must be >= 0, got {lookup}")
         stop_when: StopRule | None = kwargs.get("stop_when")
+        score_suffix: str | None = kwargs.get("score_suffix")
         hidden_layers = tuple(int(layer) for layer in kwargs.get("hidden_layers", self.hidden_layers))
         if any(not 0 <= layer < self.n_layers for layer in hidden_layers):
             raise ValueError(f"hidden_layers must be in [0, {self.n_layers}), got {list(hidden_layers)}")
@@ -509,7 +605,8 @@ class LlamaCppChatModel(BaseChatModel):
             return stopped
 
         with self._lock:
-            prompt, template_stop, prefix = self._prompt_tokens(messages, pin_prefix if isinstance(pin_prefix, str) else "")
+            layout = self._layout(messages, pin_prefix if isinstance(pin_prefix, str) else "")
+            prompt, template_stop, prefix = layout.tokens, layout.stop, layout.prefix
             budget = self.n_ctx - len(prompt)
             if budget < 1:
                 raise PromptTooLongError(
@@ -525,6 +622,8 @@ class LlamaCppChatModel(BaseChatModel):
                 self._prepare_cache(prompt, prefix if pin_prefix else 0)
             else:
                 self._llama.reset()
+            suffix_logprobs = (self._score_span(prompt, *self._suffix_span(messages, layout, score_suffix))
+                               if score_suffix is not None else None)
             stream = self._llama.create_completion(
                 prompt=prompt,
                 max_tokens=min(max_tokens, budget),
@@ -583,6 +682,7 @@ class LlamaCppChatModel(BaseChatModel):
                     "stopped_early": stopped,
                     "decode_passes": decode_passes,
                     **({"hidden_states": hidden} if hidden_layers else {}),
+                    **({"suffix_logprobs": suffix_logprobs} if suffix_logprobs is not None else {}),
                     "model_name": Path(self.model_path).name,
                 },
                 chunk_position="last",
@@ -673,15 +773,17 @@ def context_room(chat_model: BaseChatModel, messages: Sequence[BaseMessage]) -> 
 
 def max_tokens_kwargs(chat_model: BaseChatModel, max_new_tokens: int, stop_when: StopRule | None = None,
                       stop_at: Sequence[str] = (), lookup_tokens: int | None = None,
-                      opening: str = "") -> dict[str, Any]:
+                      opening: str = "", score_suffix: str | None = None) -> dict[str, Any]:
     """The call keywords that cap the answer length for this kind of chat model, stop it early by
     ``stop_when`` or where its text reaches one of ``stop_at``, decode it with prompt lookup
     (``lookup_tokens``; None: the model's own setting) and pin the last message's fixed ``opening``
-    with the instructions, where the model supports that (llama.cpp; others always finish the answer
-    one token at a time and keep no cache)."""
+    with the instructions, and report the log-probabilities of ``score_suffix``'s tokens (the end of
+    the last message), where the model supports that (llama.cpp; others always finish the answer one
+    token at a time, keep no cache and report no prompt probabilities)."""
     if isinstance(chat_model, LlamaCppChatModel):
         return {"max_tokens": max_new_tokens, **({"stop_when": stop_when} if stop_when is not None else {}),
                 **({"stop": list(stop_at)} if stop_at else {}),
                 **({"lookup_tokens": lookup_tokens} if lookup_tokens is not None else {}),
-                **({"pin_prefix": opening} if opening else {})}
+                **({"pin_prefix": opening} if opening else {}),
+                **({"score_suffix": score_suffix} if score_suffix else {})}
     return {"pipeline_kwargs": {"max_new_tokens": max_new_tokens}}

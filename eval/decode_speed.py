@@ -9,8 +9,9 @@ pass right after a BLAS call over the vocabulary (``np.dot``, what the per-token
 to do: OpenBLAS's threads keep spinning after it and take the cores from llama.cpp), and passes
 over several tokens at once (what verifying a prompt-lookup draft costs; 128 tokens is a
 question with its evidence), and an answer with and without reading a layer's hidden state at its
-first token (what the answer probe needs; the two alternate, so drifts in the machine's speed hit
-both alike). Speeds vary between
+first token (what the answer probe needs) and an answer prompt evaluated with and without scoring
+its question's tokens (what the check's question-likelihood features need); each pair alternates, so
+drifts in the machine's speed hit both alike. Speeds vary between
 machines and runs: read the figures side by side, from one run.
 """
 
@@ -73,6 +74,28 @@ def main(argv: list[str] | None = None) -> int:
                                   4 * args.repeats)
     print(f"answer of 4 tokens: {plain:.1f} ms; reading layer {args.hidden_layer} at its first token: {read:.1f} ms "
           f"({read - plain:+.1f} ms)")
+
+    # an answer prompt evaluated from the pinned instructions, with and without the question's tokens scored
+    from prompts import answer_messages, answer_opening
+
+    question = "In which year did the plague reach Europe with Genoese traders?"
+    evidence = [{"n": n, "title": "Black Death", "text": text} for n, text in enumerate((
+        "The Black Death was a bubonic plague pandemic that struck Afro-Eurasia from 1346 to 1353.",
+        "The plague reached Europe in 1347, carried by Genoese traders fleeing the siege of Caffa in Crimea.",
+        "It killed an estimated 25 to 50 million people in Europe, a third or more of its population.",
+        "Outbreaks recurred in Europe until the nineteenth century."), 1)]
+    answer = answer_messages(question, evidence)
+
+    def answer_from_the_instructions(**extra: object) -> None:
+        model.reset_cache()
+        model.invoke(answer, max_tokens=4, pin_prefix=answer_opening(), **extra)
+
+    answer_from_the_instructions()  # pins the instructions
+    plain, scored = _alternating_ms([answer_from_the_instructions,
+                                     lambda: answer_from_the_instructions(score_suffix=question)], 4 * args.repeats)
+    print(f"answer of 4 tokens from {model._layout(answer).content_end - model._layout(answer, answer_opening()).prefix} "
+          f"new prompt tokens: {plain:.1f} ms; scoring the question's {len(model._text_tokens(' ' + question))} tokens: "
+          f"{scored:.1f} ms ({scored - plain:+.1f} ms, {100 * (scored - plain) / plain:+.1f}%)")
 
     llama = model._llama  # the bare passes below need llama.cpp itself
     llama.reset()

@@ -210,6 +210,82 @@ class TestPrefixReuse:
             assert self.evaluated(reply) == reply.usage_metadata["input_tokens"]
 
 
+class TestQuestionLikelihood:
+    """``score_suffix``: the log-probabilities of the tokens that end the prompt's last message, read
+    while the prompt is evaluated (the check's question-likelihood features)."""
+
+    QUESTION = "What is the capital of France?"
+    EVIDENCE = [{"n": 1, "title": "Paris", "text": "Paris is the capital and largest city of France."},
+                {"n": 2, "title": "Lyon", "text": "Lyon is the third-largest city of France."}]
+
+    def messages(self, question=QUESTION):
+        from prompts import answer_messages
+
+        return answer_messages(question, self.EVIDENCE)
+
+    def from_scratch(self, model, messages, n):
+        """The same log-probabilities by the definition: every position's logits, the prompt from nothing."""
+        model.reset_cache(pinned=True)
+        tokens = model._prompt_tokens(messages)[0]
+        end = model._layout(messages).content_end
+        model._llama.reset()
+        return model._llama.eval_scoring(tokens, range(end - n, end))
+
+    def test_the_question_s_tokens_are_scored_and_the_answer_is_unchanged(self, tiny_generator):
+        messages = self.messages()
+        tiny_generator.reset_cache(pinned=True)
+        plain = tiny_generator.invoke(messages, max_tokens=8)
+        tiny_generator.reset_cache(pinned=True)
+        scored = tiny_generator.invoke(messages, max_tokens=8, score_suffix=self.QUESTION)
+        logprobs = scored.response_metadata["suffix_logprobs"]
+        assert "suffix_logprobs" not in plain.response_metadata
+        assert scored.text == plain.text
+        assert scored.response_metadata["token_probs"] == pytest.approx(plain.response_metadata["token_probs"], abs=1e-6)
+        assert scored.response_metadata["prompt_tokens_evaluated"] == plain.response_metadata["prompt_tokens_evaluated"]
+        # " What is the capital of France?" in its own tokens: the space before it goes with its first word
+        assert len(logprobs) == len(tiny_generator._text_tokens(" " + self.QUESTION))
+        assert all(lp <= 0 for lp in logprobs)
+        # by the definition, up to the float rounding of another batch shape
+        assert logprobs == pytest.approx(self.from_scratch(tiny_generator, messages, len(logprobs)).tolist(), abs=0.05)
+
+    def test_a_cached_prompt_is_scored_again(self, tiny_generator):
+        messages = self.messages()
+        tiny_generator.reset_cache(pinned=True)
+        cold = tiny_generator.invoke(messages, max_tokens=4, score_suffix=self.QUESTION)
+        warm = tiny_generator.invoke(messages, max_tokens=4, score_suffix=self.QUESTION)
+        n = len(cold.response_metadata["suffix_logprobs"])
+        # all of it was cached: only the question (and the token before it) and the template's close evaluated again
+        assert n < warm.response_metadata["prompt_tokens_evaluated"] <= n + 8
+        assert warm.response_metadata["suffix_logprobs"] == pytest.approx(cold.response_metadata["suffix_logprobs"], abs=0.05)
+        assert warm.text == cold.text
+
+    def test_a_question_the_evidence_makes_unlikely_scores_lower(self, tiny_generator):
+        tiny_generator.reset_cache(pinned=True)
+        asked = {q: tiny_generator.invoke(self.messages(q), max_tokens=2, score_suffix=q).response_metadata["suffix_logprobs"]
+                 for q in (self.QUESTION, "What is the capital of Uzbekistan?")}
+        assert min(asked["What is the capital of Uzbekistan?"]) < min(asked[self.QUESTION])
+
+    def test_a_long_question_is_scored_in_passes(self, tiny_generator, monkeypatch):
+        import components.generator as generator
+
+        question = "Which of these cities is the capital of France: " + ", ".join(["Lyon", "Nice", "Lille"] * 25) + "?"
+        n = len(tiny_generator._text_tokens(" " + question))
+        assert n > 2 * generator.SCORED_CHUNK
+        results = []
+        for chunk in (generator.SCORED_CHUNK, 1024):
+            monkeypatch.setattr(generator, "SCORED_CHUNK", chunk)
+            tiny_generator.reset_cache(pinned=True)
+            reply = tiny_generator.invoke(self.messages(question), max_tokens=2, score_suffix=question)
+            results.append(reply.response_metadata["suffix_logprobs"])
+        assert len(results[0]) == n and all(lp <= 0 for lp in results[0])
+        assert results[0] == pytest.approx(results[1], abs=0.05)  # the same up to another batch shape's rounding
+
+    def test_the_suffix_must_end_the_last_message(self, tiny_generator):
+        with pytest.raises(ValueError, match="must end the last message"):
+            tiny_generator.invoke(self.messages(), max_tokens=2, score_suffix="Paris")
+        assert max_tokens_kwargs(tiny_generator, 4, score_suffix="Why?")["score_suffix"] == "Why?"
+
+
 class TestPromptLookup:
     """The draft: what followed the answer's last tokens in the question's part of the prompt."""
 
