@@ -32,6 +32,8 @@ FEATURES: Mapping[str, str] = {
     "top_score": "the best retrieval cosine",
     "score_gap": "the best retrieval cosine minus the second best",
     "escalated": "1 when the answer came after the evidence was extended",
+    "question_logprob_mean": "the mean log-probability the generator gave the question's tokens after the evidence",
+    "question_logprob_min": "the lowest log-probability the generator gave a token of the question after the evidence",
     "self_check": "the model's probability of 'yes' when asked whether its answer is stated in the evidence",
     "self_check_question": "the model's probability of 'yes' when asked whether the evidence answers exactly "
                            "the question",
@@ -43,11 +45,15 @@ FEATURES: Mapping[str, str] = {
 each cost a short extra model call (a yes/no question appended to the evaluated prompt and
 answer); ``sufficiency`` costs one pass of a small cross-encoder (:mod:`components.sufficiency`);
 ``answer_probe`` needs the probe of the generator in use (:mod:`components.answer_probe`: a layer's
-values copied while the first answer token decodes, and a dot product); the others are free."""
+values copied while the first answer token decodes, and a dot product); the question's likelihood
+(:data:`QUESTION_LIKELIHOOD`) needs a llama.cpp generator and a layout that ends with the question,
+whose tokens' logits it keeps while the prompt is evaluated (the vocabulary's projection for a dozen
+more positions); the others are free."""
 
 SELF_CHECKS = ("self_check", "self_check_question")
 SUFFICIENCY = "sufficiency"
 ANSWER_PROBE = "answer_probe"
+QUESTION_LIKELIHOOD = ("question_logprob_mean", "question_logprob_min")
 
 FEATURES_VERSION = 2
 """How the features are computed, recorded with them (``trace["answerability"]["features_version"]``).
@@ -107,6 +113,12 @@ class AnswerabilityModel(LogisticModel):
     def uses_answer_probe(self) -> bool:
         """Whether scoring needs the generator's answer probe."""
         return ANSWER_PROBE in self.features
+
+    @property
+    def uses_question_likelihood(self) -> bool:
+        """Whether scoring needs the question's token log-probabilities after the evidence (a llama.cpp
+        generator and a layout that ends with the question)."""
+        return any(f in QUESTION_LIKELIHOOD for f in self.features)
 
     @property
     def multi_hop_threshold(self) -> float | None:

@@ -4,8 +4,10 @@ Runs after the cascade has accepted an answer. The answerability model
 (:class:`components.answerability.AnswerabilityModel`, fit on the train splits) scores how likely
 the answer is right from signals that cost nothing more: the answer's token confidence, the
 probability the model gave to starting its abstention instead, whether the evidence holds the
-answer's words, how much of the question the passage holding the answer covers, and the
-retrieval scores. A model that uses the answer probe (:mod:`components.answer_probe`) also reads
+answer's words, how much of the question the passage holding the answer covers, the
+retrieval scores, and how expected the question was after the evidence (the log-probabilities the
+generator gave its tokens, kept by ``generate`` while the prompt was evaluated: a swapped name or a
+negation the evidence does not bear out makes a question unlikely). A model that uses the answer probe (:mod:`components.answer_probe`) also reads
 the probe's score of the generator's hidden state at the answer's first token, recorded by
 ``generate`` (free: the layer is copied while that token decodes). A model that uses the
 sufficiency scorer (:mod:`components.sufficiency`) also has a small cross-encoder read the question
@@ -109,6 +111,9 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                                state.get("escalations", 0) > 0)
     if features is not None and step.get("answer_probe") is not None:
         features[ANSWER_PROBE] = float(step["answer_probe"])  # type: ignore[arg-type]  # recorded whether used or not
+    likelihood = step.get("question_logprob")
+    if features is not None and likelihood is not None:
+        features.update(question_logprob_mean=likelihood["mean"], question_logprob_min=likelihood["min"])
     if step["abstained"]:
         check.update({"decision": "abstain", "by": "model", "score": 0.0})
     elif model is None:
@@ -123,6 +128,9 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         check["reason"] = "the answerability model needs the answer probe of the generator in use, and none is loaded"
     elif model.uses_answer_probe and step.get("answer_probe") is None:
         check["reason"] = "the answer probe has no reading: the answer ended at its first token"
+    elif model.uses_question_likelihood and likelihood is None:
+        check["reason"] = ("the answerability model needs the question's likelihood after the evidence, which this "
+                           "generator or prompt layout does not give")
     else:
         if model.uses_sufficiency and ctx.sufficiency is not None:
             start = time.perf_counter()

@@ -26,7 +26,7 @@ from components.generator import StopRule, context_room, max_tokens_kwargs
 from components.reranker import content_terms, content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
-from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, State, Step
+from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, QuestionLikelihood, State, Step
 from nodes.base import context_of, timed
 from nodes.compress import ELLIPSIS, shortened
 from nodes.grade_answer import can_extend
@@ -226,6 +226,19 @@ def probe_score(probe: AnswerProbe, metadata: Mapping[str, Any]) -> float | None
     return probe.score_hidden(hidden) if hidden is not None else None
 
 
+QUESTION_LAST = ("evidence_first", "question_both")
+"""The prompt layouts that end with the question, so the generator reads its tokens after the evidence."""
+
+
+def question_likelihood(metadata: Mapping[str, Any]) -> QuestionLikelihood | None:
+    """The mean and lowest log-probability of the question's tokens after the evidence, from the
+    generator's ``suffix_logprobs``; ``None`` when it reported none."""
+    logprobs = metadata.get("suffix_logprobs")
+    if not logprobs:
+        return None
+    return {"mean": sum(logprobs) / len(logprobs), "min": min(logprobs), "tokens": len(logprobs)}
+
+
 @timed("generate")
 def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -255,8 +268,10 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     # the opening every answer prompt shares ("Evidence:\n[1]") is pinned with the instructions
     opening = answer_opening(layout) if evidence else ""
     probe = ctx.probe if evidence else None  # the probe of this generator, fit on answers from evidence
+    # the question's tokens are scored where it ends the prompt, after the evidence (a check feature)
+    scored = question if evidence and layout in QUESTION_LAST else None
     call = max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at, settings.get("lookup_tokens", 0),
-                             opening=opening)
+                             opening=opening, score_suffix=scored)
     if probe is not None:
         call["hidden_layers"] = [probe.layer]
     reply = ctx.generator.invoke(messages, **call)
@@ -299,6 +314,9 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     }
     if probe is not None:
         step["answer_probe"] = probe_score(probe, metadata)
+    likelihood = question_likelihood(metadata)
+    if likelihood is not None:
+        step["question_logprob"] = likelihood
     if fitted is not None:
         step["fitted"] = fitted
     steps = [*(state.get("steps") or []), step]

@@ -231,6 +231,16 @@ class Confidence(TypedDict):
     neg_mean_entropy: float | None
 
 
+class QuestionLikelihood(TypedDict):
+    """The log-probabilities the generator gave the question's tokens, read after the evidence while
+    the answer prompt was evaluated: a question the evidence makes unlikely (a swapped name, a
+    negation) often has no answer there."""
+
+    mean: float
+    min: float
+    tokens: int
+
+
 class Step(TypedDict):
     """One answer of the cascade: the tier's budget it was given, what it cost, what it said."""
 
@@ -246,6 +256,7 @@ class Step(TypedDict):
     stopped_early: NotRequired[bool]  # generation stopped once the confidence was certain to fall short
     decode_passes: NotRequired[int | None]  # forward passes spent generating (fewer than tokens with prompt lookup)
     answer_probe: NotRequired[float | None]  # the answer probe's P(right), when the context has a probe of this generator
+    question_logprob: NotRequired[QuestionLikelihood]  # how expected the question was after the evidence (llama.cpp)
     raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
     decision: NotRequired[str]  # accept, extend; set by grade_answer (and check_answer, when it extends)

@@ -12,7 +12,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from components.answer_probe import DEFAULT_PROBE, AnswerProbe, AnswerProbeError, fit_probe, hidden_features
-from components.answerability import ANSWER_PROBE, FEATURES, AnswerabilityModel
+from components.answerability import ANSWER_PROBE, FEATURES, QUESTION_LIKELIHOOD, AnswerabilityModel
 from components.layer_tap import LayerTap
 from nodes.check_answer import check_answer
 from nodes.generate import probe_score
@@ -208,7 +208,7 @@ class TestFitting:
         from training.answerability import FREE, recording_model
 
         assert ANSWER_PROBE not in recording_model().features and ANSWER_PROBE not in FREE
-        assert set(recording_model().features) == set(FEATURES) - {ANSWER_PROBE}
+        assert set(recording_model().features) == set(FEATURES) - {ANSWER_PROBE, *QUESTION_LIKELIHOOD}
 
     def runs(self):
         features = {"support": 0.5}

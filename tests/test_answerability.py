@@ -7,8 +7,9 @@ from dataclasses import replace
 import pytest
 from langgraph.runtime import Runtime
 
-from components.answerability import (ANSWER_PROBE, DEFAULT_MODEL, FEATURES, FEATURES_VERSION, SELF_CHECKS, SUFFICIENCY,
-                                      AnswerabilityModel, AnswerabilityModelError, current_features, fit_logistic)
+from components.answerability import (ANSWER_PROBE, DEFAULT_MODEL, FEATURES, FEATURES_VERSION, QUESTION_LIKELIHOOD,
+                                      SELF_CHECKS, SUFFICIENCY, AnswerabilityModel, AnswerabilityModelError,
+                                      current_features, fit_logistic)
 from nodes.check_answer import answer_features, check_answer, yes_share
 from nodes.generate import opening_prob
 from pipeline.configuration import ConfigurationError, PipelineConfig
@@ -146,7 +147,7 @@ class TestSignals:
                     {"n": 2, "title": "Paris", "text": "Paris is the capital of France."}]
         passages = [{"score": 0.7}, {"score": 0.5}]
         f = answer_features("What is the capital city of France?", "Paris", step, evidence, passages, True)
-        assert set(f) == set(FEATURES) - set(SELF_CHECKS) - {SUFFICIENCY, ANSWER_PROBE}
+        assert set(f) == set(FEATURES) - set(SELF_CHECKS) - {SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD}  # read by generate
         assert f["question_in_evidence"] == pytest.approx(2 / 3) and f["question_words_missing"] == 1.0  # city
         assert f["answer_in_question"] == 0.0
         assert f["support"] == 1.0 and f["escalated"] == 1.0 and f["abstain_prob"] == 0.1
@@ -227,6 +228,18 @@ class TestCheckAnswer:
         check = out["trace"]["answerability"]
         assert check["decision"] == "answer" and check["by"] == "unchecked" and reason in check["reason"]
 
+    def test_the_question_s_likelihood_is_a_feature_where_generate_read_it(self, ctx):
+        m = model(features=("support", "question_logprob_min"), coef=(1.0, 1.0))
+        state = self.state()
+        unread = check_answer(state, self.runtime(ctx, m))["trace"]["answerability"]
+        assert unread["by"] == "unchecked" and "question's likelihood" in unread["reason"]
+        assert "question_logprob_min" not in unread["features"]
+        state["steps"] = [{**self.STEP, "question_logprob": {"mean": -1.5, "min": -6.0, "tokens": 8}}]
+        check = check_answer(state, self.runtime(ctx, m))["trace"]["answerability"]
+        assert check["by"] == "score"
+        assert check["features"]["question_logprob_mean"] == -1.5 and check["features"]["question_logprob_min"] == -6.0
+        assert check["score"] == pytest.approx(m.score(check["features"]))
+
     def test_the_self_checks_ask_the_generator(self, ctx):
         m = model(features=("support", *SELF_CHECKS), coef=(1.0, 1.0, 1.0))
         check = check_answer(self.state(), self.runtime(ctx, m))["trace"]["answerability"]
@@ -295,7 +308,23 @@ class TestCheckAnswer:
         out = check_answer(self.state(threshold=0.0), runtime)
         check = out["trace"]["answerability"]
         assert check["score"] == 0.5 and check["decision"] == "answer"
-        assert set(check["features"]) == set(FEATURES) - {ANSWER_PROBE}  # the probe's feature comes from its cross-fit
+        assert set(check["features"]) == set(FEATURES) - {ANSWER_PROBE, *QUESTION_LIKELIHOOD}  # the probe's: its cross-fit
+        state = self.state(threshold=0.0)
+        state["steps"] = [{**self.STEP, "question_logprob": {"mean": -1.0, "min": -3.0, "tokens": 8}}]
+        check = check_answer(state, runtime)["trace"]["answerability"]
+        assert set(check["features"]) == set(FEATURES) - {ANSWER_PROBE} and check["score"] == 0.5  # recorded where read
+
+    def test_generate_reads_the_question_s_likelihood_where_the_question_ends_the_prompt(self, ctx):
+        from graph import graph
+
+        question = "What is the capital of France?"
+        out = graph.invoke({"question": question}, context=ctx)  # the default layout: evidence, then the question
+        likelihood = out["trace"]["steps"][-1]["question_logprob"]
+        assert likelihood["tokens"] == len(ctx.generator._text_tokens(" " + question))
+        assert likelihood["min"] <= likelihood["mean"] <= 0.0
+        assert out["trace"]["answerability"]["features"]["question_logprob_min"] == likelihood["min"]
+        first = replace(ctx, pipeline=replace(ctx.pipeline, prompt_layout="question_first"))
+        assert "question_logprob" not in graph.invoke({"question": question}, context=first)["trace"]["steps"][-1]
 
 
 class TestConfiguration:
@@ -321,6 +350,28 @@ class TestFitting:
         {"dataset": "hotpotqa", "answerable": True, "f1": 0.0, "answerability": {"by": "score"}},
     ]
     SCORES = {0: 0.9, 1: 0.2, 3: 0.8, 4: 0.1}
+
+    def test_the_question_s_likelihood_joins_from_another_recording_by_the_answer_s_path(self):
+        from training.answerability import with_question_likelihood
+
+        def run(i, answer, tier="easy", **features):
+            return {"dataset": "squad", "id": f"q{i}", "answer": answer, "written_answer": answer, "final_tier": tier,
+                    "escalations": 0, "answerability": {"by": "score", "features": {"support": 0.5, **features}}}
+
+        recorded = [run(0, "Paris"), run(1, "Lyon"), run(2, "Nice"), run(3, "Rome", question_logprob_min=-1.0)]
+        again = [run(0, "Paris", support=0.9, answer_probe=0.9, question_logprob_min=-2.0, question_logprob_mean=-1.0),
+                 run(1, "Marseille", question_logprob_min=-3.0),       # another answer from the same prompt
+                 run(2, "Nice", tier="medium", question_logprob_min=-4.0),  # another path: another prompt
+                 run(3, "Rome", question_logprob_min=-5.0)]             # a recorded value stays
+        joined, gained = with_question_likelihood(recorded, again)
+        assert gained == 2
+        # only the question's likelihood joins: not the other recording's probe reading or its other features
+        assert joined[0]["answerability"]["features"] == {"support": 0.5, "question_logprob_min": -2.0,
+                                                          "question_logprob_mean": -1.0}
+        assert joined[1]["answerability"]["features"] == {"support": 0.5, "question_logprob_min": -3.0}
+        assert joined[2]["answerability"]["features"] == {"support": 0.5}
+        assert joined[3]["answerability"]["features"] == {"support": 0.5, "question_logprob_min": -1.0}
+        assert recorded[0]["answerability"]["features"] == {"support": 0.5}  # the records are not changed
 
     def test_abstention_scoring(self):
         assert abstention_f1({"answerable": False, "f1": 0.0}, True) == 1.0
@@ -500,14 +551,18 @@ class TestFitting:
         assert risk_coverage([(0.5, True), (0.5, False), (0.1, False)]) == [(pytest.approx(200 / 3), 50.0),
                                                                               (100.0, pytest.approx(100 / 3))]
 
-    def test_the_runs_file_is_json_lines(self):
-        from training.answerability import RUNS_FILE
+    def test_the_runs_files_are_json_lines(self):
+        from training.answerability import LIKELIHOOD_RUNS, RUNS_FILE
 
-        if not RUNS_FILE.is_file():
-            pytest.skip(f"{RUNS_FILE} not recorded yet")
+        for path in (RUNS_FILE, LIKELIHOOD_RUNS):
+            if not path.is_file():
+                pytest.skip(f"{path} not recorded yet")
         first = json.loads(RUNS_FILE.read_text(encoding="utf-8").splitlines()[0])
-        # recorded before the sufficiency scorer and the answer probe existed: their features are added when the check is fit
-        assert set(first["answerability"]["features"]) | {SUFFICIENCY, ANSWER_PROBE} == set(FEATURES)
+        # recorded before the sufficiency scorer, the answer probe and the question's likelihood existed: their
+        # features are added when the check is fit
+        assert set(first["answerability"]["features"]) | {SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD} == set(FEATURES)
+        again = json.loads(LIKELIHOOD_RUNS.read_text(encoding="utf-8").splitlines()[0])
+        assert set(again["answerability"]["features"]) == set(FEATURES)  # the probe's reading recorded, never joined
 
 
 class TestAbstentionFigures:

@@ -41,6 +41,7 @@ from components.answerability import (
     DEFAULT_MODEL,
     FALLBACK_MODEL,
     FEATURES,
+    QUESTION_LIKELIHOOD,
     SELF_CHECKS,
     SUFFICIENCY,
     AnswerabilityModel,
@@ -60,6 +61,9 @@ from training.sufficiency import CROSS_FIT
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
 RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_question_type.jsonl"
+LIKELIHOOD_RUNS = RUNS_FILE.with_name("answerability_runs_question_likelihood.jsonl")
+"""The same training questions answered again once the pipeline read the question's likelihood (session
+36: ``run --size 480 --out`` this file); the fit joins that feature from here (:func:`with_question_likelihood`)."""
 """The shipped check's training answers: the cascade of session 25 (a single-hop question, by the
 question-type model, starts at Easy, a multi-hop one at Medium; the reranker's best five of ten
 passages, the evidence-first prompt). ``answerability_runs_evidence_first.jsonl`` holds the same
@@ -67,7 +71,7 @@ questions answered by session 22's cascade (every question from Medium),
 ``answerability_runs_reranked.jsonl`` by session 17's (question first), ``answerability_runs.jsonl``
 by session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
-FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY, ANSWER_PROBE))
+FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD))
 FOLDS = 5
 LOSS_CONFIDENCE = 0.9
 """``--loss-confidence`` for the sufficiency variant: the HotpotQA loss a threshold may cause is
@@ -85,8 +89,10 @@ def recording_model() -> AnswerabilityModel:
     """A model over every feature that weighs none: the check computes and records them all (the
     self-check included), its score is always 0.5, and with the run's threshold of 0 it never abstains.
     All but the answer probe's: a probe is fit on these answers (``python -m training.answer_probe``),
-    and its feature comes from its cross-fitted scores (``--answer-probe-scores``)."""
-    features = tuple(f for f in FEATURES if f != ANSWER_PROBE)
+    and its feature comes from its cross-fitted scores (``--answer-probe-scores``); and the question's
+    likelihood, which the check records wherever ``generate`` read it (not for a layout that puts the
+    question first)."""
+    features = tuple(f for f in FEATURES if f not in (ANSWER_PROBE, *QUESTION_LIKELIHOOD))
     n = len(features)
     return AnswerabilityModel(features, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, {"purpose": "recording"})
 
@@ -386,13 +392,17 @@ def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool
 def candidate_extras(scored: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
     """The features a candidate model adds to the free ones: none, each self-check, both, and, when
     every scored answer has it, the sufficiency scorer alone and with the self-checks; and, when
-    answers have it, the answer probe alone (and with the sufficiency scorer when that is there)."""
+    answers have it, the answer probe alone (and with the sufficiency scorer when that is there); and,
+    when answers have it, the question's likelihood alone and with the probe."""
     extras: list[tuple[str, ...]] = [(), *((c,) for c in SELF_CHECKS), SELF_CHECKS]
     sufficiency = bool(scored) and all(SUFFICIENCY in r["answerability"]["features"] for r in scored)
     if sufficiency:
         extras += [(SUFFICIENCY,), (SUFFICIENCY, *SELF_CHECKS)]
-    if any(ANSWER_PROBE in r["answerability"]["features"] for r in scored):
+    probe = any(ANSWER_PROBE in r["answerability"]["features"] for r in scored)
+    if probe:
         extras += [(ANSWER_PROBE,), *([(ANSWER_PROBE, SUFFICIENCY)] if sufficiency else [])]
+    if any(all(f in r["answerability"]["features"] for f in QUESTION_LIKELIHOOD) for r in scored):
+        extras += [QUESTION_LIKELIHOOD, *([(ANSWER_PROBE, *QUESTION_LIKELIHOOD)] if probe else [])]
     return extras
 
 
@@ -549,6 +559,14 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
                   "answer scored by a probe fit on the other folds (`python -m training.answer_probe fit`; see "
                   "[the probe's report](../answer_probe/README.md)). It costs no model call: the probe reads a layer "
                   "the generator computes anyway, so its time added is counted as 0."]
+    if result.get("likelihood_source"):
+        lines += ["", f"The question's likelihood (`{QUESTION_LIKELIHOOD[0]}`, `{QUESTION_LIKELIHOOD[1]}`) of the "
+                  f"training answers comes from {result['likelihood_source']}: the same questions answered again once "
+                  "the pipeline read it, joined where the answer came by the same path (final tier and escalations: "
+                  f"the same prompt), {result['likelihood_joined']} of {result['runs']}. It costs no model call: the "
+                  "generator keeps the logits of the question's positions while it evaluates the answer prompt "
+                  "(about 2% of an answer's time, `python -m eval.decode_speed`); the recording's latencies include "
+                  "it for every candidate, so its time added is counted as 0."]
     lines += ["", f"Never abstaining (threshold 0): SQuAD train F1 {never['squad_f1']:.1f}, "
               f"HotpotQA train F1 {never['hotpotqa_f1']:.1f}.", "",
               f"**Chosen: `{result['pick']}`**, "
@@ -684,6 +702,32 @@ def with_scores(runs: Sequence[Mapping[str, Any]], scores: Mapping[str, float], 
             for r in runs]
 
 
+def with_question_likelihood(runs: Sequence[Mapping[str, Any]],
+                             others: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """``runs`` with the question's likelihood (:data:`QUESTION_LIKELIHOOD`) from another recording of
+    the same questions (``others``, made since the pipeline reads it) where they lack it. It describes
+    the final prompt, the question and the evidence of the tier the answer came from, so it joins
+    wherever the other recording took the same path (the final tier, the escalations), even where the
+    answer came out a piece different (another machine's rounding). Nothing else joins: the other
+    recording's answer-probe reading is the shipped probe's, fit on these very answers (the candidates
+    read the probe's cross-fitted scores), and its other features describe its own answers. Returns the
+    runs and how many gained."""
+    def path(run: Mapping[str, Any]) -> tuple[Any, ...]:
+        return run["dataset"], run["id"], run.get("final_tier"), run.get("escalations")
+
+    found = {path(o): (o["answerability"].get("features") or {}) for o in others if o.get("answerability")}
+    out, gained = [], 0
+    for run in runs:
+        own = run["answerability"].get("features") or {}
+        extra = {k: found[path(run)][k] for k in QUESTION_LIKELIHOOD
+                 if path(run) in found and k in found[path(run)] and k not in own}
+        if extra and own:
+            run = {**run, "answerability": {**run["answerability"], "features": {**own, **extra}}}
+            gained += 1
+        out.append(dict(run))
+    return out, gained
+
+
 def with_probe_scores(runs: Sequence[Mapping[str, Any]], scores: Mapping[str, float]) -> list[dict[str, Any]]:
     """The runs with the :data:`ANSWER_PROBE` feature given by ``scores`` (by question id); an answer
     without one (no reading: it ended at its first token) stays without, as the check leaves it."""
@@ -733,6 +777,13 @@ def fit_command(args: argparse.Namespace) -> int:
         runs = without_sufficiency(runs)
     if args.answer_probe_scores is not None:
         runs = with_probe_scores(runs, read_scores(args.answer_probe_scores, ANSWER_PROBE))
+    joined = 0
+    if args.features_from is not None:
+        if not args.features_from.is_file():
+            raise SystemExit(f"no recorded answers at {args.features_from} (--features-from)")
+        runs, joined = with_question_likelihood(runs, read_records(args.features_from))
+        print(f"{joined} of {len(runs)} recorded answers gained the question's likelihood from {args.features_from}",
+              file=sys.stderr)
     readings = None
     if args.by_question_type and args.question_type_readings is not None:
         readings = read_question_types(args.question_type_readings, QuestionTypeModel.load().threshold)
@@ -741,6 +792,8 @@ def fit_command(args: argparse.Namespace) -> int:
                  args.by_question_type, args.max_answerable_loss, readings, args.halves)
     result["readings_source"] = None if readings is None else f"`{shown_path(args.question_type_readings)}`"
     result["probe_source"] = None if args.answer_probe_scores is None else f"`{shown_path(args.answer_probe_scores)}`"
+    result["likelihood_source"] = None if args.features_from is None else f"`{shown_path(args.features_from)}`"
+    result["likelihood_joined"] = joined
     result["sufficiency_source"] = (None if args.sufficiency is None else "the shipped scorer" if args.sufficiency_scores is None
                                     else f"`{shown_path(args.sufficiency_scores)}`")
     args.report.mkdir(parents=True, exist_ok=True)
@@ -785,6 +838,10 @@ def main(argv: list[str] | None = None) -> int:
     fit_parser.add_argument("--answer-probe-scores", type=lambda v: None if v == "none" else Path(v), default=PROBE_CROSS_FIT,
                             help="the answer probe's cross-fitted scores of the recorded answers, which the candidates "
                                  f"may use ('none': no probe candidates; default: {shown_path(PROBE_CROSS_FIT)})")
+    fit_parser.add_argument("--features-from", type=lambda v: None if v == "none" else Path(v), default=LIKELIHOOD_RUNS,
+                            help="another recording of the same questions (`run --out FILE`, made since the pipeline "
+                                 "reads the question's likelihood): a question it answered by the same path gains that "
+                                 f"feature ('none': no such candidates; default: {shown_path(LIKELIHOOD_RUNS)})")
     fit_parser.add_argument("--fallback-out", type=Path, default=FALLBACK_MODEL,
                             help="where the best check without the answer probe goes when the chosen one uses it, for "
                                  f"generators the probe does not read (default: {shown_path(FALLBACK_MODEL)})")
