@@ -2,14 +2,15 @@
 
 Runs after the cascade has accepted an answer. The answerability model
 (:class:`components.answerability.AnswerabilityModel`, fit on the train splits) scores how likely
-the answer is right from signals that cost nothing more: the answer's token confidence, the
+the answer is right from signals that cost no model call: the answer's token confidence, the
 probability the model gave to starting its abstention instead, whether the evidence holds the
-answer's words, how much of the question the passage holding the answer covers, the
-retrieval scores, and how expected the question was after the evidence (the log-probabilities the
-generator gave its tokens, kept by ``generate`` while the prompt was evaluated: a swapped name or a
-negation the evidence does not bear out makes a question unlikely). A model that uses the answer probe (:mod:`components.answer_probe`) also reads
-the probe's score of the generator's hidden state at the answer's first token, recorded by
-``generate`` (free: the layer is copied while that token decodes). A model that uses the
+answer's words, how much of the question the passage holding the answer covers, the retrieval
+scores, and how expected the question was after the evidence (the log-probabilities the generator
+gave its tokens, kept by ``generate`` while the prompt was evaluated: a swapped name or a negation
+the evidence does not bear out makes a question unlikely). A model that uses the answer probe
+(:mod:`components.answer_probe`) also reads the probe's score of the generator's hidden state at
+the answer's first token, recorded by ``generate`` (free: the layer is copied while that token
+decodes). A model that uses the
 sufficiency scorer (:mod:`components.sufficiency`) also has a small cross-encoder read the question
 with the retrieved passages: one pass, a few tens of milliseconds on CPU. A model that uses a
 self-check also asks the generator, on the prompt and answer it has just evaluated, a yes/no
