@@ -78,13 +78,14 @@ def ingest(
 
     def flush() -> None:
         nonlocal since_save
+        replacing = len(outdated)  # passages that go in again: changed, not new
         if outdated:
             index.remove(outdated)
             outdated.clear()
         if pending:
             vectors = embedder.embed_documents([p.embedding_text for p in pending])
             added = index.add(pending, vectors)
-            report.passages_added += added
+            report.passages_added += added - replacing
             since_save += added
             pending.clear()
             pending_ids.clear()
@@ -129,7 +130,6 @@ def ingest(
         if on_progress:
             on_progress(report.documents, report.passages_added)
     flush()
-    report.passages_added -= report.passages_replaced  # a replaced passage went in again: not a new one
     if index.directory is not None and (since_save or not (index.directory / "manifest.json").exists()):
         index.save()  # an index without a folder stays in memory: its owner saves it where it wants
     if on_progress:
