@@ -339,11 +339,13 @@ class LlamaCppChatModel(BaseChatModel):
                                                  shape=(len(kept), self.n_vocab()))
                     mine = [(row, p) for row, p in enumerate(kept) if p in wanted]
                     if mine:
+                        # a copy (the last row stays live for sampling), normalised in place: a
+                        # vocabulary row per question token is most of what scoring costs in Python
                         logits = rows[[row for row, _ in mine]]
-                        peak = logits.max(axis=1)
-                        norm = peak + np.log(np.exp(logits - peak[:, None]).sum(axis=1))
                         chosen = logits[np.arange(len(mine)), [tokens[p + 1] for _, p in mine]]
-                        out[[p - wanted.start for _, p in mine]] = chosen - norm
+                        peak = logits.max(axis=1, keepdims=True)
+                        np.exp(np.subtract(logits, peak, out=logits), out=logits)
+                        out[[p - wanted.start for _, p in mine]] = chosen - (peak[:, 0] + np.log(logits.sum(axis=1)))
                     self.input_ids[self.n_tokens: self.n_tokens + stop - start] = tokens[start:stop]
                     self.n_tokens += stop - start
                     start = stop
