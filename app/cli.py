@@ -183,6 +183,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    import dataclasses
+
     from tqdm import tqdm
 
     from components import sources
@@ -196,7 +198,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.if_missing and (index_dir / MANIFEST).is_file():
         print(f"index already exists at {index_dir}; nothing to do", file=sys.stderr)
         return 0
-    chunking = ChunkingConfig(window=args.window, overlap=args.overlap, max_words=args.max_words)
     loaders = {
         "wiki": lambda: sources.wikipedia_summaries(),
         "folder": lambda: sources.folder_documents(args.path),
@@ -207,6 +208,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
     embedder = Embedder(args.embedder) if args.embedder else Embedder()
     index = PassageIndex.load_or_create(index_dir, embedder=embedder.name, dimension=embedder.dimension)
+    given = {name: value for name in ("window", "overlap", "max_words") if (value := getattr(args, name)) is not None}
+    chunking = dataclasses.replace(index.chunking or ChunkingConfig(), **given)  # ValueError: a clear message
     with tqdm(unit="doc", desc=f"ingest {args.source}", file=sys.stderr, mininterval=1.0) as bar:
         def progress(docs: int, added: int) -> None:
             bar.update(docs - bar.n)
@@ -275,11 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument("source", choices=["wiki", "folder", "squad", "hotpotqa"],
                      help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf files; squad/hotpotqa: benchmark contexts")
     ing.add_argument("path", nargs="?", type=Path, help="file or folder, for folder/squad/hotpotqa")
-    ing.add_argument("--window", type=int, default=1, help="sentences per passage (default 1)")
-    ing.add_argument("--overlap", type=int, default=0, help="sentences shared by consecutive passages")
-    ing.add_argument("--max-words", type=int, default=MAX_PASSAGE_WORDS,
+    # the chunking options default to the index's own (its manifest records the last ingest's), else these
+    ing.add_argument("--window", type=int, help="sentences per passage (default: the index's, else 1)")
+    ing.add_argument("--overlap", type=int, help="sentences shared by consecutive passages (default: the index's, else 0)")
+    ing.add_argument("--max-words", type=int,
                      help=f"a longer sentence (a table, a list) is split at its lines, then into runs of this many words "
-                          f"(default {MAX_PASSAGE_WORDS}: what the embedder reads)")
+                          f"(default: the index's, else {MAX_PASSAGE_WORDS}: what the embedder reads)")
     ing.add_argument("--if-missing", action="store_true", help="do nothing if the index already exists")
     ing.add_argument("--batch-size", type=int, default=256, help="passages embedded per batch")
     ing.add_argument("--checkpoint-every", type=int, default=5000, help="save the index after this many new passages")

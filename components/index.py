@@ -2,7 +2,8 @@
 
 On disk an index is a folder holding a manifest and one *generation* of data files::
 
-    manifest.json            embedder, dimension, count, data file names and their sha256
+    manifest.json            embedder, dimension, count, data file names and their sha256, and
+                             how the passages were cut (the chunking of the last ingest)
     index-000003.faiss       written by faiss's own writer
     passages-000003.jsonl    one passage per line, in vector order
 
@@ -23,7 +24,7 @@ from typing import Iterable, NamedTuple, Sequence
 import faiss
 import numpy as np
 
-from components.passages import Passage
+from components.passages import ChunkingConfig, Passage
 from components.storage import atomic_path, atomic_write_text, sha256_file
 
 MANIFEST = "manifest.json"
@@ -58,6 +59,8 @@ class PassageIndex:
         self._passages: list[Passage] = []
         self._ids: dict[str, int] = {}
         self._generation = 0
+        self.chunking: ChunkingConfig | None = None
+        """How the passages were cut (recorded by ingest): a later ingest that names none cuts so."""
         self._revision = uuid.uuid4().hex
         self._lock = threading.RLock()
 
@@ -193,6 +196,7 @@ class PassageIndex:
             "files": files,
             "sha256": {key: sha256_file(directory / name) for key, name in files.items()},
             "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **({"chunking": self.chunking.to_record()} if self.chunking is not None else {}),
         }
         atomic_write_text(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n")
         self._generation, self.directory = generation, directory
@@ -229,6 +233,12 @@ class PassageIndex:
                     f"rebuild the index ({hint})"
                 )
         index = cls(manifest["embedder"], manifest["dimension"], directory)
+        if "chunking" in manifest:  # an index saved before it was recorded has none
+            try:
+                index.chunking = ChunkingConfig.from_record(manifest["chunking"])
+            except ValueError as exc:
+                raise IndexLoadError(f"index manifest at {directory} has an unreadable chunking ({exc}); "
+                                     f"rebuild the index ({hint})") from exc
         try:
             index._faiss = faiss.read_index(str(paths["faiss"]))
             with paths["passages"].open(encoding="utf-8") as fh:

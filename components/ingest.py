@@ -10,6 +10,11 @@ it keeps but whose title or text changed is replaced, and one whose id it no lon
 file changed, or is cut differently: another ``--window``, or long sentences split since) is
 removed. The passages of a document an interrupted ingest left half done are all still made, so a
 rerun only adds the rest.
+
+The index records the chunking it was cut with, and an ingest that names none cuts the same way (a
+file uploaded to an index built with ``--window 3`` is cut three sentences a passage); one that names
+another cuts its documents so, records it, and its report says that the index's other documents keep
+the cut of before.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ class IngestReport:
     passages_removed: int = 0  # ids a document already in the index no longer has
     skipped: list[Skipped] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # earlier versions of re-uploaded files, removed
+    chunking_before: ChunkingConfig | None = None  # the index's chunking, where this ingest cut another way
 
     def summary(self) -> str:
         lines = [
@@ -48,6 +54,9 @@ class IngestReport:
         lines += [f"  - {s.path}: {s.reason}" for s in self.skipped[:20]]
         if len(self.skipped) > 20:
             lines.append(f"  ... and {len(self.skipped) - 20} more")
+        if self.chunking_before is not None:
+            lines.append(f"the index's other documents keep the cut of before ({self.chunking_before}): "
+                         "ingest them again to cut them alike")
         return "\n".join(lines)
 
 
@@ -56,18 +65,24 @@ def ingest(
     index: PassageIndex,
     embedder: Embedder,
     *,
-    chunking: ChunkingConfig = ChunkingConfig(),
+    chunking: ChunkingConfig | None = None,
     batch_size: int = 256,
     checkpoint_every: int = 5000,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
     """Add the passages of ``items`` to ``index`` and save it (if it has a folder; an index without one
-    stays in memory). ``on_progress(documents, passages_added)``."""
+    stays in memory). ``chunking`` defaults to the index's (the default cut for an index that records
+    none). ``on_progress(documents, passages_added)``."""
     if batch_size < 1 or checkpoint_every < 1:
         raise ValueError("batch_size and checkpoint_every must be >= 1")
     if index.embedder != embedder.name:
         raise ValueError(f"index uses embedder {index.embedder!r}, not {embedder.name!r}")
     report = IngestReport()
+    if chunking is None:
+        chunking = index.chunking or ChunkingConfig()
+    elif index.chunking is not None and chunking != index.chunking and len(index):
+        report.chunking_before = index.chunking
+    index.chunking = chunking
     pending: list[Passage] = []
     pending_ids: set[str] = set()
     outdated: list[str] = []  # indexed passages a pending one replaces: taken out just before it goes in

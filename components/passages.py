@@ -83,6 +83,21 @@ class ChunkingConfig:
         if self.max_words < 1:
             raise ValueError(f"max_words must be >= 1, got {self.max_words}")
 
+    def to_record(self) -> dict[str, int]:
+        return {"window": self.window, "overlap": self.overlap, "max_words": self.max_words}
+
+    @classmethod
+    def from_record(cls, record: Any) -> "ChunkingConfig":
+        """The chunking :meth:`to_record` wrote; ``ValueError`` for anything else."""
+        fields = ("window", "overlap", "max_words")
+        if not isinstance(record, dict) or set(record) != set(fields) or not all(
+                isinstance(record[f], int) and not isinstance(record[f], bool) for f in fields):
+            raise ValueError(f"a chunking is {{'window': int, 'overlap': int, 'max_words': int}}, not {record!r}")
+        return cls(**record)
+
+    def __str__(self) -> str:
+        return f"window {self.window}, overlap {self.overlap}, max_words {self.max_words}"
+
 
 _WHITESPACE = re.compile(r"\s+")
 

@@ -275,6 +275,20 @@ class TestService:
         cited = [c for c in body["citations"] if "Zorblax" in c["text"]]
         assert all(c["source"] == "zorblax.txt" for c in cited)  # the file's name, not a server path
 
+    def test_uploads_are_cut_as_the_index_was(self, ctx, index_dir, tmp_path, monkeypatch):
+        """An index built with ``ingest --window 2`` cuts uploaded files two sentences a passage too."""
+        from components.passages import ChunkingConfig
+
+        shutil.copytree(index_dir, tmp_path / "index")
+        index = PassageIndex.load(tmp_path / "index")
+        index.chunking = ChunkingConfig(window=2)
+        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        doc = tmp_path / "zorblax.txt"
+        doc.write_text("The Zorblax engine was invented by Tilda Quenby. It ran on tea. It was loud.")
+        assert service.add_documents([doc]).passages_added == 2
+        assert PassageIndex.load(tmp_path / "index").chunking == ChunkingConfig(window=2)
+
     def test_documents_are_listed_replaced_and_deleted(self, ctx, index_dir, tmp_path, monkeypatch):
         shutil.copytree(index_dir, tmp_path / "index")
         index = PassageIndex.load(tmp_path / "index")

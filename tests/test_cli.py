@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.errors import EXIT_USAGE
 from components.index import MANIFEST, PassageIndex
 from pipeline.configuration import RERANK_CANDIDATES
 
@@ -142,6 +143,23 @@ class TestIngest:
         hits = PassageIndex.load(tmp_path / "idx18").search(
             embedder.embed_query("When did Zennor Central station open?"), RERANK_CANDIDATES)
         assert any("Station: Zennor Central; Opened: 2022; Platforms: 4; Line: Green line." in h.passage.text for h in hits)
+
+    def test_a_later_ingest_cuts_as_the_index_was_cut(self, tmp_path, capsys):
+        """``--window 2`` is recorded with the index: adding another folder without it cuts two sentences
+        a passage too (it used to cut one, the default), and another window is said to leave the rest."""
+        for name in ("a", "b", "c"):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / f"{name}.txt").write_text(f"{name} one. {name} two. {name} three. {name} four.")
+        index_dir = tmp_path / "idx"
+        assert main(["ingest", "folder", str(tmp_path / "a"), "--index", str(index_dir), "--window", "2"]) == 0
+        assert main(["ingest", "folder", str(tmp_path / "b"), "--index", str(index_dir)]) == 0
+        assert "passages added: 2" in capsys.readouterr().out
+        assert main(["ingest", "folder", str(tmp_path / "c"), "--index", str(index_dir), "--window", "4"]) == 0
+        assert "the index's other documents keep the cut of before (window 2" in capsys.readouterr().out
+        index = PassageIndex.load(index_dir)
+        assert sorted(len(p.text.split()) for p in index) == [4, 4, 4, 4, 8] and index.chunking.window == 4
+        assert main(["ingest", "folder", str(tmp_path / "c"), "--index", str(index_dir), "--overlap", "4"]) == EXIT_USAGE
+        assert "overlap must be in [0, window)" in capsys.readouterr().err
 
     def test_folder_needs_path(self):
         with pytest.raises(SystemExit):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from components.index import MANIFEST, IndexLoadError, PassageIndex
-from components.passages import Passage
+from components.passages import MAX_PASSAGE_WORDS, Passage
 
 
 def unit(rows):
@@ -185,6 +185,7 @@ class TestIngestAgain:
         old = [SourceDocument("t", "Stations", ("Stations by year.", table)), SourceDocument("u", "Other", ("Unchanged.",))]
         index = PassageIndex(embedder.name, embedder.dimension)
         ingest(old, index, embedder, chunking=ChunkingConfig(max_words=1000))  # as before long sentences were split
+        index.chunking = None  # an index of then recorded no chunking
         assert len(index) == 3
         report = ingest(old, index, embedder)
         fresh = PassageIndex(embedder.name, embedder.dimension)
@@ -207,3 +208,60 @@ class TestIngestAgain:
         ingest(doc, index, embedder)
         ingest(doc, index, embedder, chunking=ChunkingConfig(window=3))
         assert self.texts(index) == [("d#p0s0-2", "One. Two. Three.")]
+
+
+class TestChunkingRecorded:
+    """An index records how its passages were cut, and a later ingest that names no chunking cuts the
+    same way: an index built with ``ingest --window 3`` used to take the files uploaded through the
+    chat or the API one sentence a passage (the code's default), two cuts in one index."""
+
+    DOC = ("One. Two. Three. Four.",)
+
+    def test_the_manifest_keeps_the_chunking_and_a_later_ingest_follows_it(self, embedder, tmp_path):
+        from components.ingest import ingest
+        from components.passages import ChunkingConfig, SourceDocument
+
+        index = PassageIndex(embedder.name, embedder.dimension, tmp_path)
+        ingest([SourceDocument("a", "A", self.DOC)], index, embedder, chunking=ChunkingConfig(window=2))
+        assert json.loads((tmp_path / MANIFEST).read_text())["chunking"] == {
+            "window": 2, "overlap": 0, "max_words": MAX_PASSAGE_WORDS}
+        loaded = PassageIndex.load(tmp_path)
+        assert loaded.chunking == ChunkingConfig(window=2)
+        report = ingest([SourceDocument("b", "B", self.DOC)], loaded, embedder)
+        assert sorted(p.id for p in loaded if p.id.startswith("b")) == ["b#p0s0-1", "b#p0s2-3"]
+        assert "cut" not in report.summary()
+
+    def test_another_chunking_is_used_recorded_and_reported(self, embedder, tmp_path):
+        from components.ingest import ingest
+        from components.passages import ChunkingConfig, SourceDocument
+
+        index = PassageIndex(embedder.name, embedder.dimension, tmp_path)
+        ingest([SourceDocument("a", "A", self.DOC)], index, embedder, chunking=ChunkingConfig(window=2))
+        report = ingest([SourceDocument("b", "B", self.DOC)], index, embedder, chunking=ChunkingConfig(window=4))
+        assert sorted(p.id for p in index) == ["a#p0s0-1", "a#p0s2-3", "b#p0s0-3"]
+        assert PassageIndex.load(tmp_path).chunking == ChunkingConfig(window=4)
+        assert report.chunking_before == ChunkingConfig(window=2)
+        assert ("the index's other documents keep the cut of before (window 2, overlap 0, "
+                f"max_words {MAX_PASSAGE_WORDS}): ingest them again to cut them alike") in report.summary()
+
+    def test_an_index_without_a_recorded_chunking_takes_the_default(self, embedder, tmp_path):
+        from components.ingest import ingest
+        from components.passages import ChunkingConfig, SourceDocument
+
+        small_index(tmp_path).save()
+        manifest = json.loads((tmp_path / MANIFEST).read_text())
+        assert "chunking" not in manifest  # nothing ingested into it: nothing to record
+        index = PassageIndex(embedder.name, embedder.dimension)
+        assert index.chunking is None
+        ingest([SourceDocument("a", "A", self.DOC)], index, embedder)
+        assert index.chunking == ChunkingConfig() and len(index) == 4
+
+    @pytest.mark.parametrize("value", [{"window": 0, "overlap": 0, "max_words": 80}, {"window": 2}, "2",
+                                       {"window": 2, "overlap": 0, "max_words": 80, "stride": 1},
+                                       {"window": 2.5, "overlap": 0, "max_words": 80}])
+    def test_a_bad_recorded_chunking_is_a_clear_load_error(self, tmp_path, value):
+        small_index(tmp_path).save()
+        manifest = json.loads((tmp_path / MANIFEST).read_text())
+        (tmp_path / MANIFEST).write_text(json.dumps({**manifest, "chunking": value}))
+        with pytest.raises(IndexLoadError, match="chunking.*rebuild the index"):
+            PassageIndex.load(tmp_path)
