@@ -42,6 +42,25 @@ HEADER = """# Adaptive RAG
 Answers from a local knowledge base (English Wikipedia summaries and your documents) with a small
 local model, spending only the retrieval and generation budget each question needs."""
 PHONE_WIDTH = 768  # below this many CSS pixels the settings start closed
+
+
+def setting_slider(*args: Any, **kwargs: Any) -> gr.Slider:
+    """A slider that refuses a number typed out of its range by naming itself and the range (Gradio's
+    own message, "Value 150 is greater than maximum value 100.0.", names neither). Its ``preprocess``
+    is wrapped on the instance: a subclass would do it, but Gradio writes a ``.pyi`` stub beside any
+    module that defines a component class."""
+    slider = gr.Slider(*args, **kwargs)
+    check = slider.preprocess
+
+    def preprocess(payload: float) -> float:
+        low, high = slider.minimum, slider.maximum
+        if not low <= payload <= high:
+            raise gr.Error(f"{slider.label} cannot be {payload:g}: choose from {low:g} to {high:g}.")
+        return check(payload)
+
+    slider.preprocess = preprocess  # type: ignore[method-assign]
+    return slider
+
 CSS = """
 @media (max-width: 768px) {  /* Gradio opens the sidebar across the whole phone, its toggle off screen */
   #sidebar.sidebar { width: calc(100vw - 56px) !important; }
@@ -567,14 +586,14 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                 info="other models load on first use" if len(service.models) > 1 else None,
                                 interactive=len(service.models) > 1)
             # no built-in reset: it goes back to the value the page was built with, the served model's threshold
-            abstain = gr.Slider(0.0, 100.0, value=default_settings["abstain_percent"], step=0.1, elem_id="abstain",
+            abstain = setting_slider(0.0, 100.0, value=default_settings["abstain_percent"], step=0.1, elem_id="abstain",
                                 label="Abstain below (%)", buttons=[],
                                 info="how likely an answer must be to be right to be given, in percent; below it the chat "
                                      "says the knowledge base does not hold the answer (0: always answer; choosing a model sets "
                                      "its check's fitted threshold; a multi-hop question is held to a lower bar that "
                                      "moves with this one)")
             abstain_default = gr.Button("↺ the model's fitted threshold", size="sm", elem_id="abstain-default")
-            multi_hop = gr.Slider(0.0, 100.0, value=default_settings["multi_hop_percent"] or 0.0, step=0.1,
+            multi_hop = setting_slider(0.0, 100.0, value=default_settings["multi_hop_percent"] or 0.0, step=0.1,
                                   elem_id="multi-hop", label="Multi-hop from (%)", visible=multi_hop_default is not None,
                                   info="a question at least this likely (in percent) to be multi-hop starts with more evidence "
                                        "(Medium), any other with the least (0: every one with more)")
