@@ -15,7 +15,9 @@
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
   model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
   with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.
-  ``cascade-medium``: session 24's cascade, every question from Medium.
+  ``cascade-medium``: session 24's cascade, every question from Medium. ``cascade-no-likelihood``: the
+  cascade without reading the question's likelihood after the evidence, its answers left unchecked
+  (the shipped check needs it): beside ``cascade``, what reading it costs, answer for answer.
 * ``cascade-question-first``: session 21's cascade: the question before the evidence, with the
   threshold fit on answers in that layout.
 * ``cascade-dense``: the previous release's cascade (session 15's fit): five passages in dense
@@ -96,6 +98,9 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade-extend", "the cascade, extending the evidence where the check would withhold an answer it "
                    "accepted (abstaining only at the top of the ladder)",
                    PipelineConfig(policy="cascade", extend_before_abstaining=True)),
+            System("cascade-no-likelihood", "the cascade without reading the question's likelihood: its answers "
+                   "unchecked (the check needs it), to measure what reading it costs",
+                   PipelineConfig(policy="cascade", question_likelihood=False)),
             System("cascade-medium", "session 24's cascade: every question at Medium (128 tokens), extended in place to "
                    "Hard while the answer is unsure", PipelineConfig(policy="cascade", multi_hop_threshold=0.0)),
             System("cascade-question-first", "session 21's cascade: the question before the evidence, Medium then Hard "

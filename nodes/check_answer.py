@@ -130,8 +130,9 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     elif model.uses_answer_probe and step.get("answer_probe") is None:
         check["reason"] = "the answer probe has no reading: the answer ended at its first token"
     elif model.uses_question_likelihood and likelihood is None:
-        check["reason"] = ("the answerability model needs the question's likelihood after the evidence, which this "
-                           "generator or prompt layout does not give")
+        check["reason"] = ("the answerability model needs the question's likelihood after the evidence, which "
+                           + ("this generator or prompt layout does not give" if settings.get("question_likelihood", True)
+                              else "question_likelihood=False leaves unread"))
     else:
         if model.uses_sufficiency and ctx.sufficiency is not None:
             start = time.perf_counter()

@@ -160,6 +160,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "citation_markers": pipeline.citation_markers,
         "answer_examples": pipeline.answer_examples,
         "lookup_tokens": pipeline.lookup_tokens,
+        "question_likelihood": pipeline.question_likelihood,
         "answer_form": pipeline.answer_form,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,

@@ -269,7 +269,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     opening = answer_opening(layout) if evidence else ""
     probe = ctx.probe if evidence else None  # the probe of this generator, fit on answers from evidence
     # the question's tokens are scored where it ends the prompt, after the evidence (a check feature)
-    scored = question if evidence and layout in QUESTION_LAST else None
+    scored = question if evidence and layout in QUESTION_LAST and settings.get("question_likelihood", True) else None
     call = max_tokens_kwargs(ctx.generator, budget["max_new_tokens"], stop_when, stop_at, settings.get("lookup_tokens", 0),
                              opening=opening, score_suffix=scored)
     if probe is not None:

@@ -288,6 +288,11 @@ class PipelineConfig:
     # passes of the model, each of which reads all its weights); 0 generates one token per pass, as releases
     # before it did.
     lookup_tokens: int = 0
+    # Read the question's likelihood after the evidence (the log-probabilities of its tokens where the layout ends
+    # with it: a vocabulary's projection per question token, about 3 ms each here) for the answerability check.
+    # False: not read; a check that needs it leaves the answers unchecked. The benchmark system
+    # cascade-no-likelihood is the cascade so, which measures what reading it costs.
+    question_likelihood: bool = True
     # Abstain when the answerability model (components/answerability.json, fit on the train splits:
     # docs/answerability/README.md) gives the answer a lower probability of being right than this.
     # 0 never abstains (unless the model itself does), 1 always abstains; None: the threshold fitted

@@ -128,6 +128,7 @@ class Settings(TypedDict):
     citation_markers: bool  # the model writes its [n] markers; False: the answer ends where they begin
     answer_examples: bool  # the worked examples of prompts/answer_examples.json come before the question
     lookup_tokens: NotRequired[int]  # prompt-lookup decoding: drafted tokens verified with each generated one
+    question_likelihood: NotRequired[bool]  # read the question's token log-probabilities after the evidence
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence

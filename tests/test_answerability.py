@@ -326,6 +326,21 @@ class TestCheckAnswer:
         first = replace(ctx, pipeline=replace(ctx.pipeline, prompt_layout="question_first"))
         assert "question_logprob" not in graph.invoke({"question": question}, context=first)["trace"]["steps"][-1]
 
+    def test_question_likelihood_false_reads_nothing_and_the_check_says_why(self, ctx, monkeypatch):
+        from components.generator import LlamaCppChatModel
+        from graph import graph
+
+        asked = []
+        real = LlamaCppChatModel.invoke
+        monkeypatch.setattr(LlamaCppChatModel, "invoke", lambda self, messages, **kwargs: (
+            asked.append(kwargs.get("score_suffix")), real(self, messages, **kwargs))[1])
+        unread = replace(ctx, pipeline=replace(ctx.pipeline, question_likelihood=False),
+                         answerability=model(features=("support", "question_logprob_mean"), coef=(1.0, 1.0)))
+        out = graph.invoke({"question": "What is the capital of France?"}, context=unread)
+        assert asked and asked[-1] is None and "question_logprob" not in out["trace"]["steps"][-1]
+        check = out["trace"]["answerability"]
+        assert check["by"] == "unchecked" and "question_likelihood=False" in check["reason"]
+
 
 class TestConfiguration:
     @pytest.mark.parametrize("value", [-0.1, 1.5, math.nan])
