@@ -236,7 +236,8 @@ def question_likelihood(metadata: Mapping[str, Any]) -> QuestionLikelihood | Non
     logprobs = metadata.get("suffix_logprobs")
     if not logprobs:
         return None
-    return {"mean": sum(logprobs) / len(logprobs), "min": min(logprobs), "tokens": len(logprobs)}
+    return {"mean": sum(logprobs) / len(logprobs), "min": min(logprobs), "tokens": len(logprobs),
+            "values": [float(x) for x in logprobs]}
 
 
 @timed("generate")

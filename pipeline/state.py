@@ -240,6 +240,7 @@ class QuestionLikelihood(TypedDict):
     mean: float
     min: float
     tokens: int
+    values: NotRequired[list[float]]  # each token's, in order (the question's text as " " + question tokenizes)
 
 
 class Step(TypedDict):

@@ -322,6 +322,9 @@ class TestCheckAnswer:
         likelihood = out["trace"]["steps"][-1]["question_logprob"]
         assert likelihood["tokens"] == len(ctx.generator._text_tokens(" " + question))
         assert likelihood["min"] <= likelihood["mean"] <= 0.0
+        values = likelihood["values"]  # each token's, kept so that other summaries of them can be fit
+        assert len(values) == likelihood["tokens"] and min(values) == likelihood["min"]
+        assert likelihood["mean"] == pytest.approx(sum(values) / len(values))
         assert out["trace"]["answerability"]["features"]["question_logprob_min"] == likelihood["min"]
         first = replace(ctx, pipeline=replace(ctx.pipeline, prompt_layout="question_first"))
         assert "question_logprob" not in graph.invoke({"question": question}, context=first)["trace"]["steps"][-1]
@@ -357,6 +360,15 @@ class TestConfiguration:
 
 
 class TestFitting:
+    def test_a_recorded_answer_keeps_its_question_s_token_log_probabilities(self):
+        from training.answerability import _kept
+
+        steps = [{"question_logprob": {"mean": -2.0, "min": -3.0, "tokens": 2, "values": [-1.0, -3.0]}},
+                 {"question_logprob": {"mean": -1.0, "min": -1.5, "tokens": 2, "values": [-0.5, -1.5]}}]
+        assert _kept({"id": "q", "steps": steps})["question_logprobs"] == [-0.5, -1.5]  # the final answer's
+        assert _kept({"id": "q", "steps": [{"tier": "easy"}]})["question_logprobs"] is None  # not read
+        assert _kept({"id": "q"})["question_logprobs"] is None
+
     RUNS = [
         {"dataset": "squad", "answerable": True, "f1": 1.0, "answerability": {"by": "score"}},
         {"dataset": "squad", "answerable": False, "f1": 0.0, "answerability": {"by": "score"}},
