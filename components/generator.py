@@ -74,7 +74,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence, cast
+from typing import Any, Callable, Collection, Iterator, Mapping, NamedTuple, Sequence, cast
 
 import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -395,16 +395,25 @@ class LlamaCppChatModel(BaseChatModel):
         )
         self._llama = llama
 
-    def reset_cache(self, *, pinned: bool = False) -> None:
+    def reset_cache(self, *, pinned: bool = False, keep: Collection[tuple[int, ...]] | None = None) -> None:
         """Forget the live cache and the post-answer snapshots, so the next prompt starts from the
         warm instruction prefixes only (benchmarks do this before every query, so no system finds
-        another's leftovers); ``pinned=True`` forgets those too (a cold start)."""
+        another's leftovers); ``pinned=True`` forgets those too (a cold start), and ``keep`` forgets
+        those not among these (:meth:`pinned_prefixes` taken earlier: the prefixes pinned since go)."""
         with self._lock:
             if self._llama is not None:
                 self._llama.reset()
             self._recent.clear()
             if pinned:
                 self._pinned.clear()
+            elif keep is not None:
+                for key in [k for k in self._pinned if k not in keep]:
+                    del self._pinned[key]
+
+    def pinned_prefixes(self) -> frozenset[tuple[int, ...]]:
+        """The instruction prefixes pinned now (each as its tokens)."""
+        with self._lock:
+            return frozenset(self._pinned)
 
     def _snapshot(self) -> KVSnapshot:
         import ctypes
@@ -726,9 +735,12 @@ class HuggingFaceChatModel(ChatHuggingFace):
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
-    def reset_cache(self, *, pinned: bool = False) -> None:
+    def reset_cache(self, *, pinned: bool = False, keep: Collection[tuple[int, ...]] | None = None) -> None:
         """transformers keeps no prompt cache between calls: nothing to forget."""
         return None
+
+    def pinned_prefixes(self) -> frozenset[tuple[int, ...]]:
+        return frozenset()
 
 
 Generator = LlamaCppChatModel | HuggingFaceChatModel

@@ -3,8 +3,11 @@ resumable loop that answers every pair not yet recorded, question-major.
 
 Every query starts from the same warm state: the generator's pinned instruction prefixes and
 nothing else (no system finds the question or passages another system left in the cache, which
-would make it look faster than it is). A ``cold`` system starts with nothing at all: the previous
-release's behaviour, which evaluated every prompt from its first token.
+would make it look faster than it is). The prefixes are pinned by answering the first question once
+with every system before the run (unrecorded); a prefix first met during a question (a prompt can
+tokenise its opening another way) is forgotten before the question's next system, so each of them
+pays for it alike. A ``cold`` system evaluates every prompt from its first token (the previous
+release's behaviour) and leaves the pinned prefixes as they were.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import math
 import random
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
 from eval.datasets import Example
 from eval.run_setup import check_run_setup, run_setup
@@ -48,10 +52,12 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def fresh_inputs(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]:
+def fresh_inputs(ctx: RAGContext, system: System, example: Example,
+                 pins: Collection[tuple[int, ...]] | None = None) -> dict[str, Any]:
     """The graph's input for ``example`` under ``system`` (the gold passages, handed, for the oracle),
     with the generator's cache put back to the state every system starts each question from: its
-    warm instruction prefix, or nothing for a ``cold`` system. Never another system's leftover cache."""
+    warm instruction prefixes (``pins``: only those, as :func:`pinned_prefixes` gave them before the
+    question's first system). Never another system's leftover cache."""
     inputs: dict[str, Any] = {"question": example.question}
     if system.oracle:
         gold = example.meta.get("gold_context") or (
@@ -59,15 +65,37 @@ def fresh_inputs(ctx: RAGContext, system: System, example: Example) -> dict[str,
         inputs["documents"] = [{"title": t, "text": x, "whole": True} for t, x in gold]
     reset_cache = getattr(ctx.generator, "reset_cache", None)
     if reset_cache is not None:
-        reset_cache(pinned=system.cold)
+        reset_cache(keep=pins)
     return inputs
 
 
-def run_one(ctx: RAGContext, system: System, example: Example) -> dict[str, Any]:
-    inputs = fresh_inputs(ctx, system, example)
-    start = time.perf_counter()
-    output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
-    record = score(example, output, (time.perf_counter() - start) * 1000)
+def pinned_prefixes(ctx: RAGContext) -> frozenset[tuple[int, ...]] | None:
+    """The generator's pinned instruction prefixes (``None`` for a generator that pins none)."""
+    pinned = getattr(ctx.generator, "pinned_prefixes", None)
+    return pinned() if pinned is not None else None
+
+
+@contextmanager
+def starting_cold(ctx: RAGContext, system: System) -> Iterator[None]:
+    """A ``cold`` system's query: the generator reuses no prefix (every prompt token is evaluated)
+    and pins none, so the warm systems after it find the pinned prefixes as they were."""
+    if not system.cold or not hasattr(ctx.generator, "prefix_reuse"):
+        yield
+        return
+    reuse, ctx.generator.prefix_reuse = ctx.generator.prefix_reuse, False
+    try:
+        yield
+    finally:
+        ctx.generator.prefix_reuse = reuse
+
+
+def run_one(ctx: RAGContext, system: System, example: Example,
+            pins: Collection[tuple[int, ...]] | None = None) -> dict[str, Any]:
+    inputs = fresh_inputs(ctx, system, example, pins)
+    with starting_cold(ctx, system):
+        start = time.perf_counter()
+        output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
+        record = score(example, output, (time.perf_counter() - start) * 1000)
     if system.oracle:  # handed, not retrieved: retrieval metrics do not apply
         for key in RETRIEVAL_METRICS:
             record[key] = math.nan
@@ -78,7 +106,8 @@ def stream_one(ctx: RAGContext, system: System, example: Example) -> Iterator[di
     """The graph's updates (node name to its partial state) for ``example`` under ``system``, from
     the state :func:`run_one` starts from, for a caller that reads each step as it comes."""
     inputs = fresh_inputs(ctx, system, example)
-    yield from graph.stream(inputs, context=ctx.with_pipeline(system.pipeline), stream_mode="updates")
+    with starting_cold(ctx, system):
+        yield from graph.stream(inputs, context=ctx.with_pipeline(system.pipeline), stream_mode="updates")
 
 
 def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:
@@ -89,9 +118,15 @@ def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], 
     check_run_setup(path.parent, run_setup(ctx, systems))
     done = {(r["system"], r["id"]) for r in read_records(path)}
     todo = [(e, s) for e in examples for s in systems if (s.name, e.id) not in done]
+    if todo:  # the instruction prefixes pinned before the first timed query
+        for system in systems:
+            run_one(ctx, system, todo[0][0])
+    question, pins = None, None
     with path.open("a", encoding="utf-8") as fh, tqdm(total=len(todo), unit="answer", file=sys.stderr, mininterval=1.0) as bar:
         for example, system in todo:
-            record = run_one(ctx, system, example)
+            if example is not question:  # what every system of this question starts from
+                question, pins = example, pinned_prefixes(ctx)
+            record = run_one(ctx, system, example, pins)
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             fh.flush()
             bar.set_postfix(system=system.name)

@@ -9,7 +9,7 @@ import pytest
 from eval.aggregate import aggregate, by_routed_tier
 from eval.benchmark import main as benchmark_main
 from eval.report import markdown_report
-from eval.runner import read_records, run_one, sample, stream_one
+from eval.runner import answer_all, read_records, run_one, sample, stream_one
 from eval.datasets import DatasetError, Example, load
 from eval.metrics import exact_match, f1_score, normalize_answer, precision_at_k, recall_at_k, reciprocal_rank
 from eval.scoring import prediction_text
@@ -177,6 +177,28 @@ class TestRunAndAggregate:
         assert step["prompt_tokens_evaluated"] == step_again["prompt_tokens_evaluated"] == ran["prompt_tokens_evaluated"]
         assert step["prompt_tokens_evaluated"] > step["prompt_tokens"] // 2
         assert generated["answer"] == again["answer"] == ran["steps"][-1]["answer"]
+
+    def test_every_system_starts_a_question_from_the_same_pinned_prefixes(self, ctx, tmp_path):
+        """Found in session 37: the instruction prefix is pinned as a prompt tokenises it (a title that
+        starts with a digit keeps the space after "[1]" a token of its own: another prefix), and the
+        system that met a prefix first paid for pinning it while the next found it warm; a cold system
+        forgot every pin, so the warm system after it paid again. baseline and baseline-evidence-first
+        ask the same prompts: each question costs them the same tokens, whatever comes between."""
+        ctx.generator.reset_cache(pinned=True)  # nothing pinned: the run warms the prefixes itself
+        systems = select("baseline,baseline-cold,baseline-evidence-first", "easy")
+        answer_all(ctx, systems, EXAMPLES, tmp_path / "records.jsonl")
+        by = {(r["system"], r["id"]): r for r in read_records(tmp_path / "records.jsonl")}
+        for example in EXAMPLES:
+            warm, cold, same = (by[(s.name, example.id)] for s in systems)
+            assert warm["prompt_tokens_evaluated"] == same["prompt_tokens_evaluated"]
+            assert cold["prompt_tokens_evaluated"] == cold["input_tokens"]  # every token, the prefix too
+            assert warm["answer"] == cold["answer"] == same["answer"]
+        # the first question's prefix was pinned before the run (its evidence opens with "2001: ...", a digit: the
+        # space after "[1]" is a token of its own); the second's opens with a word, which takes the space: another
+        # prefix, met on that question, which each system paid for
+        first, second = (by[("baseline", e.id)] for e in EXAMPLES)
+        assert first["prompt_tokens_evaluated"] < first["input_tokens"]
+        assert second["prompt_tokens_evaluated"] == second["input_tokens"] and len(ctx.generator.pinned_prefixes()) == 2
 
     def test_only_questions_every_system_answered(self):
         rows = [{"system": "baseline", "id": "a", "em": 1, "f1": 1, "latency_ms": 1, "input_tokens": 10,
