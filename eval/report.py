@@ -179,7 +179,7 @@ def _abstention_table(table: dict[str, dict[str, Any]] | None) -> list[str]:
                             ("Abstained by the model itself %", "by_model", ".1f"),
                             ("Risk–coverage area (mean risk %, lower is better)", "aurc", ".1f"),
                             ("Check time p50 (ms)", "check_p50_ms", ".1f"),
-                            ("Median time added by the check %", "median_time_added", ".1f")):
+                            ("Median time added by the check node %", "median_time_added", ".1f")):
         lines.append(f"| {label} | " + " | ".join(format(table[n][key], fmt) for n in names) + " |")
     if any(table[n].get("threshold_multi_hop") is not None for n in names):  # a threshold per question type
         lines.append("| Threshold (single-hop / multi-hop questions) | " + " | ".join(
