@@ -43,24 +43,6 @@ Answers from a local knowledge base (English Wikipedia summaries and your docume
 local model, spending only the retrieval and generation budget each question needs."""
 PHONE_WIDTH = 768  # below this many CSS pixels the settings start closed
 
-
-def setting_slider(*args: Any, **kwargs: Any) -> gr.Slider:
-    """A slider that refuses a number typed out of its range by naming itself and the range (Gradio's
-    own message, "Value 150 is greater than maximum value 100.0.", names neither). Its ``preprocess``
-    is wrapped on the instance: a subclass would do it, but Gradio writes a ``.pyi`` stub beside any
-    module that defines a component class."""
-    slider = gr.Slider(*args, **kwargs)
-    check = slider.preprocess
-
-    def preprocess(payload: float) -> float:
-        low, high = slider.minimum, slider.maximum
-        if not low <= payload <= high:
-            raise gr.Error(f"{slider.label} cannot be {payload:g}: choose from {low:g} to {high:g}.")
-        return check(payload)
-
-    slider.preprocess = preprocess  # type: ignore[method-assign]
-    return slider
-
 CSS = """
 @media (max-width: 768px) {  /* Gradio opens the sidebar across the whole phone, its toggle off screen */
   #sidebar.sidebar { width: calc(100vw - 56px) !important; }
@@ -124,6 +106,24 @@ JS = """
 """Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
 
 _UNSAFE = re.compile(r"([\\<>\[\]])")
+
+
+def setting_slider(*args: Any, **kwargs: Any) -> gr.Slider:
+    """A slider that refuses a number typed out of its range by naming itself and the range (Gradio's
+    own message, "Value 150 is greater than maximum value 100.0.", names neither). Its ``preprocess``
+    is wrapped on the instance: a subclass would do it, but Gradio writes a ``.pyi`` stub beside any
+    module that defines a component class."""
+    slider = gr.Slider(*args, **kwargs)
+    check = slider.preprocess
+
+    def preprocess(payload: float) -> float:
+        low, high = slider.minimum, slider.maximum
+        if not low <= payload <= high:
+            raise gr.Error(f"{slider.label} cannot be {payload:g}: choose from {low:g} to {high:g}.")
+        return check(payload)
+
+    slider.preprocess = preprocess  # type: ignore[method-assign]
+    return slider
 
 
 def plain(text: str) -> str:

@@ -10,12 +10,11 @@ gave its tokens, kept by ``generate`` while the prompt was evaluated: a swapped 
 the evidence does not bear out makes a question unlikely). A model that uses the answer probe
 (:mod:`components.answer_probe`) also reads the probe's score of the generator's hidden state at
 the answer's first token, recorded by ``generate`` (free: the layer is copied while that token
-decodes). A model that uses the
-sufficiency scorer (:mod:`components.sufficiency`) also has a small cross-encoder read the question
-with the retrieved passages: one pass, a few tens of milliseconds on CPU. A model that uses a
-self-check also asks the generator, on the prompt and answer it has just evaluated, a yes/no
-question (does the evidence state the answer; does it answer exactly this question): a few new
-tokens and one generated token each.
+decodes). A model that uses the sufficiency scorer (:mod:`components.sufficiency`) also has a
+small cross-encoder read the question with the retrieved passages: one pass, a few tens of
+milliseconds on CPU. A model that uses a self-check also asks the generator, on the prompt and
+answer it has just evaluated, a yes/no question (does the evidence state the answer; does it answer
+exactly this question): a few new tokens and one generated token each.
 
 Below ``abstain_threshold`` (the one knob: 0 never abstains, 1 always does; by default the
 threshold fitted with the model) the answer is withheld, unless the settings say
