@@ -47,6 +47,9 @@ _MARKER_RUN = re.compile(rf"{_MARKER.pattern}(?:\s*(?:[,;]|and)?\s*{_MARKER.patt
 """Markers one after another, with what separates them ("[1], [2] and [3]"), and a comma or
 semicolon after the last one when nothing follows: taken out as one, so no stray separator is left."""
 _PREAMBLE = re.compile(r"^\s*(?:the\s+)?answer(?:\s+is)?\s*:\s*", re.IGNORECASE)
+_DANGLING = re.compile(r"[\s,;:(\u2013\u2014]+$")
+"""What an answer cut where a marker began leaves at its end ("The Eiffel Tower is older, [1]" stops
+at "older,"): a comma, semicolon, colon, opening bracket or dash ends no answer."""
 
 
 def evidence_from_passages(passages: Sequence[PassageHit]) -> list[EvidenceItem]:
@@ -99,7 +102,7 @@ def split_citations(text: str, n_evidence: int) -> tuple[str, list[int]]:
                 cited.append(number)
     answer = re.sub(r"\s+([.,;:!?])", r"\1", _MARKER_RUN.sub("", text))
     answer = _PREAMBLE.sub("", re.sub(r"\s{2,}", " ", answer).strip())
-    return answer, cited
+    return _DANGLING.sub("", answer), cited
 
 
 SUPPORT_COVERAGE = 2 / 3

@@ -482,6 +482,15 @@ class TestGenerate:
         assert split_citations("Yes [1], [2], [3]", 3) == ("Yes", [1, 2, 3])
         assert split_citations("Economic inequality [1],[2],[3],", 3) == ("Economic inequality", [1, 2, 3])
         assert split_citations("Marie Curie [1]; [2] and [3].", 3) == ("Marie Curie.", [1, 2, 3])
+
+    def test_split_citations_leaves_no_separator_where_the_answer_stopped_at_a_marker(self):
+        # without the model's markers generation stops where "[" begins: "older, [1] [2]" arrives as "older,"
+        assert split_citations("The Eiffel Tower is older,", 2) == ("The Eiffel Tower is older", [])
+        assert split_citations("from 1887 to 1889; ", 2) == ("from 1887 to 1889", [])
+        assert split_citations("Gustave Eiffel (", 2) == ("Gustave Eiffel", [])
+        assert split_citations("It was built by Gustave Eiffel:", 2) == ("It was built by Gustave Eiffel", [])
+        assert split_citations("Paris.", 2) == ("Paris.", [])  # a full stop ends an answer
+        assert split_citations("U.S.", 2) == ("U.S.", [])
         assert split_citations("Paris [1], France [2]", 2) == ("Paris, France", [1, 2])
         assert split_citations("1903 [1, 2], with Pierre [2]", 2) == ("1903, with Pierre", [1, 2])
 
