@@ -16,6 +16,7 @@ from typing import ClassVar, Mapping
 
 from components import logistic
 from components.logistic import LogisticModel, ModelFileError
+from components.reranker import content_terms
 
 FEATURES: Mapping[str, str] = {
     "mean_logprob": "the answer's mean token log-probability",
@@ -29,6 +30,8 @@ FEATURES: Mapping[str, str] = {
     "question_in_evidence": "the share of the question's content words found anywhere in the evidence",
     "question_words_missing": "how many of the question's content words the evidence does not hold",
     "answer_in_question": "the share of the answer's content words that the question already holds",
+    "answer_only_in_question": "1 when every content word of the answer is the question's own and the question "
+                               "offers no choice (\"What is photosynthesis?\" answered \"Photosynthesis\")",
     "top_score": "the best retrieval cosine",
     "score_gap": "the best retrieval cosine minus the second best",
     "escalated": "1 when the answer came after the evidence was extended",
@@ -51,27 +54,47 @@ whose tokens' logits it keeps while the prompt is evaluated (the vocabulary's pr
 more positions); the others are free."""
 
 SELF_CHECKS = ("self_check", "self_check_question")
+ONLY_IN_QUESTION = "answer_only_in_question"
 SUFFICIENCY = "sufficiency"
 ANSWER_PROBE = "answer_probe"
 QUESTION_LIKELIHOOD = ("question_logprob_mean", "question_logprob_min")
 
-FEATURES_VERSION = 2
+FEATURES_VERSION = 3
 """How the features are computed, recorded with them (``trace["answerability"]["features_version"]``).
 Version 1 (unrecorded: every record before session 29) counted in ``abstain_prob`` the probability
 of the answer's own first piece when that piece also begins the abstention ("I", which begins
-"Istanbul" and "I cannot answer ..."); :func:`current_features` corrects such a record."""
+"Istanbul" and "I cannot answer ..."). Version 2 did not have :data:`ONLY_IN_QUESTION` (session 38).
+:func:`current_features` brings such a record up to date."""
+
+
+def only_repeats_question(question: str, answer: str) -> bool:
+    """Whether every content word of ``answer`` is already in ``question`` (at least one), where the
+    question offers no choice: "What is photosynthesis?" answered "Photosynthesis" says nothing the
+    question did not, where "Which is older, the Eiffel Tower or the Statue of Liberty?" answered
+    "The Eiffel Tower" picks one of the options it offers. On the check's 676 scored training answers
+    35 only repeat their question, 2 of them right (session 38)."""
+    words = content_terms(answer)
+    return bool(words) and words <= content_terms(question) and " or " not in f" {question.lower()} "
 
 
 def current_features(features: Mapping[str, float], written_answer: str, abstention: str,
-                     version: int | None = None) -> dict[str, float]:
+                     version: int | None = None, question: str | None = None) -> dict[str, float]:
     """``features`` as :data:`FEATURES_VERSION` computes them, from a record of ``version`` (``None``:
-    recorded before versions were, version 1). A version-1 answer that began with a piece of the
-    ``abstention`` (``prompts.ABSTENTION``) counted that piece's probability, its own ``first_prob``,
-    in ``abstain_prob``: with greedy decoding the chosen piece is the most probable one, so a record
-    whose ``abstain_prob`` is at least its ``first_prob`` and whose answer begins as the abstention
-    does has it taken out. (Where the answer began with another piece and two pieces of the
-    abstention together outweighed it, this takes out too much; the records do not keep the pieces.)"""
+    recorded before versions were, version 1) of the answer as written to ``question``.
+
+    A version-1 answer that began with a piece of the ``abstention`` (``prompts.ABSTENTION``) counted
+    that piece's probability, its own ``first_prob``, in ``abstain_prob``: with greedy decoding the
+    chosen piece is the most probable one, so a record whose ``abstain_prob`` is at least its
+    ``first_prob`` and whose answer begins as the abstention does has it taken out. (Where the answer
+    began with another piece and two pieces of the abstention together outweighed it, this takes out
+    too much; the records do not keep the pieces.) A record before version 3 gains
+    :data:`ONLY_IN_QUESTION` from its question and answer (without the ``question`` it stays unknown,
+    and a model that reads it leaves the answer unscored)."""
     out = dict(features)
+    if not out:  # an answer the check could not score
+        return out
+    if (version or 1) < 3 and question is not None and ONLY_IN_QUESTION not in out:
+        out[ONLY_IN_QUESTION] = float(only_repeats_question(question, written_answer))
     if (version or 1) >= 2 or "abstain_prob" not in out or "first_prob" not in out:
         return out
     first, opening, written = out["first_prob"], out["abstain_prob"], written_answer.lstrip()

@@ -35,7 +35,7 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
     a question the record says was read as multi-hop is held to the threshold the knob gives such a
     question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
     the knob holds for all). Answers the model itself abstained on, or the check could not score, keep
-    their decision. Features recorded by an older version are corrected first
+    their decision. Features recorded by an older version are brought up to date first
     (:func:`components.answerability.current_features`)."""
     out = []
     for r in records:
@@ -44,14 +44,16 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
             out.append(dict(r))
             continue
         threshold_here = model.threshold_for(threshold, check.get("multi_hop"))
-        if any(f not in check["features"] for f in model.features):  # unscored, as the check leaves it: answered
+        features = current_features(check["features"], written_answer(r), ABSTENTION, check.get("features_version"),
+                                    r["question"])
+        if any(f not in features for f in model.features):  # unscored, as the check leaves it: answered
             prediction = r["prediction_unchecked"]
             out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                         "f1": f1_score(prediction, r["gold_answers"]),
                         "answerability": {**check, "score": None, "by": "unchecked", "threshold": threshold_here,
                                           "decision": "answer", "reason": "a feature the model uses was not recorded"}})
             continue
-        score = model.score(current_features(check["features"], written_answer(r), ABSTENTION, check.get("features_version")))
+        score = model.score(features)
         prediction = "" if score < threshold_here else r["prediction_unchecked"]
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                     "f1": f1_score(prediction, r["gold_answers"]),

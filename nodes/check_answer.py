@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
-from components.answerability import ANSWER_PROBE, FEATURES_VERSION, SUFFICIENCY
+from components.answerability import ANSWER_PROBE, FEATURES_VERSION, ONLY_IN_QUESTION, SUFFICIENCY, only_repeats_question
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
 from components.short_answer import short_answer
@@ -71,6 +71,7 @@ def answer_features(question: str, answer: str, step: Step, evidence: Sequence[E
         "question_in_evidence": len(question_words & everywhere) / len(question_words) if question_words else 1.0,
         "question_words_missing": float(len(question_words - everywhere)),
         "answer_in_question": len(answer_words & question_words) / len(answer_words) if answer_words else 0.0,
+        ONLY_IN_QUESTION: float(only_repeats_question(question, answer)),
         "top_score": scores[0] if scores else 0.0,
         "score_gap": scores[0] - scores[1] if len(scores) > 1 else (scores[0] if scores else 0.0),
         "escalated": 1.0 if escalated else 0.0,

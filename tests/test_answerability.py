@@ -8,8 +8,8 @@ import pytest
 from langgraph.runtime import Runtime
 
 from components.answerability import (ANSWER_PROBE, DEFAULT_MODEL, FEATURES, FEATURES_VERSION, QUESTION_LIKELIHOOD,
-                                      SELF_CHECKS, SUFFICIENCY, AnswerabilityModel, AnswerabilityModelError,
-                                      current_features, fit_logistic)
+                                      ONLY_IN_QUESTION, SELF_CHECKS, SUFFICIENCY, AnswerabilityModel,
+                                      AnswerabilityModelError, current_features, fit_logistic, only_repeats_question)
 from nodes.check_answer import answer_features, check_answer, yes_share
 from nodes.generate import opening_prob
 from pipeline.configuration import ConfigurationError, PipelineConfig
@@ -117,6 +117,30 @@ class TestSignals:
         assert fixed["abstain_prob"] == pytest.approx(0.05) and fixed["min_prob"] == 0.5
         assert old["abstain_prob"] == 0.75  # the record itself is left as it was
 
+    @pytest.mark.parametrize("question, answer, repeats", [
+        ("What is photosynthesis?", "Photosynthesis", True),  # found trying the chat
+        ("What is the scientific designation of oxygen?", "Oxygen", True),
+        ("Where was the world cup hosted that Algeria qualified for?", "in Algeria.", True),
+        ("Who designed the Eiffel Tower?", "Gustave Eiffel", False),  # a new word
+        ("Which is older, the Eiffel Tower or the Statue of Liberty?", "The Eiffel Tower", False),  # a choice offered
+        ("Is Paris in France?", "Yes", False),
+        ("What is photosynthesis?", "The", False),  # no content word: nothing repeated
+    ])
+    def test_an_answer_that_only_repeats_the_question(self, question, answer, repeats):
+        assert only_repeats_question(question, answer) is repeats
+
+    def test_a_record_from_before_the_repetition_feature_gains_it_from_its_question(self):
+        features = {"first_prob": 0.7, "abstain_prob": 0.1}
+        gained = current_features(features, "Photosynthesis", ABSTENTION, 2, question="What is photosynthesis?")
+        assert gained == {**features, ONLY_IN_QUESTION: 1.0}
+        other = current_features(features, "Chlorophyll", ABSTENTION, 2, question="What is photosynthesis?")
+        assert other[ONLY_IN_QUESTION] == 0.0
+        assert ONLY_IN_QUESTION not in current_features(features, "Photosynthesis", ABSTENTION, 2)  # no question: unknown
+        assert current_features({}, "Photosynthesis", ABSTENTION, 2, question="What is photosynthesis?") == {}  # unscored
+        recorded = {**features, ONLY_IN_QUESTION: 0.0}  # computed at the time, as the check computes it
+        assert current_features(recorded, "Photosynthesis", ABSTENTION, FEATURES_VERSION,
+                                question="What is photosynthesis?") == recorded
+
     @pytest.mark.parametrize("features, written, version", [
         ({"first_prob": 0.7, "abstain_prob": 0.75}, "Paris", None),  # begins otherwise: "I" was another piece
         ({"first_prob": 0.45, "abstain_prob": 0.2}, "Ink", None),  # "I" less likely than the piece chosen
@@ -149,7 +173,9 @@ class TestSignals:
         f = answer_features("What is the capital city of France?", "Paris", step, evidence, passages, True)
         assert set(f) == set(FEATURES) - set(SELF_CHECKS) - {SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD}  # read by generate
         assert f["question_in_evidence"] == pytest.approx(2 / 3) and f["question_words_missing"] == 1.0  # city
-        assert f["answer_in_question"] == 0.0
+        assert f["answer_in_question"] == 0.0 and f[ONLY_IN_QUESTION] == 0.0
+        echo = answer_features("What is the capital city of France?", "The capital city", step, evidence, passages, True)
+        assert echo["answer_in_question"] == 1.0 and echo[ONLY_IN_QUESTION] == 1.0
         assert f["support"] == 1.0 and f["escalated"] == 1.0 and f["abstain_prob"] == 0.1
         assert f["question_coverage"] == pytest.approx(2 / 3)  # capital, france; not city
         assert f["top_score"] == 0.7 and f["score_gap"] == pytest.approx(0.2)
@@ -587,9 +613,12 @@ class TestFitting:
         first = json.loads(RUNS_FILE.read_text(encoding="utf-8").splitlines()[0])
         # recorded before the sufficiency scorer, the answer probe and the question's likelihood existed: their
         # features are added when the check is fit
-        assert set(first["answerability"]["features"]) | {SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD} == set(FEATURES)
+        # (and ONLY_IN_QUESTION, computed from the question and the answer: current_features)
+        added = {SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD, ONLY_IN_QUESTION}
+        assert set(first["answerability"]["features"]) | added == set(FEATURES)
         again = json.loads(LIKELIHOOD_RUNS.read_text(encoding="utf-8").splitlines()[0])
-        assert set(again["answerability"]["features"]) == set(FEATURES)  # the probe's reading recorded, never joined
+        # the probe's reading recorded, never joined
+        assert set(again["answerability"]["features"]) | {ONLY_IN_QUESTION} == set(FEATURES)
 
 
 class TestAbstentionFigures:
@@ -648,7 +677,8 @@ class TestRescore:
 
     @staticmethod
     def record(qid, answerable, support, prediction, golds, by="score"):
-        return {"system": "cascade", "id": qid, "answerable": answerable, "gold_answers": golds,
+        return {"system": "cascade", "id": qid, "question": "Where is the Louvre?", "answerable": answerable,
+                "gold_answers": golds,
                 "prediction_unchecked": prediction, "prediction": prediction, "f1_unchecked": 0.0,
                 "answerability": {"by": by, "score": None, "features": {"support": support}}}
 

@@ -672,7 +672,7 @@ def as_given(run: Mapping[str, Any], answer_form: str) -> dict[str, Any]:
     check = run["answerability"]
     if check.get("features"):
         run = {**run, "answerability": {**check, "features": current_features(
-            check["features"], written or "", ABSTENTION, check.get("features_version"))}}
+            check["features"], written or "", ABSTENTION, check.get("features_version"), run["question"])}}
     if answer_form != "short" or run["answerability"]["by"] == "model" or not written:
         return dict(run)
     given = short_answer(run["question"], written)
