@@ -4,7 +4,8 @@ Runs after the cascade has accepted an answer. The answerability model
 (:class:`components.answerability.AnswerabilityModel`, fit on the train splits) scores how likely
 the answer is right from signals that cost no model call: the answer's token confidence, the
 probability the model gave to starting its abstention instead, whether the evidence holds the
-answer's words, how much of the question the passage holding the answer covers, the retrieval
+answer's words, how much of the question the passage holding the answer covers, whether the answer
+only repeats the question ("What is photosynthesis?" answered "Photosynthesis"), the retrieval
 scores, and how expected the question was after the evidence (the log-probabilities the generator
 gave its tokens, kept by ``generate`` while the prompt was evaluated: a swapped name or a negation
 the evidence does not bear out makes a question unlikely). A model that uses the answer probe
