@@ -481,6 +481,38 @@ def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, 
         assert re.search(r"Isaac Newton \[1\]", text), text
 
 
+def test_an_answer_cut_at_its_first_marker_shows_no_dangling_comma(browser, ctx, tmp_path, monkeypatch):
+    """Without the model's markers generation stops where "[" begins, so "The Eiffel Tower is older,
+    [1] [2]" arrived as "The Eiffel Tower is older," and the chat showed the comma (found trying the
+    chat, session 38). The generator here is the real one, with its reply's text replaced by that."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    from app.service import RAGService
+    from components.generator import LlamaCppChatModel
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    real_stream = LlamaCppChatModel._stream
+
+    def cut_stream(self, messages, stop=None, run_manager=None, **kwargs):
+        *_, last = real_stream(self, messages, stop, None, **kwargs)  # the real figures of a real answer
+        for piece in ("The", " Eiffel", " Tower", " is", " older", ","):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+            if run_manager:
+                run_manager.on_llm_new_token(piece, chunk=chunk)
+            yield chunk
+        yield last
+
+    monkeypatch.setattr(LlamaCppChatModel, "_stream", cut_stream)
+    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
+    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
+        ask(page, "Which is older, the Eiffel Tower or the Statue of Liberty?")
+        text = wait_answered(page)
+        assert "Tower is older," not in text, text
+        assert re.search(r"The Eiffel Tower is older \[1\]", text), text
+
+
 def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(browser, ctx, tmp_path, monkeypatch):
     """A standalone second question was shown as "follow-up read as: <the same question>": the
     condense step ran (there was history) and gave the question back as it was."""
