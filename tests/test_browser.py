@@ -449,30 +449,37 @@ def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, mon
         wait_answered(page)
 
 
-def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, tmp_path, monkeypatch):
-    """The model wrote "Yes [1], [2], [3]" and the chat showed "Yes,,": the markers were taken out
-    of the answer but not the commas between them. The generator here is the real one, with its
-    reply's text replaced by an answer in that form."""
+def replying(monkeypatch, tmp_path, pieces) -> None:
+    """The real generator answers, and its reply's text is replaced by ``pieces``, streamed (the
+    figures of the reply, its probabilities and token counts, stay the real answer's)."""
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk
 
-    from app.service import RAGService
     from components.generator import LlamaCppChatModel
 
     monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
     real_stream = LlamaCppChatModel._stream
 
-    def listing_stream(self, messages, stop=None, run_manager=None, **kwargs):
+    def replaced(self, messages, stop=None, run_manager=None, **kwargs):
         *_, last = real_stream(self, messages, stop, None, **kwargs)  # the real figures of a real answer
-        for piece in ("Isaac", " Newton", " [1],", " [2],", " [3]"):
+        for piece in pieces:
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
             if run_manager:
                 run_manager.on_llm_new_token(piece, chunk=chunk)
             yield chunk
         yield last
 
-    monkeypatch.setattr(LlamaCppChatModel, "_stream", listing_stream)
+    monkeypatch.setattr(LlamaCppChatModel, "_stream", replaced)
+
+
+def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, tmp_path, monkeypatch):
+    """The model wrote "Yes [1], [2], [3]" and the chat showed "Yes,,": the markers were taken out
+    of the answer but not the commas between them. The generator here is the real one, with its
+    reply's text replaced by an answer in that form."""
+    from app.service import RAGService
+
+    replying(monkeypatch, tmp_path, ("Isaac", " Newton", " [1],", " [2],", " [3]"))
     answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
     with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
         ask(page, "Who formulated the laws of motion?")
@@ -485,26 +492,9 @@ def test_an_answer_cut_at_its_first_marker_shows_no_dangling_comma(browser, ctx,
     """Without the model's markers generation stops where "[" begins, so "The Eiffel Tower is older,
     [1] [2]" arrived as "The Eiffel Tower is older," and the chat showed the comma (found trying the
     chat, session 38). The generator here is the real one, with its reply's text replaced by that."""
-    from langchain_core.messages import AIMessageChunk
-    from langchain_core.outputs import ChatGenerationChunk
-
     from app.service import RAGService
-    from components.generator import LlamaCppChatModel
 
-    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    real_stream = LlamaCppChatModel._stream
-
-    def cut_stream(self, messages, stop=None, run_manager=None, **kwargs):
-        *_, last = real_stream(self, messages, stop, None, **kwargs)  # the real figures of a real answer
-        for piece in ("The", " Eiffel", " Tower", " is", " older", ","):
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk
-        yield last
-
-    monkeypatch.setattr(LlamaCppChatModel, "_stream", cut_stream)
+    replying(monkeypatch, tmp_path, ("The", " Eiffel", " Tower", " is", " older", ","))
     answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
     with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
         ask(page, "Which is older, the Eiffel Tower or the Statue of Liberty?")
