@@ -79,6 +79,22 @@ def answer_features(question: str, answer: str, step: Step, evidence: Sequence[E
     }
 
 
+def check_features(question: str, answer: str, step: Step, evidence: Sequence[EvidenceItem],
+                   passages: Sequence[PassageHit], escalated: bool) -> dict[str, float] | None:
+    """What the check can read of an answer without a model call: the free features
+    (:func:`answer_features`), and the answer probe's score and the question's likelihood where
+    ``generate`` recorded them in the ``step``; ``None`` as :func:`answer_features` gives it."""
+    features = answer_features(question, answer, step, evidence, passages, escalated)
+    if features is None:
+        return None
+    if step.get("answer_probe") is not None:
+        features[ANSWER_PROBE] = float(step["answer_probe"])  # type: ignore[arg-type]  # recorded whether used or not
+    likelihood = step.get("question_logprob")
+    if likelihood is not None:
+        features.update(question_logprob_mean=likelihood["mean"], question_logprob_min=likelihood["min"])
+    return features
+
+
 def yes_share(metadata: Mapping[str, Any]) -> float:
     """P(yes) / (P(yes) + P(no)) over the first generated token's most probable pieces; 0.5 when
     neither is among them."""
@@ -109,13 +125,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                                  "multi_hop": multi_hop, "features": {}}
     if model is not None and model.multi_hop_threshold is not None:  # how the knob maps, to replay another knob
         check["fitted_thresholds"] = [model.threshold, model.multi_hop_threshold]
-    features = answer_features(question, answer, step, evidence, state.get("passages") or [],
-                               state.get("escalations", 0) > 0)
-    if features is not None and step.get("answer_probe") is not None:
-        features[ANSWER_PROBE] = float(step["answer_probe"])  # type: ignore[arg-type]  # recorded whether used or not
-    likelihood = step.get("question_logprob")
-    if features is not None and likelihood is not None:
-        features.update(question_logprob_mean=likelihood["mean"], question_logprob_min=likelihood["min"])
+    features = check_features(question, answer, step, evidence, state.get("passages") or [],
+                              state.get("escalations", 0) > 0)
     if step["abstained"]:
         check.update({"decision": "abstain", "by": "model", "score": 0.0})
     elif model is None:
@@ -130,7 +141,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         check["reason"] = "the answerability model needs the answer probe of the generator in use, and none is loaded"
     elif model.uses_answer_probe and step.get("answer_probe") is None:
         check["reason"] = "the answer probe has no reading: the answer ended at its first token"
-    elif model.uses_question_likelihood and likelihood is None:
+    elif model.uses_question_likelihood and step.get("question_logprob") is None:
         check["reason"] = ("the answerability model needs the question's likelihood after the evidence, which "
                            + ("this generator or prompt layout does not give" if settings.get("question_likelihood", True)
                               else "question_likelihood=False leaves unread"))

@@ -791,3 +791,24 @@ class TestExtendBeforeAbstaining:
         # extending the multi-hop question's withheld answer reaches the right one (0.5)
         assert extending["threshold_multi_hop"] == 0.5 and extending["hotpotqa_f1"] == 100.0
         assert extending["hotpotqa_extended_by_check"] == 100.0 and extending["hotpotqa_tokens"] == 200
+
+    def test_recorded_steps_are_read_as_the_check_computes_features_today(self):
+        from training.extend_check import step_features
+
+        record = {"question": "What is photosynthesis?"}
+        old = {"answer": "Photosynthesis", "abstained": False, "features": {"support": 1.0, "abstain_prob": 0.0}}
+        assert step_features(record, old) == {"support": 1.0, "abstain_prob": 0.0, ONLY_IN_QUESTION: 1.0}
+        assert step_features(record, {**old, "abstained": True}) is None  # the model's own abstention: unscored
+        recorded = {**old, "features_version": FEATURES_VERSION, "features": {"support": 1.0, ONLY_IN_QUESTION: 0.0}}
+        assert step_features(record, recorded) == recorded["features"]
+
+    def test_steps_recorded_without_a_feature_the_check_reads_are_refused_by_name(self):
+        from training.extend_check import missing_features
+
+        records = [{"question": "Who wrote Hamlet?", "steps": [
+            {"answer": "Shakespeare", "abstained": False, "features": {"support": 1.0}}]}]
+        assert missing_features(records, model(features=("support", ONLY_IN_QUESTION), coef=(1.0, -1.0))) == []
+        reads_likelihood = model(features=("support", *QUESTION_LIKELIHOOD), coef=(1.0, 1.0, 1.0))
+        assert missing_features(records, reads_likelihood) == sorted(QUESTION_LIKELIHOOD)
+        # the probe's score is computed from the recorded state, not read from the features
+        assert missing_features(records, model(features=("support", ANSWER_PROBE), coef=(1.0, 1.0))) == []

@@ -71,7 +71,8 @@ def every_step(ctx, example, layer: int, recorder) -> dict[str, Any]:
     from components.short_answer import short_answer
     from eval.metrics import exact_match, f1_score
     from eval.runner import stream_one
-    from nodes.check_answer import answer_features
+    from components.answerability import FEATURES_VERSION
+    from nodes.check_answer import check_features
 
     shipped = PipelineConfig()
     recorder.replies = []
@@ -82,8 +83,8 @@ def every_step(ctx, example, layer: int, recorder) -> dict[str, Any]:
             continue
         step = generated["steps"][-1]
         answer = generated["answer"]
-        features = answer_features(example.question, answer, step, generated["evidence"], generated["trace"]["passages"],
-                                   len(generated["steps"]) > 1)
+        features = check_features(example.question, answer, step, generated["evidence"], generated["trace"]["passages"],
+                                  len(generated["steps"]) > 1)
         given = answer if step["abstained"] else short_answer(example.question, answer)
         signal = step["confidence"].get(shipped.confidence_signal)
         steps.append({
@@ -91,7 +92,7 @@ def every_step(ctx, example, layer: int, recorder) -> dict[str, Any]:
             "abstained": step["abstained"], "em": exact_match("" if step["abstained"] else given, example.answers),
             "f1": f1_score("" if step["abstained"] else given, example.answers),
             "confident": signal is None or signal >= shipped.accept_threshold,
-            "features": features, "prompt_tokens": step["prompt_tokens"],
+            "features": features, "features_version": FEATURES_VERSION, "prompt_tokens": step["prompt_tokens"],
             "prompt_tokens_evaluated": step["prompt_tokens_evaluated"], "output_tokens": step["output_tokens"],
             "generate_ms": step["generate_ms"],
         })
@@ -141,6 +142,33 @@ def run(args: argparse.Namespace) -> int:
 
 # ---- replaying, from the recorded steps only ----
 
+RECORDED_VERSION = 2
+"""The features version of steps that do not say theirs: ``run`` was written (session 31) after
+version 2 (session 29), and recorded the version from session 38."""
+
+
+def step_features(record: Mapping[str, Any], step: Mapping[str, Any]) -> dict[str, float] | None:
+    """A recorded answer's features as the check computes them today
+    (:func:`components.answerability.current_features`), or ``None`` for one the check does not score
+    (the model abstained by itself, or the generator reported no probabilities)."""
+    from components.answerability import current_features
+    from prompts import ABSTENTION
+
+    if step["abstained"] or step["features"] is None:
+        return None
+    return current_features(step["features"], step["answer"], ABSTENTION, step.get("features_version", RECORDED_VERSION),
+                            record["question"])
+
+
+def missing_features(records: Sequence[Mapping[str, Any]], check: Any) -> list[str]:
+    """The features ``check`` reads that some scored recorded answer lacks (the answer probe's score
+    is not read from the record: each fold's probe computes it from the recorded state)."""
+    from components.answerability import ANSWER_PROBE
+
+    wanted = set(check.features) - {ANSWER_PROBE}
+    found = (step_features(r, s) for r in records for s in r["steps"])
+    return sorted({name for values in found if values is not None for name in wanted - set(values)})
+
 def cross_scores(records: Sequence[Mapping[str, Any]], check: Any, probe: Any, folds: int = FOLDS,
                  learn_from: str = "first") -> list[list[float | None]]:
     """Each recorded answer's check score (``None``: unscored, as the check leaves an answer the
@@ -167,9 +195,9 @@ def cross_scores(records: Sequence[Mapping[str, Any]], check: Any, probe: Any, f
                                 l2=float(probe.metadata.get("l2", 1.0)), metadata={"model": "cv", "layer": probe.layer}))
 
     def features(i: int, step: Mapping[str, Any]) -> dict[str, float] | None:
-        if step["abstained"] or step["features"] is None:
+        values = step_features(records[i], step)
+        if values is None:
             return None
-        values = dict(step["features"])
         if ANSWER_PROBE in check.features:
             if step["state"] is None:
                 return None
@@ -357,7 +385,14 @@ def fit_command(args: argparse.Namespace) -> int:
     if not args.out.is_file():
         raise SystemExit(f"no recorded steps at {shown_path(args.out)}: run `python -m training.extend_check run` first")
     records = list(read_records(args.out))
-    result = fit(records, AnswerabilityModel.load(args.check), AnswerProbe.load(), args.max_hotpot_loss, args.learn_from)
+    check = AnswerabilityModel.load(args.check)
+    missing = missing_features(records, check)
+    if missing:
+        raise SystemExit(f"the steps in {shown_path(args.out)} lack {', '.join(missing)}, which the check "
+                         f"{shown_path(args.check)} reads (they were recorded before it read them): record them again "
+                         "(`python -m training.extend_check run --out <a new file>`) or fit with --check <a model "
+                         "without them>")
+    result = fit(records, check, AnswerProbe.load(), args.max_hotpot_loss, args.learn_from)
     args.report.mkdir(parents=True, exist_ok=True)
     atomic_write_text(args.report / "README.md", report(result, args.out))
     summary = {**{k: v for k, v in result.items() if k != "ways"},
