@@ -156,6 +156,12 @@ class TestQuestionValidation:
         with pytest.raises(QuestionError, match="maximum is 2,000"):
             validate_question("x" * 10_000_000, 2000)
 
+    def test_too_long_says_what_the_asker_can_do(self):
+        # the chat showed "... (set max_question_chars to change it)": a server setting a chat user cannot reach
+        with pytest.raises(QuestionError, match=r"^question is 2,001 characters long; the maximum is 2,000: shorten it "
+                                                r"\(the server's max_question_chars sets the maximum\)$"):
+            validate_question("x" * 2001, 2000)
+
 
 @pytest.fixture(scope="module")
 def client(ctx):
