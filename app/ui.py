@@ -105,6 +105,10 @@ JS = """
 """
 """Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
 
+TRANSLATIONS = {"en": {"common.complete": "Complete"}}
+"""Strings Gradio's own English lacks (``gr.I18n``; other languages fall back to English): after each
+finished event it announces ``common.complete`` in a live region, so a screen reader read the key out."""
+
 _UNSAFE = re.compile(r"([\\<>\[\]])")
 
 

@@ -255,6 +255,25 @@ def test_an_empty_question_after_an_answer_keeps_the_conversation_shown(page, se
     assert question_box_usable(page)
 
 
+def test_a_screen_reader_hears_words_not_translation_keys(page):
+    """Gradio announces each finished event in a hidden live region (role status) for screen readers;
+    its English strings lack the key it announces, so a screen reader read out "common.complete"
+    after every answer (found trying the chat, session 38)."""
+    heard: set[str] = set()
+    ask(page, "When was the Eiffel Tower built?")
+    deadline = time.time() + 120
+    while time.time() < deadline and " · read " not in page.locator("#chatbot").inner_text():
+        heard.update(page.locator("[role=status][aria-live]").all_text_contents())
+        time.sleep(0.05)
+    settle = time.time() + 3  # the announcement follows the answer
+    while time.time() < settle:
+        heard.update(page.locator("[role=status][aria-live]").all_text_contents())
+        time.sleep(0.05)
+    keys = {text.strip() for text in heard if re.fullmatch(r"[a-z_]+(\.[a-z_]+)+", text.strip())}
+    assert not keys, f"announced untranslated keys: {keys}"
+    assert any(text.strip() for text in heard), "nothing was announced: the live region was not found"
+
+
 def test_one_answer_one_row_of_buttons_and_copy_is_clean(page):
     """Defect 7: each answer had two rows of copy/retry/undo buttons, and copying put the cost
     line's raw <small> markup on the clipboard."""
