@@ -68,10 +68,10 @@ def recording_system():
 
 def every_step(ctx, example, layer: int, recorder) -> dict[str, Any]:
     """Answer ``example`` at every tier of its ladder; each answer's check features, cost and hidden state."""
+    from components.answerability import FEATURES_VERSION
     from components.short_answer import short_answer
     from eval.metrics import exact_match, f1_score
     from eval.runner import stream_one
-    from components.answerability import FEATURES_VERSION
     from nodes.check_answer import check_features
 
     shipped = PipelineConfig()
@@ -168,6 +168,7 @@ def missing_features(records: Sequence[Mapping[str, Any]], check: Any) -> list[s
     wanted = set(check.features) - {ANSWER_PROBE}
     found = (step_features(r, s) for r in records for s in r["steps"])
     return sorted({name for values in found if values is not None for name in wanted - set(values)})
+
 
 def cross_scores(records: Sequence[Mapping[str, Any]], check: Any, probe: Any, folds: int = FOLDS,
                  learn_from: str = "first") -> list[list[float | None]]:
