@@ -7,9 +7,10 @@ probabilities of its tokens before any citation marker.
 
 Small models often forget the markers, and sometimes cite an item that does not hold the answer.
 A citation is therefore kept only when the item supports the answer: it holds at least
-:data:`SUPPORT_COVERAGE` of the answer's content words. When none of the cited items does (or
-the answer cites none), the evidence items that do are attributed instead; when no item does, the
-answer has no citation and is marked unsupported. The trace says which way the citations came.
+:data:`SUPPORT_COVERAGE` of the content words of what the answer claims (a yes/no answer's: what it
+affirms). When none of the cited items does (or the answer cites none), the evidence items that do
+are attributed instead; when no item does, the answer has no citation and is marked unsupported.
+The trace says which way the citations came.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
 from components.generator import StopRule, context_room, max_tokens_kwargs
-from components.reranker import content_terms, content_words
+from components.reranker import content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, QuestionLikelihood, State, Step
@@ -112,40 +113,78 @@ a longer one (its connecting words need not be quoted). An answer of two or more
 must also share one adjacent pair of them with the item, so "100 °F" is not supported by a
 passage that has "100 °C" and "212 °F"."""
 
+VERDICTS = frozenset({"yes", "no"})
+"""Words of an answer no passage is expected to hold: a yes/no answer affirms or denies, and the
+passage that supports it holds what is affirmed, not the word "yes"."""
 
-def support(item: EvidenceItem, answer: str) -> float:
-    """How well the item (its title and text) holds the answer: the share of the answer's content
-    words it holds, or 0 when an answer of two or more of them shares no adjacent pair with it; 1
-    for an answer without content words. It supports the answer at :data:`SUPPORT_COVERAGE`."""
-    words = content_words(answer)
+
+def _held_share(words: Sequence[str], held: Sequence[str]) -> float:
+    """The share of ``words`` among ``held``, or 0 when two or more of them share no adjacent pair
+    with it; 1 for no words (:data:`SUPPORT_COVERAGE`)."""
     if not words:
         return 1.0
-    held = content_words(f"{item['title']} {item['text']}")
     pairs = set(zip(words, words[1:], strict=False))
     if pairs and not pairs & set(zip(held, held[1:], strict=False)):
         return 0.0
     return len(set(words) & set(held)) / len(set(words))
 
 
-def attribute(answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
-    """The (at most two) evidence items that best support the answer, best first; none when no
-    item holds :data:`SUPPORT_COVERAGE` of its content words."""
-    if not content_terms(answer):
+def _item_words(item: EvidenceItem) -> list[str]:
+    return content_words(f"{item['title']} {item['text']}")
+
+
+def support(item: EvidenceItem, answer: str) -> float:
+    """How well the item (its title and text) holds the answer's content words as written: the
+    share of them it holds, or 0 when an answer of two or more of them shares no adjacent pair with
+    it; 1 for an answer without content words. This is the check's ``support`` feature, as the check
+    was fit on it; an answer's citations read it more leniently (:func:`grounds`)."""
+    return _held_share(content_words(answer), _item_words(item))
+
+
+def _singular(word: str) -> str:
+    """A word without a plural or third-person final s ("visitors", "opens"), so that "open to
+    visitors" is held by "opens to visitors"; numbers ("1940s") and words ending in ss, us or is
+    ("Paris") are kept as written."""
+    if len(word) > 3 and word.isalpha() and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def claim_words(question: str, answer: str) -> list[str]:
+    """What an item must hold to support the answer, as content words: the answer's, without a yes
+    or no (:data:`VERDICTS`); a bare yes or no claims what the question asks ("Is the Eiffel Tower in
+    Paris?" "Yes": eiffel, tower, paris)."""
+    words = [w for w in content_words(answer) if w not in VERDICTS]
+    if not words and VERDICTS.intersection(content_words(answer)):
+        words = content_words(question)
+    return [_singular(w) for w in words]
+
+
+def grounds(item: EvidenceItem, question: str, answer: str) -> float:
+    """How well the item supports the answer, for its citations: :func:`support` of what the answer
+    claims (:func:`claim_words`), a word's plural or third-person s aside."""
+    return _held_share(claim_words(question, answer), [_singular(w) for w in _item_words(item)])
+
+
+def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
+    """The (at most two) evidence items that best support the answer (:func:`grounds`), best first;
+    none when no item holds :data:`SUPPORT_COVERAGE` of what it claims, or it claims nothing."""
+    if not claim_words(question, answer):
         return []
-    scored = sorted(((support(e, answer), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
+    scored = sorted(((grounds(e, question, answer), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
     return [n for share, n in scored if share >= SUPPORT_COVERAGE][:2]
 
 
-def cite(answer: str, marked: Sequence[int], evidence: Sequence[EvidenceItem]) -> tuple[list[int], str]:
+def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[EvidenceItem]) -> tuple[list[int], str]:
     """The evidence items an answer is cited to, and how: ``model`` (its own markers, those that
-    support it), ``attributed`` (items holding its words, when its markers point elsewhere or are
-    missing), ``unsupported`` (no item holds it) or ``none`` (an abstention, or no evidence)."""
+    support it), ``attributed`` (items holding what it claims, when its markers point elsewhere or
+    are missing), ``unsupported`` (no item holds it) or ``none`` (an abstention, or no evidence)."""
     if not evidence or is_abstention(answer):
         return [], "none"
-    supported = [n for n in marked if support(evidence[n - 1], answer) >= SUPPORT_COVERAGE]
+    supported = [n for n in marked if grounds(evidence[n - 1], question, answer) >= SUPPORT_COVERAGE]
     if supported:
         return supported, "model"
-    attributed = attribute(answer, evidence)
+    attributed = attribute(question, answer, evidence)
     return (attributed, "attributed") if attributed else ([], "unsupported")
 
 
@@ -282,7 +321,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))
-    cited, source = cite(answer, marked, evidence)
+    cited, source = cite(question, answer, marked, evidence)
 
     by_id = {p["id"]: p for p in passages}
     citations: list[Citation] = []

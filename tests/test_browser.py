@@ -522,6 +522,22 @@ def test_an_answer_cut_at_its_first_marker_shows_no_dangling_comma(browser, ctx,
         assert re.search(r"The Eiffel Tower is older \[1\]", text), text
 
 
+def test_a_yes_or_no_answer_is_not_marked_unsupported(browser, ctx, tmp_path, monkeypatch):
+    """"Is the Eiffel Tower in Paris?" answered "Yes [1]" beside "The Eiffel Tower is a lattice tower
+    ... in Paris" was marked "Unsupported: none of the passages read holds this answer": no passage
+    holds the word "yes" (found trying the chat, session 39). The generator here is the real one,
+    with its reply's text replaced by that answer."""
+    from app.service import RAGService
+
+    replying(monkeypatch, tmp_path, ("Yes", " [1]"))
+    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
+    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
+        ask(page, "Is the Eiffel Tower in Paris?")
+        text = wait_answered(page)
+        assert "Unsupported" not in text and "closest:" not in text, text
+        assert re.search(r"Yes \[1\]\s+\[1\] Eiffel Tower", text), text
+
+
 def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(browser, ctx, tmp_path, monkeypatch):
     """A standalone second question was shown as "follow-up read as: <the same question>": the
     condense step ran (there was history) and gave the question back as it was."""

@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from pipeline.configuration import ConfigurationError, PipelineConfig, QuestionError
 from nodes import classify_tier, compress, condense_question, generate, grade_confidence, rerank, retrieve, start_turn
 from nodes.compress import ELLIPSIS, extend_evidence, select_evidence
-from nodes.generate import attribute, below_threshold, cite, confidence, fit_to_context, split_citations
+from nodes.generate import attribute, below_threshold, cite, confidence, fit_to_context, split_citations, support
 from nodes.grade_answer import can_extend, grade_answer
 
 
@@ -497,9 +497,9 @@ class TestGenerate:
     def test_attribute(self):
         evidence = [{"n": 1, "title": "A", "text": "Paris is in France."},
                     {"n": 2, "title": "B", "text": "Stanley Kubrick directed it."}]
-        assert attribute("Stanley Kubrick", evidence) == [2]
-        assert attribute("the", evidence) == []
-        assert attribute("Stanley Baldwin", evidence) == []  # half the words: not enough
+        assert attribute("Who directed it?", "Stanley Kubrick", evidence) == [2]
+        assert attribute("Who directed it?", "the", evidence) == []
+        assert attribute("Who directed it?", "Stanley Baldwin", evidence) == []  # half the words: not enough
 
     EVIDENCE = [{"n": 1, "title": "Brine", "text": "Brine freezes at 0 °F."},
                 {"n": 2, "title": "Water", "text": "Water boils at 100 °C, or 212 °F, at sea level."},
@@ -515,7 +515,41 @@ class TestGenerate:
         ("I cannot answer from the evidence.", [], ([], "none")),  # an abstention
     ])
     def test_citations_must_support_the_answer(self, answer, marked, expected):
-        assert cite(answer, marked, self.EVIDENCE) == expected
+        assert cite("What is it?", answer, marked, self.EVIDENCE) == expected
 
     def test_no_evidence_no_citation(self):
-        assert cite("Paris", [], []) == ([], "none")
+        assert cite("What is the capital of France?", "Paris", [], []) == ([], "none")
+
+    @pytest.mark.parametrize("question, answer, marked, expected", [
+        # no passage says "yes": a bare yes or no is held to the question it affirms or denies
+        ("Is Rome the capital of Italy?", "Yes", [3], ([3], "model")),
+        ("Is Rome the capital of Italy?", "Yes.", [], ([3], "attributed")),
+        ("Is Venice the capital of Italy?", "No", [], ([3], "attributed")),  # item 3 holds "capital of Italy"
+        ("Is Venice a city of canals?", "No", [3], ([], "unsupported")),  # no item is about it
+        # a yes or no with more words: the words after it
+        ("Is Rome in Italy?", "Yes, Rome is the capital of Italy", [3], ([3], "model")),
+        ("Is Rome in Italy?", "No, Venice is", [3], ([], "unsupported")),
+    ])
+    def test_a_yes_or_no_answer_is_held_to_what_it_claims(self, question, answer, marked, expected):
+        """Every yes/no answer was marked unsupported: no passage holds the word "yes" (found trying
+        the chat, session 39: "Is the Eiffel Tower in Paris?" "Yes [1]")."""
+        assert cite(question, answer, marked, self.EVIDENCE) == expected
+
+    def test_a_word_is_held_in_its_plural_or_third_person_form(self):
+        """"Yes, it is open to visitors" was marked unsupported beside "... opens to visitors on the
+        first Saturday of every month" (found trying the chat, session 39)."""
+        evidence = [{"n": 1, "title": "notes", "text": "The observatory opens to visitors on the first Saturday."}]
+        question = "Is the observatory open to visitors?"
+        assert cite(question, "Yes, it is open to visitors.", [1], evidence) == ([1], "model")
+        assert cite(question, "the first Saturdays", [], evidence) == ([1], "attributed")
+        # only a word's final s: numbers and other endings are compared as written
+        assert cite(question, "the 1940s", [1], [{"n": 1, "title": "", "text": "It opened in 1940."}]) == ([], "unsupported")
+        assert cite("Where is it?", "Paris", [1], [{"n": 1, "title": "", "text": "It is in Pari."}]) == ([], "unsupported")
+
+    def test_the_checks_support_feature_reads_words_as_written(self):
+        """The check's ``support`` feature is what the check was fit on: the answer's words exactly,
+        yes and no among them; the citations' reading does not change it."""
+        item = {"n": 1, "title": "notes", "text": "The observatory opens to visitors."}
+        assert support(item, "Yes") == 0.0
+        assert support(item, "open to visitors") == 0.0  # no adjacent pair as written
+        assert support(item, "opens to visitors") == 1.0
