@@ -6,18 +6,19 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from nodes.condense_question import NO_SUBJECT
 from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(
     r"\b(he|him|his|she|her|hers|it|its|they|them|their|theirs|this|that|these|those|there|then|"
-    r"former|latter|same)\b|^\s*(and|what about|how about|why)\b",
+    r"former|latter|same)\b|^\s*why\b",
     re.IGNORECASE,
 )
 
 
 def refers_back(question: str) -> bool:
     """Whether a question may depend on earlier turns (pronouns, demonstratives, "what about ...")."""
-    return bool(_REFERS_BACK.search(question))
+    return bool(_REFERS_BACK.search(question) or NO_SUBJECT.match(question))
 
 
 def after_start(state: State) -> Literal["condense_question", "lookup_cache"]:

@@ -18,16 +18,22 @@ from prompts import condense_messages
 HISTORY_TURNS = 3
 _MAX_TOKENS = 48
 
+NO_SUBJECT = re.compile(r"^\s*(?:and|what about|how about)\b", re.IGNORECASE)
+"""How a follow-up that names no subject of its own begins ("what about its height?", "and on
+Sundays?"): no standalone question begins so, so a rewrite that gives it back as it was has failed."""
+
 
 def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | None = None) -> tuple[str, str]:
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
-    rewriting, or give an earlier question back as it was, which drops the follow-up."""
+    rewriting, give an earlier question back as it was, which drops the follow-up, or give back a
+    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked."""
     anchor = previous if anchor is None else anchor
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
-    if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated:
+    unresolved = NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
+    if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:
         return line, "rewritten"
     return f"{anchor} {question}".strip(), "joined"
 

@@ -73,6 +73,24 @@ class TestCondenseQuestion:
             "Where was Zorblat Industries founded?", "rewritten")
         assert rewrite_or_fallback(previous, previous, previous) == (previous, "rewritten")  # asked again: as it was
 
+    def test_a_follow_up_naming_no_subject_given_back_unchanged_falls_back(self):
+        """Found trying the chat (session 39): after "Is the observatory open to visitors?", "what
+        about on sundays" was "rewritten" as "What about on Sundays?" and answered about the Sabbath.
+        No standalone question begins "what about", "how about" or "and": given back as it was, it
+        is joined to the question it follows. A question that may only refer back (a pronoun, "same")
+        can be standalone, and its unchanged rewrite stands."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        previous = "Is the observatory open to visitors?"
+        for asked, reply in [("what about on sundays", "What about on Sundays?"),
+                             ("How about its height?", "How about its height?"),
+                             ("and on Sundays?", "And on Sundays?")]:
+            assert rewrite_or_fallback(reply, asked, previous) == (f"{previous} {asked}", "joined")
+        assert rewrite_or_fallback("Is the observatory open on Sundays?", "what about on sundays", previous) == (
+            "Is the observatory open on Sundays?", "rewritten")
+        same = "Were Isaac Newton and Albert Einstein of the same nationality?"
+        assert rewrite_or_fallback(same, same, previous) == (same, "rewritten")
+
     def test_a_run_of_failed_rewrites_does_not_grow_the_question(self, runtime):
         """Each fallback joined the follow-up to the previous standalone question, itself a join, so
         a chat whose model kept answering instead of rewriting asked a longer question every turn
