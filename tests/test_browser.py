@@ -492,34 +492,36 @@ def replying(monkeypatch, tmp_path, pieces) -> None:
     monkeypatch.setattr(LlamaCppChatModel, "_stream", replaced)
 
 
+def chat_shows_reply(browser, ctx, tmp_path, monkeypatch, pieces, question: str) -> str:
+    """The chat's text once ``question`` is answered by the real generator with its reply's text
+    replaced by ``pieces`` (:func:`replying`), never withheld (SmolLM2 is never sure)."""
+    from app.service import RAGService
+
+    replying(monkeypatch, tmp_path, pieces)
+    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))
+    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
+        ask(page, question)
+        return wait_answered(page)
+
+
 def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, tmp_path, monkeypatch):
     """The model wrote "Yes [1], [2], [3]" and the chat showed "Yes,,": the markers were taken out
     of the answer but not the commas between them. The generator here is the real one, with its
     reply's text replaced by an answer in that form."""
-    from app.service import RAGService
-
-    replying(monkeypatch, tmp_path, ("Isaac", " Newton", " [1],", " [2],", " [3]"))
-    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
-    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
-        ask(page, "Who formulated the laws of motion?")
-        text = wait_answered(page)
-        assert ",," not in text and "Newton," not in text, text
-        assert re.search(r"Isaac Newton \[1\]", text), text
+    text = chat_shows_reply(browser, ctx, tmp_path, monkeypatch, ("Isaac", " Newton", " [1],", " [2],", " [3]"),
+                            "Who formulated the laws of motion?")
+    assert ",," not in text and "Newton," not in text, text
+    assert re.search(r"Isaac Newton \[1\]", text), text
 
 
 def test_an_answer_cut_at_its_first_marker_shows_no_dangling_comma(browser, ctx, tmp_path, monkeypatch):
     """Without the model's markers generation stops where "[" begins, so "The Eiffel Tower is older,
     [1] [2]" arrived as "The Eiffel Tower is older," and the chat showed the comma (found trying the
     chat, session 38). The generator here is the real one, with its reply's text replaced by that."""
-    from app.service import RAGService
-
-    replying(monkeypatch, tmp_path, ("The", " Eiffel", " Tower", " is", " older", ","))
-    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
-    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
-        ask(page, "Which is older, the Eiffel Tower or the Statue of Liberty?")
-        text = wait_answered(page)
-        assert "Tower is older," not in text, text
-        assert re.search(r"The Eiffel Tower is older \[1\]", text), text
+    text = chat_shows_reply(browser, ctx, tmp_path, monkeypatch, ("The", " Eiffel", " Tower", " is", " older", ","),
+                            "Which is older, the Eiffel Tower or the Statue of Liberty?")
+    assert "Tower is older," not in text, text
+    assert re.search(r"The Eiffel Tower is older \[1\]", text), text
 
 
 def test_a_yes_or_no_answer_is_not_marked_unsupported(browser, ctx, tmp_path, monkeypatch):
@@ -527,15 +529,10 @@ def test_a_yes_or_no_answer_is_not_marked_unsupported(browser, ctx, tmp_path, mo
     ... in Paris" was marked "Unsupported: none of the passages read holds this answer": no passage
     holds the word "yes" (found trying the chat, session 39). The generator here is the real one,
     with its reply's text replaced by that answer."""
-    from app.service import RAGService
-
-    replying(monkeypatch, tmp_path, ("Yes", " [1]"))
-    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))  # SmolLM2 is never sure
-    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
-        ask(page, "Is the Eiffel Tower in Paris?")
-        text = wait_answered(page)
-        assert "Unsupported" not in text and "closest:" not in text, text
-        assert re.search(r"Yes \[1\]\s+\[1\] Eiffel Tower", text), text
+    text = chat_shows_reply(browser, ctx, tmp_path, monkeypatch, ("Yes", " [1]"),
+                            "Is the Eiffel Tower in Paris?")
+    assert "Unsupported" not in text and "closest:" not in text, text
+    assert re.search(r"Yes \[1\]\s+\[1\] Eiffel Tower", text), text
 
 
 def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(browser, ctx, tmp_path, monkeypatch):
