@@ -16,7 +16,7 @@ from nodes.base import context_of, timed
 from prompts import condense_messages
 
 HISTORY_TURNS = 3
-_MAX_TOKENS = 48
+MAX_TOKENS = 48
 
 NO_SUBJECT = re.compile(r"^\s*(?:and|what about|how about)\b", re.IGNORECASE)
 """How a follow-up that names no subject of its own begins ("what about its height?", "and on
@@ -57,7 +57,7 @@ def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, A
     ctx = context_of(runtime)
     question = state["question"]
     history = (state.get("turns") or [])[-HISTORY_TURNS:]
-    reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, _MAX_TOKENS))
+    reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, MAX_TOKENS))
     previous, anchor = (history[-1]["standalone_question"], joined_to(history[-1])) if history else ("", "")
     standalone, method = rewrite_or_fallback(reply.text, question, previous, anchor)
     return {

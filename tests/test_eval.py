@@ -542,3 +542,40 @@ class TestTargets:
         assert {r["issue"] for r in unchecked} == {19}
         alone = {"systems": {"cascade": self.summary()["systems"]["cascade"]}, "abstention": None}
         assert verdicts(alone, "squad", "cascade") == [] and markdown(alone, "squad", "cascade") == []
+
+
+class TestFollowUps:
+    """``eval.follow_ups``: the invented follow-ups for comparing condense prompts, and their grading."""
+
+    CASE = {"previous": "What is the capital of Germany?", "answer": "Berlin", "follow_up": "what about Spain?",
+            "kind": "elliptical", "must_hold": ["spain", "capital|city"]}
+
+    def test_grading(self):
+        from eval.follow_ups import grade
+
+        assert grade(self.CASE, "What is the capital of Spain?", "rewritten") == "rewritten"
+        assert grade(self.CASE, "Which city governs Spain?", "rewritten") == "rewritten"  # an alternative
+        assert grade(self.CASE, "What about Spain?", "rewritten") == "failed"  # the subject's question lost
+        assert grade(self.CASE, "What is the capital of Germany? what about Spain?", "joined") == "joined"
+        standalone = {**self.CASE, "kind": "standalone", "must_hold": ["amazon"], "must_not_hold": ["berlin"]}
+        assert grade(standalone, "Where does the Amazon flow?", "rewritten") == "rewritten"
+        assert grade(standalone, "Where does the Amazon flow near Berlin?", "rewritten") == "failed"
+
+    def test_the_cases_are_routed_as_their_kind_says(self):
+        """Every follow-up but a standalone one refers back (so the graph sends it to the rewrite),
+        and each standalone one must too, or it would never meet the rewrite it is there to test."""
+        from eval.follow_ups import load_cases
+        from graph.routing import refers_back
+
+        cases = load_cases()
+        assert {c["kind"] for c in cases} == {"pronoun", "elliptical", "standalone"}
+        assert all(refers_back(c["follow_up"]) for c in cases), [c["follow_up"] for c in cases if not refers_back(c["follow_up"])]
+        assert all(c.get("must_not_hold") for c in cases if c["kind"] == "standalone")
+
+    def test_an_unknown_kind_is_refused(self, tmp_path):
+        from eval.follow_ups import load_cases
+
+        path = tmp_path / "cases.json"
+        path.write_text(json.dumps({"cases": [{**self.CASE, "kind": "sarcastic"}]}), encoding="utf-8")
+        with pytest.raises(ValueError, match="unknown kind 'sarcastic'"):
+            load_cases(path)

@@ -1,0 +1,82 @@
+"""How well the condense step makes follow-ups standalone, on invented conversations.
+
+``eval/follow_ups.json`` holds 24 invented follow-ups, each after one earlier turn: a pronoun that
+refers back ("When did she die?"), a question that names only a new subject ("what about Spain?"),
+or a standalone question that the refers-back test also sends to the rewrite ("Were Marie Curie and
+Albert Einstein of the same nationality?"). Each is rewritten as the graph's condense step rewrites it
+(the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
+(the rewrite holds what it must), *joined* (the rewrite failed and the follow-up was joined to the
+question it follows, which retrieval can still use) or *failed* (a rewrite that lost what it must hold).
+
+    python -m eval.follow_ups                          # the shipped condense prompt, the default model
+    python -m eval.follow_ups --prompt FILE --model M  # a candidate system prompt, another generator
+
+These are not benchmark questions: a small, hand-written set for comparing condense prompts side by
+side on one machine, not a figure to quote as the step's accuracy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Mapping
+
+CASES = Path(__file__).resolve().with_name("follow_ups.json")
+KINDS = ("pronoun", "elliptical", "standalone")
+GRADES = ("rewritten", "joined", "failed")
+
+
+def load_cases(path: Path = CASES) -> list[dict[str, Any]]:
+    cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    for case in cases:
+        if case["kind"] not in KINDS:
+            raise ValueError(f"{path}: unknown kind {case['kind']!r} of {case['follow_up']!r}; valid: {', '.join(KINDS)}")
+    return cases
+
+
+def grade(case: Mapping[str, Any], rewrite: str, method: str) -> str:
+    """``joined`` when the fallback joined the follow-up; else ``rewritten`` when the rewrite holds
+    one alternative of every ``must_hold`` phrase and none of ``must_not_hold`` (case-insensitive),
+    ``failed`` when it does not."""
+    if method == "joined":
+        return "joined"
+    text = rewrite.casefold()
+    held = all(any(alt.casefold() in text for alt in phrase.split("|")) for phrase in case["must_hold"])
+    kept_out = not any(word.casefold() in text for word in case.get("must_not_hold", ()))
+    return "rewritten" if held and kept_out else "failed"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from langchain_core.messages import SystemMessage
+
+    from components.generator import load_chat_model, max_tokens_kwargs
+    from components.model_files import DEFAULT_PRESET
+    from nodes.condense_question import MAX_TOKENS, rewrite_or_fallback
+    from prompts import condense_messages
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default=DEFAULT_PRESET, help=f"generator preset or path (default {DEFAULT_PRESET})")
+    parser.add_argument("--prompt", type=Path, default=None, help="a condense system prompt to try (default: the shipped one)")
+    parser.add_argument("--cases", type=Path, default=CASES, help="the follow-ups (default: eval/follow_ups.json)")
+    args = parser.parse_args(argv)
+    system = args.prompt.read_text(encoding="utf-8").strip() if args.prompt else None
+    generator = load_chat_model(args.model)
+    tally: Counter[tuple[str, str]] = Counter()
+    for case in load_cases(args.cases):
+        turns = [{"question": case["previous"], "standalone_question": case["previous"], "answer": case["answer"]}]
+        messages = condense_messages(turns, case["follow_up"])
+        if system is not None:
+            messages[0] = SystemMessage(system)
+        reply = generator.invoke(messages, **max_tokens_kwargs(generator, MAX_TOKENS))
+        rewrite, method = rewrite_or_fallback(reply.text, case["follow_up"], case["previous"])
+        result = grade(case, rewrite, method)
+        tally[(case["kind"], result)] += 1
+        print(f"{case['kind']:10} {result:9} | {case['follow_up']} -> {rewrite}", flush=True)
+    print(json.dumps({kind: {g: tally[(kind, g)] for g in GRADES} for kind in KINDS}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
