@@ -535,9 +535,9 @@ def test_a_yes_or_no_answer_is_not_marked_unsupported(browser, ctx, tmp_path, mo
     assert re.search(r"Yes \[1\]\s+\[1\] Eiffel Tower", text), text
 
 
-def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(browser, ctx, tmp_path, monkeypatch):
-    """A standalone second question was shown as "follow-up read as: <the same question>": the
-    condense step ran (there was history) and gave the question back as it was."""
+def chat_after_rewrite_given_back(browser, ctx, tmp_path, monkeypatch, first: str, second: str) -> str:
+    """The chat's text after ``first`` and then ``second`` are answered by the real generator, its
+    rewrite of ``second`` (the condense step's reply) being ``second`` as asked, up to spaces."""
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk
 
@@ -548,24 +548,39 @@ def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(brows
     monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
     real_stream = LlamaCppChatModel._stream
-    second = "Were Isaac Newton and Albert Einstein of the same nationality?"  # "same" may refer back
 
     def unchanged_rewrite(self, messages, stop=None, run_manager=None, **kwargs):
         if messages[0].content != template("condense_system"):
             yield from real_stream(self, messages, stop, run_manager, **kwargs)
             return
         *_, last = real_stream(self, messages, stop, None, **kwargs)
-        yield ChatGenerationChunk(message=AIMessageChunk(content=f" {second} "))  # as asked, up to spaces
+        yield ChatGenerationChunk(message=AIMessageChunk(content=f" {second} "))
         yield last
 
     monkeypatch.setattr(LlamaCppChatModel, "_stream", unchanged_rewrite)
     answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))
     with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
-        ask(page, "Who was Isaac Newton?")
+        ask(page, first)
         wait_answered(page)
         ask(page, second)
-        text = wait_answered(page, count=2)
-        assert "follow-up read as" not in text, text
+        return wait_answered(page, count=2)
+
+
+def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(browser, ctx, tmp_path, monkeypatch):
+    """A standalone second question was shown as "follow-up read as: <the same question>": the
+    condense step ran (there was history) and gave the question back as it was."""
+    second = "Were Isaac Newton and Albert Einstein of the same nationality?"  # "same" may refer back
+    text = chat_after_rewrite_given_back(browser, ctx, tmp_path, monkeypatch, "Who was Isaac Newton?", second)
+    assert "follow-up read as" not in text, text
+
+
+def test_a_follow_up_naming_no_subject_is_read_with_the_question_it_follows(browser, ctx, tmp_path, monkeypatch):
+    """Found trying the chat (session 39): "what about on sundays" after a question about an
+    observatory was rewritten as asked and answered about the Sabbath. A follow-up that names no
+    subject, given back as asked, is read joined to the question it follows."""
+    text = chat_after_rewrite_given_back(browser, ctx, tmp_path, monkeypatch,
+                                         "When was the Eiffel Tower built?", "what about the Statue of Liberty?")
+    assert "follow-up read as: When was the Eiffel Tower built? what about the Statue of Liberty?" in text, text
 
 
 def test_an_answer_given_without_reading_says_so(browser, ctx, tmp_path, monkeypatch):
