@@ -160,18 +160,19 @@ def claim_words(question: str, answer: str) -> list[str]:
     return [_singular(w) for w in words]
 
 
-def grounds(item: EvidenceItem, question: str, answer: str) -> float:
-    """How well the item supports the answer, for its citations: :func:`support` of what the answer
-    claims (:func:`claim_words`), a word's plural or third-person s aside."""
-    return _held_share(claim_words(question, answer), [_singular(w) for w in _item_words(item)])
+def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
+    """How well the item supports an answer, for its citations: :func:`support` of what the answer
+    claims (``claim``, its :func:`claim_words`), a word's plural or third-person s aside."""
+    return _held_share(claim, [_singular(w) for w in _item_words(item)])
 
 
 def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
     """The (at most two) evidence items that best support the answer (:func:`grounds`), best first;
     none when no item holds :data:`SUPPORT_COVERAGE` of what it claims, or it claims nothing."""
-    if not claim_words(question, answer):
+    claim = claim_words(question, answer)
+    if not claim:
         return []
-    scored = sorted(((grounds(e, question, answer), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
+    scored = sorted(((grounds(e, claim), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
     return [n for share, n in scored if share >= SUPPORT_COVERAGE][:2]
 
 
@@ -181,7 +182,8 @@ def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[E
     are missing), ``unsupported`` (no item holds it) or ``none`` (an abstention, or no evidence)."""
     if not evidence or is_abstention(answer):
         return [], "none"
-    supported = [n for n in marked if grounds(evidence[n - 1], question, answer) >= SUPPORT_COVERAGE]
+    claim = claim_words(question, answer)
+    supported = [n for n in marked if grounds(evidence[n - 1], claim) >= SUPPORT_COVERAGE]
     if supported:
         return supported, "model"
     attributed = attribute(question, answer, evidence)
