@@ -42,6 +42,9 @@ HEADER = """# Adaptive RAG
 Answers from a local knowledge base (English Wikipedia summaries and your documents) with a small
 local model, spending only the retrieval and generation budget each question needs."""
 PHONE_WIDTH = 768  # below this many CSS pixels the settings start closed
+ASK = "Ask a question…"
+LOADING = "Loading your conversation…"
+"""The question box's placeholder, until the page has its conversation back (then :data:`ASK`)."""
 
 CSS = """
 @media (max-width: 768px) {  /* Gradio opens the sidebar across the whole phone, its toggle off screen */
@@ -374,6 +377,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
                         "multi_hop_percent": None if multi_hop_default is None else as_percent(multi_hop_default),
                         "pending": ""}  # the question being answered: a reload mid-answer gives it back
 
+    def restored(saved: dict | None) -> bool:
+        """Whether the page has its conversation back: its id is made on load (:func:`restore`), and
+        until then nothing may write the browser's saved state (it would race restore's)."""
+        return bool((saved or {}).get("session"))
+
     def settings_of(saved: dict | None) -> dict:
         saved = from_fractions(saved or {})
         saved = {**default_settings, **saved}
@@ -397,7 +405,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
                 saved["multi_hop_percent"] if saved["multi_hop_percent"] is not None else gr.Slider())
 
     def restore(saved: dict | None, request: gr.Request):
-        """On load: the settings and the conversation this browser had, from the server's store."""
+        """On load: the settings and the conversation this browser had, from the server's store. The
+        conversation's id is made here and only here (the box takes questions once it is back:
+        :func:`begin`), so it never fails: a store it cannot read leaves the chat usable."""
         saved = settings_of(saved)
         history: list[gr.ChatMessage] = []
         turns: list[dict] = []
@@ -406,6 +416,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
                 turns = service.history(saved["session"], owner=_owner(request))
             except HANDLED:  # a malformed id in the browser's storage: start afresh
                 saved["session"] = None
+            except Exception:  # the store failed: keep the id (the conversation may come back), answer on
+                log.exception("reading conversation %s failed", saved["session"])
+                gr.Warning("Your earlier conversation could not be read; new questions are answered as usual.")
         for turn in turns:
             history += turn_messages(turn)
         if not saved["session"]:
@@ -414,8 +427,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
         if interrupted:
             gr.Info("The page was reloaded before your last question was answered: it is back in the box.")
         saved["pending"] = ""
+        box = gr.Textbox(placeholder=ASK, **({"value": interrupted} if interrupted else {}))
         return (history, saved, saved["policy"], saved["tier"], saved["model"], saved["show_trace"],
-                *thresholds_in_use(saved), gr.Textbox(value=interrupted) if interrupted else gr.Textbox())
+                *thresholds_in_use(saved), box)
 
     def fitted_abstain(model: str) -> float:
         """The abstain threshold fitted for ``model``'s check, as the slider shows it."""
@@ -423,11 +437,18 @@ def build_ui(service: RAGService) -> gr.Blocks:
 
     def remember(saved: dict | None, policy: str, tier: str, model: str, show_trace: bool, abstain: float,
                  multi_hop: float) -> dict:
+        if not restored(saved):  # restore sets these controls from what the browser saved
+            return gr.skip()
         return settings_of({**(saved or {}), "policy": policy, "tier": tier, "model": model, "show_trace": show_trace,
                             "abstain_percent": abstain, "multi_hop_percent": multi_hop})
 
-    def begin(message: str, history: list):
-        """Take the question from the box (a refused one stays there, with a warning)."""
+    def begin(message: str, history: list, saved: dict | None):
+        """Take the question from the box (a refused one stays there, with a warning). Not before
+        the page has its conversation back (:func:`restore`): a question sent then has no
+        conversation to join, and would be answered as a one-off that no reload shows."""
+        if not restored(saved):
+            gr.Warning(f"{LOADING} Ask again in a moment.")
+            return gr.Textbox(value=message), history, ""
         try:
             validate_question(message, service.pipeline.max_question_chars)
         except QuestionError as exc:
@@ -474,10 +495,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
             cancel.set()
 
     def mark_pending(question: str, saved: dict | None) -> dict:
-        return {**settings_of(saved), "pending": question}
+        return {**settings_of(saved), "pending": question} if question else gr.skip()
 
     def finish(saved: dict | None):
-        return gr.Textbox(submit_btn=True, stop_btn=False), {**settings_of(saved), "pending": ""}
+        return (gr.Textbox(submit_btn=True, stop_btn=False),
+                {**settings_of(saved), "pending": ""} if restored(saved) else gr.skip())
 
     def last_question(history: list) -> tuple[int, str]:
         for i in range(len(history) - 1, -1, -1):
@@ -502,20 +524,22 @@ def build_ui(service: RAGService) -> gr.Blocks:
         history, question = take_back(history, saved, request)
         if not question:
             return gr.Textbox(), history, ""
-        return begin(question, history)
+        return begin(question, history, saved)
 
     def undo(history: list, saved: dict | None, request: gr.Request):
         history, question = take_back(history, saved, request)
         return history, question
 
     def clear(saved: dict | None, request: gr.Request) -> dict:
+        if not restored(saved):
+            return gr.skip()
         saved = settings_of(saved)
         if saved["session"]:
             service.reset_session(saved["session"], owner=_owner(request))
         return {**saved, "session": uuid.uuid4().hex}
 
-    def example(evt: gr.SelectData, history: list):
-        return begin(evt.value["text"], history)
+    def example(evt: gr.SelectData, history: list, saved: dict | None):
+        return begin(evt.value["text"], history, saved)
 
     def add_documents(files: list[str] | None, progress: gr.Progress = gr.Progress()) -> str:
         if not files:
@@ -616,7 +640,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         gr.Markdown(HEADER)
         chatbot = gr.Chatbot(height="70vh", layout="bubble", label="Answers", elem_id="chatbot",
                              examples=[{"text": q} for q in EXAMPLES], feedback_options=None)
-        box = gr.Textbox(placeholder="Ask a question…", elem_id="question", submit_btn=True, stop_btn=False,
+        box = gr.Textbox(placeholder=LOADING, elem_id="question", submit_btn=True, stop_btn=False,
                          show_label=False, autofocus=True)
 
         # Settings are remembered by the browser; the conversation by the server.
@@ -640,8 +664,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
                 finish, saved, [box, saved], queue=False)
 
         # Queued (a warning needs the queue) but never behind an answer: no concurrency limit.
-        answer_chain(box.submit(begin, [box, chatbot], [box, chatbot, question], concurrency_limit=None))
-        answer_chain(chatbot.example_select(example, chatbot, [box, chatbot, question], concurrency_limit=None))
+        answer_chain(box.submit(begin, [box, chatbot, saved], [box, chatbot, question], concurrency_limit=None))
+        answer_chain(chatbot.example_select(example, [chatbot, saved], [box, chatbot, question], concurrency_limit=None))
         answer_chain(chatbot.retry(retry, [chatbot, saved], [box, chatbot, question]))
         box.stop(stop, None, None, queue=False)
         chatbot.undo(undo, [chatbot, saved], [chatbot, box])
