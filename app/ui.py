@@ -55,6 +55,9 @@ CSS = """
 """
 CSS += """
 #chatbot a.cite { text-decoration: none; cursor: pointer; font-weight: 600; }
+#documents .cell-wrap { font-family: var(--font); }  /* the page's font, not code's: the sidebar is narrow */
+#documents td .cell-wrap { overflow-wrap: anywhere; }  /* a long file name wraps inside its column */
+#documents th .header-text { white-space: nowrap; }
 """
 """Pass to ``gr.mount_gradio_app`` (Gradio 6 takes page CSS there, not in ``Blocks``)."""
 
@@ -548,7 +551,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         total = len(files)
 
         def on_progress(docs: int, added: int) -> None:
-            progress((docs, total), desc=f"{added} passages added")
+            progress((docs, total), desc=f"{counted(added, 'passage')} added")
 
         # Only files that came through the upload component: a client can name any server path in
         # an API call, and Gradio copies such a path into its cache before this function runs.
@@ -562,18 +565,20 @@ def build_ui(service: RAGService) -> gr.Blocks:
         except Exception as exc:  # never let a bad upload break the app
             log.exception("adding documents failed")
             return f"**Could not add the documents:** {plain(str(exc))}"
-        lines = [f"**Added {report.passages_added} passages** from {report.documents} document(s)."]
+        lines = [f"**Added {counted(report.passages_added, 'passage')}** from {counted(report.documents, 'document')}."]
         if report.passages_present:
-            lines.append(f"{report.passages_present} passages were already in the knowledge base.")
+            lines.append(f"{counted(report.passages_present, 'passage')} {'was' if report.passages_present == 1 else 'were'} "
+                         "already in the knowledge base.")
         if report.passages_replaced or report.passages_removed:
-            lines.append(f"{report.passages_replaced} passages changed and {report.passages_removed} were dropped: "
+            lines.append(f"{counted(report.passages_replaced, 'passage')} changed and {report.passages_removed} "
+                         f"{'was' if report.passages_removed == 1 else 'were'} dropped: "
                          "a file added again is cut into passages the way this version cuts it.")
         lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
         for skipped in report.skipped:
             lines.append(f"- skipped {plain(Path(skipped.path).name)}: {skipped.reason}")
         if refused:
-            lines.append(f"- refused {len(refused)} file(s) that were not uploaded through this page")
-        lines.append(f"\nThe knowledge base now holds {service.status()['index_passages']:,} passages.")
+            lines.append(f"- refused {counted(len(refused), 'file')} not uploaded through this page")
+        lines.append(f"\nThe knowledge base now holds {counted(service.status()['index_passages'], 'passage')}.")
         return "\n".join(lines)
 
     def uploaded() -> list[dict]:
@@ -582,7 +587,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
     def document_list():
         docs = uploaded()
         rows = [[d["source"], d["title"], d["passages"]] for d in docs]
-        choices = [(f"{d['source']} ({d['passages']} passages)", d["doc_id"]) for d in docs]
+        choices = [(f"{d['source']} ({counted(d['passages'], 'passage')})", d["doc_id"]) for d in docs]
         return (gr.Dataframe(value=rows or None), gr.Dropdown(choices=choices, value=None, interactive=bool(choices)))
 
     def remove_document(doc_id: str | None) -> str:
@@ -593,8 +598,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
         except HANDLED as exc:
             problem = describe(exc)
             return f"**Could not remove it:** {plain(problem.message if problem else str(exc))}"
-        return (f"**Removed {plain(removed['title'])}** ({removed['passages_removed']} passages). "
-                f"The knowledge base now holds {removed['index_passages']:,} passages.")
+        return (f"**Removed {plain(removed['title'])}** ({counted(removed['passages_removed'], 'passage')}). "
+                f"The knowledge base now holds {counted(removed['index_passages'], 'passage')}.")
 
     with gr.Blocks(title="Adaptive RAG", fill_height=True) as demo:
         saved = gr.BrowserState(default_settings, storage_key="adaptive-rag-chat", secret=browser_secret())
@@ -632,8 +637,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
                             label=f"PDF, text or Markdown, up to {limit_mb:g} MB each")
             add = gr.Button("Add to knowledge base", variant="secondary")
             summary = gr.Markdown(elem_id="upload-summary")
+            # the sidebar is ~280 px wide: the columns share it, and long names wrap rather than push
+            # the title and passage count out of sight
             documents = gr.Dataframe(headers=["file", "title", "passages"], interactive=False, elem_id="documents",
-                                     label="Uploaded documents (shared by everyone using this server)")
+                                     label="Uploaded documents (shared by everyone using this server)",
+                                     wrap=True, column_widths=["36%", "30%", "34%"])
             chosen = gr.Dropdown(label="Remove a document", choices=[], elem_id="remove-choice")
             remove = gr.Button("Remove from knowledge base", variant="stop", elem_id="remove")
 
@@ -675,6 +683,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
         remove.click(remove_document, chosen, summary, concurrency_limit=1).then(
             document_list, None, [documents, chosen])
     return demo
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and the noun, singular for one: "1 passage", "36,526 passages"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _role(message: Any) -> str:

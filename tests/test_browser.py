@@ -142,7 +142,7 @@ def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
     page.locator("#upload input[type=file]").set_input_files([str(doc), str(bad)])
     page.get_by_role("button", name="Add to knowledge base").click()
     summary = wait_for_text(page, "#upload-summary", "Added")
-    assert "Added 1 passages" in summary and "skipped" in summary and "notes.pdf" in summary
+    assert "Added 1 passage from 1 document." in summary and "skipped" in summary and "notes.pdf" in summary
     # noticed in session 32: the reason named the server's copy ('…/cache/uploads/5f5f…-notes.pdf')
     assert "uploads" not in summary and "'notes.pdf'" in summary, summary
     wait_for_text(page, "#documents", "zorblax_engine.md")  # listed with its passage count
@@ -168,7 +168,7 @@ def test_a_document_can_be_removed(page, server, tmp_path):
     page.get_by_role("button", name="Add to knowledge base").click()
     wait_for_text(page, "#documents", "quibbleton.txt")
     page.locator("#remove-choice input").click()
-    page.get_by_role("option", name="quibbleton.txt (1 passages)").click()
+    page.get_by_role("option", name="quibbleton.txt (1 passage)").click()
     page.locator("#remove").click()
     wait_for_text(page, "#upload-summary", "Removed quibbleton")
     deadline = time.time() + 30
@@ -177,6 +177,40 @@ def test_a_document_can_be_removed(page, server, tmp_path):
     assert "quibbleton.txt" not in page.locator("#documents").inner_text()
     files = httpx.get(f"{url}/documents", params={"kind": "file"}).json()["documents"]
     assert all(d["source"] != "quibbleton.txt" for d in files)
+
+
+SIDEWAYS = """() => [...document.querySelectorAll('#documents *')]
+    .filter((e) => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+    .map((e) => `${e.tagName}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`)"""
+"""What in the documents table scrolls sideways (each as 'TAG.class scrolled > shown')."""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_documents_table_shows_every_column_without_scrolling_sideways(browser, server, tmp_path, width):
+    """Noticed in sessions 39 and 40: the sidebar's table of uploaded documents showed only its
+    first column, at phone width and on a desktop alike; title and passages were off to the right."""
+    url, _ = server
+    context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
+                                  has_touch=width < 768)
+    try:
+        page = context.new_page()
+        open_chat(page, url)
+        if width < 768:
+            page.locator("button[aria-label='Toggle Sidebar']").tap()
+        doc = tmp_path / "observatory_visiting_hours_and_guided_tours.txt"
+        doc.write_text("The Hilltop Observatory opens to visitors on the first Saturday of every month.")
+        page.locator("#upload input[type=file]").set_input_files([str(doc)])
+        page.get_by_role("button", name="Add to knowledge base").click()
+        wait_for_text(page, "#documents", doc.name)
+        page.locator("#documents").scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / f"documents-{width}.png"))
+        assert page.evaluate(SIDEWAYS) == []
+        table = page.locator("#documents").bounding_box()
+        for header in ("file", "title", "passages"):
+            cell = page.locator("#documents th", has_text=header).first.bounding_box()
+            assert table["x"] <= cell["x"] and cell["x"] + cell["width"] <= table["x"] + table["width"] + 1, header
+    finally:
+        context.close()
 
 
 def test_document_markup_is_shown_as_text(browser):
