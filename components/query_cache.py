@@ -50,6 +50,13 @@ NEGATIONS = frozenset("not no never none nobody nothing neither nor without cann
 """Words that turn a question into its opposite; "n't" is read as "not"."""
 _TIMES = frozenset("year years month date day century decade era time period".split())
 """After "what"/"which", nouns that make the question a *when* ("In what year…?" asks "When…?")."""
+NUMBER_WORDS = {
+    **{w: str(n) for n, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth".split(), 1)},
+    **{w: str(n) for n, w in enumerate("two three four five six seven eight nine ten eleven twelve".split(), 2)},
+}
+"""Words that are numbers to the word check: "the second highest" asks another thing than "the
+highest", and as "the 2nd highest" the same. "One" is left out: "which one of" counts nothing."""
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _AUXILIARIES = frozenset("do does did is are was were can could would should will has have had may might must".split())
 
 _SCHEMA = """
@@ -96,6 +103,17 @@ def question_kinds(words: list[str]) -> set[str]:
     return kinds
 
 
+def as_number(word: str) -> str | None:
+    """The number a (case-folded) word is, as digits: "second", "2nd" and "2" are "2"; a word
+    holding a digit ("1940s", "b52") is itself; None for any other word."""
+    if word in NUMBER_WORDS:
+        return NUMBER_WORDS[word]
+    ordinal = _ORDINAL.fullmatch(word)
+    if ordinal:
+        return ordinal.group(1)
+    return word if any(c.isdigit() for c in word) else None
+
+
 STEM = 5
 """Content words are compared by their first letters, so "refer" and "referred" are one word."""
 
@@ -104,20 +122,21 @@ def one_word_swapped(a: str, b: str) -> bool:
     """Whether the two questions' content words are the same but for one, in its place: "When was
     Isaac Newton born?" and "When did Isaac Newton die?". A chat asks about the same thing this way
     ("…built?", then "…destroyed?"); a paraphrase rewords more, or adds a word."""
-    ca = [w[:STEM] for w in content_words(a)]
-    cb = [w[:STEM] for w in content_words(b)]
+    ca = [as_number(w) or w[:STEM] for w in content_words(a)]
+    cb = [as_number(w) or w[:STEM] for w in content_words(b)]
     return len(ca) == len(cb) and sum(x != y for x, y in zip(ca, cb, strict=True)) == 1
 
 
 def asks_the_same(a: str, b: str) -> bool:
     """Whether two similar questions can share an answer as far as their words tell: the same kind of
-    question (:func:`question_kinds`), the same numbers, as many negations, and not one content word
-    swapped (:func:`one_word_swapped`). A paraphrase keeps these; a near-miss often changes one
-    ("When" → "Where", "Apollo 11" → "Apollo 12", "…not…", "born" → "die")."""
+    question (:func:`question_kinds`), the same numbers (:func:`as_number`: "second" is "2"), as
+    many negations, and not one content word swapped (:func:`one_word_swapped`). A paraphrase keeps
+    these; a near-miss often changes one ("When" → "Where", "Apollo 11" → "Apollo 12", "…not…",
+    "born" → "die", "highest" → "second highest")."""
     wa, wb = _words(a), _words(b)
 
     def numbers(words: list[str]) -> set[str]:
-        return {w for w in words if any(c.isdigit() for c in w)}
+        return {n for n in map(as_number, words) if n is not None}
 
     def negations(words: list[str]) -> int:
         return sum(w in NEGATIONS for w in words)

@@ -128,6 +128,16 @@ class TestQueryCache:
         assert asks_the_same("What did Abilene refer to?", "Abilene referred to what?")  # one word, in two forms
         assert asks_the_same("When was Einstein born?", "When was Albert Einstein born?")  # a word added
 
+    def test_number_words_are_numbers(self):
+        """Session 40, found trying the chat: "and the second highest?" after "What is the highest
+        mountain on Earth?" was served Mount Everest: an added ordinal read as a paraphrase."""
+        assert not asks_the_same("What is the highest mountain on Earth?", "What is the second highest mountain on Earth?")
+        assert not asks_the_same("Who was the first king of Sweden?", "Who was the third king of Sweden?")
+        assert not asks_the_same("Who were the two founders?", "Who were the three founders?")
+        assert asks_the_same("What is the 2nd highest mountain?", "What is the second highest mountain?")
+        assert asks_the_same("Who was the fourth president?", "Who was the 4th president?")
+        assert asks_the_same("Which one of the rivers is longest?", "Which river is longest?")  # "one" is no count
+
     def test_scopes_never_share_answers(self):
         cache = QueryCache()
         cache.store("Who wrote Hamlet?", unit(1, 0), scope_key("model", "config", "rev1"), "Shakespeare", [], {})
