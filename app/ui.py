@@ -410,7 +410,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
     def restore(saved: dict | None, request: gr.Request):
         """On load: the settings and the conversation this browser had, from the server's store. The
         conversation's id is made here and only here (the box takes questions once it is back:
-        :func:`begin`), so it never fails: a store it cannot read leaves the chat usable."""
+        :func:`begin`), so it must not fail: a store it cannot read leaves the chat usable."""
         saved = settings_of(saved)
         history: list[gr.ChatMessage] = []
         turns: list[dict] = []
