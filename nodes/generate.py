@@ -143,8 +143,11 @@ def support(item: EvidenceItem, answer: str) -> float:
 
 def _singular(word: str) -> str:
     """A word without a plural or third-person final s ("visitors", "opens"), so that "open to
-    visitors" is held by "opens to visitors"; numbers ("1940s") and words ending in ss, us or is
-    ("Paris") are kept as written."""
+    visitors" is held by "opens to visitors"; a final "ies" or "ie" reads as "y", so that "cities"
+    is "city" and "movies" and "movie" are one ("movy"). Numbers ("1940s") and words ending in ss,
+    us or is ("Paris") are kept as written."""
+    if len(word) > 4 and word.isalpha() and word.endswith(("ies", "ie")):
+        return word[: -3 if word.endswith("s") else -2] + "y"
     if len(word) > 3 and word.isalpha() and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word

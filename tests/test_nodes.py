@@ -564,6 +564,19 @@ class TestGenerate:
         assert cite(question, "the 1940s", [1], [{"n": 1, "title": "", "text": "It opened in 1940."}]) == ([], "unsupported")
         assert cite("Where is it?", "Paris", [1], [{"n": 1, "title": "", "text": "It is in Pari."}]) == ([], "unsupported")
 
+    def test_a_plural_in_ies_is_held_by_its_singular(self):
+        """Noticed in session 39 and left: "cities" was not held by "city", as a final s alone was
+        read; "movies" must still be held by "movie"."""
+        def cited(answer: str, text: str) -> tuple[list[int], str]:
+            return cite("Which ones?", answer, [1], [{"n": 1, "title": "", "text": text}])
+
+        assert cited("two large cities", "It is a large city with two ports.") == ([1], "model")
+        assert cited("its companies", "Its oldest company is a brewery.") == ([1], "model")
+        assert cited("silent movies", "He made a silent movie.") == ([1], "model")
+        assert cited("silent movie", "He made silent movies.") == ([1], "model")
+        assert cited("it applies", "The rule will apply to all.") == ([1], "model")
+        assert cited("the cities", "The citizens voted.") == ([], "unsupported")
+
     def test_the_checks_support_feature_reads_words_as_written(self):
         """The check's ``support`` feature is what the check was fit on: the answer's words exactly,
         yes and no among them; the citations' reading does not change it."""
