@@ -304,6 +304,24 @@ def run(service: RAGService, *, host: str, port: int, users: Mapping[str, str] |
     service.warm_up()
     if host not in ("127.0.0.1", "localhost", "::1") and not users:
         print(f"warning: serving on {host} without --auth: anyone who can reach it can use it", file=sys.stderr)
-    print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
-    uvicorn.run(create_app(service, users=users, body_timeout_s=body_timeout_s), host=host, port=port, log_level="warning",
-                limit_concurrency=512, timeout_keep_alive=5, timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+
+    class Announcing(uvicorn.Server):
+        """Says where it serves once it takes connections (building the chat takes a moment after
+        the models load: a line printed before then sent people to a refused connection)."""
+
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
+
+    app = create_app(service, users=users, body_timeout_s=body_timeout_s)
+    server = Announcing(uvicorn.Config(app, host=host, port=port, log_level="warning", limit_concurrency=512,
+                                       timeout_keep_alive=5, timeout_graceful_shutdown=SHUTDOWN_GRACE_S))
+    try:  # as uvicorn.run does: Ctrl-C, which uvicorn raises again once it has shut down, ends quietly
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    if not server.started:
+        from uvicorn.config import STARTUP_FAILURE
+
+        sys.exit(STARTUP_FAILURE)
