@@ -62,18 +62,27 @@ class HybridReranker:
         return None
 
     def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
+        return self.weigh(self.features(question, passages, dense_scores)).tolist()
+
+    def weigh(self, features: np.ndarray) -> np.ndarray:
+        """The score of each row of :meth:`features`: their weighted mean."""
+        weights = np.array([self.w_dense, self.w_bm25, self.w_title])
+        return features @ weights / weights.sum()
+
+    def features(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> np.ndarray:
+        """One row per passage: the dense cosine, BM25 over the candidates and the share of the question's
+        terms in the title, each in [0, 1]. Independent of the weights, so a fit computes them once."""
         if len(passages) != len(dense_scores):
             raise ValueError(f"{len(passages)} passages but {len(dense_scores)} dense scores")
         if not passages:
-            return []
+            return np.zeros((0, 3))
         dense = (np.asarray(dense_scores, dtype=np.float64) + 1.0) / 2.0  # cosine -> [0, 1]
         lexical = self._bm25(question, passages)
         q_terms = content_terms(question)
         title = np.array(
             [len(q_terms & content_terms(p.title)) / len(q_terms) if q_terms else 0.0 for p in passages]
         )
-        total = self.w_dense * dense + self.w_bm25 * lexical + self.w_title * title
-        return (total / (self.w_dense + self.w_bm25 + self.w_title)).tolist()
+        return np.column_stack([dense, lexical, title])
 
     @staticmethod
     def _bm25(question: str, passages: Sequence[Passage]) -> np.ndarray:
