@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from components.passages import Passage
@@ -71,3 +72,52 @@ class TestCandidateMeasurement:
         hotpot = Example("q2", "Which is bigger?", ("Jupiter",), "hotpotqa", evidence={"titles": ("Jupiter",)})
         assert [relevance(squad)(p) for p in PASSAGES] == [False, True]
         assert [relevance(hotpot)(p) for p in PASSAGES] == [True, False]
+
+
+class TestWeightsFit:
+    """training.rerank weights: the grid fit on one half of the questions, reported on the other."""
+
+    @staticmethod
+    def row(dataset: str, held_out: bool, relevant_first_by: str):
+        """Two candidates: the relevant one wins on dense similarity or on BM25, as ``relevant_first_by`` says."""
+        from training.rerank import Scored
+
+        dense_wins = relevant_first_by == "dense"
+        features = np.array([[0.9 if dense_wins else 0.6, 0.0 if dense_wins else 1.0, 0.0],
+                             [0.6 if dense_wins else 0.9, 1.0 if dense_wins else 0.0, 0.0]])
+        return Scored(dataset, held_out, features, np.array([True, False]), ("A", "B"), frozenset())
+
+    def test_features_weighed_are_the_score(self):
+        reranker = HybridReranker(0.7, 0.2, 0.1)
+        question, dense = "When was the Eiffel Tower built?", [0.5, 0.3]
+        features = reranker.features(question, PASSAGES, dense)
+        assert features.shape == (2, 3)
+        assert reranker.weigh(features).tolist() == pytest.approx(reranker.score(question, PASSAGES, dense), abs=1e-12)
+
+    def test_the_halves_split_squad_by_article(self):
+        from eval.datasets import Example
+        from training.rerank import held_out
+
+        questions = [Example(f"q{i}", "?", ("a",), "squad", meta={"title": "Jupiter"}) for i in range(20)]
+        assert len({held_out(e) for e in questions}) == 1
+        assert len({held_out(Example(f"q{i}", "?", ("a",), "hotpotqa")) for i in range(20)}) == 2
+
+    def test_rates_follow_the_weights(self):
+        from training.rerank import rates
+
+        rows = [self.row("squad", False, "dense")]
+        assert rates(rows, (1.0, 0.0, 0.0)) == [100.0, 100.0, 100.0]
+        assert rates(rows, (0.1, 1.0, 0.0))[0] == 0.0
+
+    def test_the_fit_chooses_on_the_fit_half_and_reports_the_other(self):
+        from training.rerank import fit_weights
+
+        # the fit half rewards dense weight; the held-out half rewards BM25, so the chosen triple loses there
+        rows = [self.row("squad", False, "dense"), self.row("hotpotqa", False, "dense"),
+                self.row("squad", True, "bm25"), self.row("hotpotqa", True, "bm25")]
+        fit = fit_weights(rows, grid=[(0.1, 1.0, 0.0), (1.0, 0.0, 0.0), (1.0, 0.1, 0.0)], shipped=(0.1, 1.0, 0.0))
+        assert fit["chosen"]["weights"] == [1.0, 0.1, 0.0]  # ties with (1.0, 0.0, 0.0): nearer the shipped triple
+        assert fit["chosen"]["fit"]["squad"][0] == 100.0
+        assert fit["chosen"]["held_out"]["squad"][0] == 0.0
+        assert fit["shipped"]["held_out"]["squad"][0] == 100.0
+        assert fit["questions"] == {"hotpotqa": {"fit": 1, "held_out": 1}, "squad": {"fit": 1, "held_out": 1}}

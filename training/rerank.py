@@ -8,12 +8,20 @@ cheapest tier mostly holds), the first two, and relevance among all five. Releva
 gold answer string (SQuAD 2.0) or belongs to a gold supporting title (HotpotQA; among five, the
 share of the question's gold titles found).
 
-    python -m training.rerank [--size 300] [--report docs/rerank]
+``weights`` fits the hybrid reranker's three weights the same way: a grid, chosen on one half of the
+training questions and reported on the other (SQuAD 2.0 halves split by article, so no article is in
+both).
+
+    python -m training.rerank [candidates|weights] [--report docs/rerank]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -26,6 +34,9 @@ from eval.metrics import normalize_answer
 CANDIDATES = (5, 10, 20)
 SETS = (("squad", 600), ("hotpotqa", 300))  # sampled, then the answerable ones kept (SQuAD 2.0: about half)
 SEED = 7
+WEIGHT_SETS = (("squad", 2000), ("hotpotqa", 800))
+WEIGHT_CANDIDATES = 10  # the cascade's RERANK_CANDIDATES
+GRID = tuple(itertools.product((0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), (0.0, 0.1, 0.2, 0.3, 0.4), (0.0, 0.05, 0.1, 0.2)))
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "rerank"
 
 
@@ -65,11 +76,111 @@ def measure(examples, index, embedder, reranker: Reranker, candidates: Sequence[
     return {name: (100 * total / max(len(examples), 1)).round(1).tolist() for name, total in sums.items()}
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One training question's candidates as the weights fit sees them."""
+
+    dataset: str
+    held_out: bool
+    features: np.ndarray  # (candidates, 3): HybridReranker.features
+    relevant: np.ndarray  # (candidates,) bool
+    titles: tuple[str, ...]  # the candidates' titles
+    gold_titles: frozenset[str]  # HotpotQA's supporting titles; empty elsewhere
+
+
+def held_out(example) -> bool:
+    """Which half a question falls in: by its article's title for SQuAD 2.0 (its questions share
+    passages), else by its id; a hash, so the split is the same on every machine."""
+    key = example.meta.get("title", example.id) if example.dataset == "squad" else example.id
+    return bool(zlib.crc32(key.encode("utf-8")) & 1)
+
+
+def scored(examples, index, embedder, candidates: int = WEIGHT_CANDIDATES) -> list[Scored]:
+    rows = []
+    for e in examples:
+        hits = index.search(embedder.embed_query(e.question), candidates)
+        passages = [h.passage for h in hits]
+        rel = relevance(e)
+        gold = frozenset(e.evidence.get("titles", ())) if e.dataset == "hotpotqa" else frozenset()
+        rows.append(Scored(e.dataset, held_out(e), HybridReranker().features(e.question, passages, [h.score for h in hits]),
+                           np.array([rel(p) for p in passages], dtype=bool), tuple(p.title for p in passages), gold))
+    return rows
+
+
+def rates(rows: Sequence[Scored], weights: tuple[float, float, float]) -> list[float]:
+    """[first relevant, one of the first two, among the five] in % for the reranker with ``weights``
+    keeping five (ties keep dense order, as :func:`kept_five`)."""
+    reranker = HybridReranker(*weights)
+    total = np.zeros(3)
+    for row in rows:
+        order = np.argsort(-reranker.weigh(row.features), kind="stable")[:5]
+        flags = row.relevant[order]
+        if row.gold_titles:
+            among = len({row.titles[i] for i in order} & row.gold_titles) / len(row.gold_titles)
+        else:
+            among = float(flags.any())
+        total += np.array([flags[0], flags[:2].any(), among], dtype=np.float64)
+    return (100 * total / max(len(rows), 1)).round(1).tolist()
+
+
+def objective(by_dataset: dict[str, list[float]]) -> float:
+    """What the fit maximises: the mean of each dataset's first-relevant and first-two rates (what the
+    cascade's one- and two-passage first looks read)."""
+    return float(np.mean([r[i] for r in by_dataset.values() for i in (0, 1)]))
+
+
+def fit_weights(rows: Sequence[Scored], grid=GRID, shipped=(0.6, 0.3, 0.1)) -> dict:
+    """Every grid triple scored on the fit half; the best chosen (ties: nearest the shipped triple, the
+    weights normalised to sum 1), and it and the shipped triple scored on the held-out half."""
+    datasets = sorted({r.dataset for r in rows})
+
+    def by_dataset(weights, held: bool) -> dict[str, list[float]]:
+        return {d: rates([r for r in rows if r.dataset == d and r.held_out == held], weights) for d in datasets}
+
+    def distance(weights) -> float:
+        a, b = np.asarray(weights) / sum(weights), np.asarray(shipped) / sum(shipped)
+        return float(np.abs(a - b).sum())
+
+    fitted = [(w, by_dataset(w, False)) for w in grid]
+    ranked = sorted(fitted, key=lambda item: (-round(objective(item[1]), 6), distance(item[0])))
+    chosen = ranked[0][0]
+    return {
+        "questions": {d: {"fit": sum(1 for r in rows if r.dataset == d and not r.held_out),
+                          "held_out": sum(1 for r in rows if r.dataset == d and r.held_out)} for d in datasets},
+        "shipped": {"weights": list(shipped), "fit": by_dataset(shipped, False), "held_out": by_dataset(shipped, True)},
+        "chosen": {"weights": list(chosen), "fit": ranked[0][1], "held_out": by_dataset(chosen, True)},
+        "best_on_fit": [{"weights": list(w), "objective": round(objective(r), 2), **r} for w, r in ranked[:10]],
+    }
+
+
+def weights_report(fit: dict) -> str:
+    lines = ["# The hybrid reranker's weights", "",
+             "Written by `python -m training.rerank weights` from the train splits only (no generator involved). "
+             f"A grid of {len(GRID)} weight triples (dense, BM25, title), the reranker keeping five of ten dense "
+             "candidates; chosen on one half of the answerable training questions by the mean of the first-relevant "
+             "and one-of-the-first-two rates of both datasets, reported on the other half (SQuAD 2.0 halves split "
+             "by article). Relevance as in README.md.", ""]
+    for d, n in fit["questions"].items():
+        lines.append(f"- {d} train: {n['fit']} questions to fit, {n['held_out']} held out")
+    lines += ["", "| weights | half | dataset | first relevant % | one of first two % | among the five % |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    for name in ("shipped", "chosen"):
+        for half in ("fit", "held_out"):
+            label = f"{name} {tuple(fit[name]['weights'])} | {half.replace('_', ' ')}"
+            lines += [f"| {label} | {d} | {a:.1f} | {b:.1f} | {c:.1f} |" for d, (a, b, c) in fit[name][half].items()]
+    lines += ["", "Objective (mean of the four first / first-two rates): "
+              f"shipped {objective(fit['shipped']['fit']):.2f} fit, {objective(fit['shipped']['held_out']):.2f} held out; "
+              f"chosen {objective(fit['chosen']['fit']):.2f} fit, {objective(fit['chosen']['held_out']):.2f} held out.", "",
+              "The ten best on the fit half:", "", "| weights | objective |", "| --- | --- |"]
+    lines += [f"| {tuple(b['weights'])} | {b['objective']:.2f} |" for b in fit["best_on_fit"]]
+    return "\n".join(lines) + "\n"
+
+
 def report(results: dict[str, tuple[int, dict[str, list[float]]]]) -> str:
     lines = ["# How many candidates the cascade reranks", "",
              "Written by `python -m training.rerank` from the train splits only (no generator involved). For each "
              "answerable training question, the five passages kept: by dense rank, or the hybrid reranker's "
-             "(dense + BM25 + title overlap, default weights, not tuned) best five of N dense candidates. "
+             "(dense + BM25 + title overlap, the shipped weights; weights.md fits them) best five of N dense candidates. "
              "Relevant: holds a gold answer string (SQuAD 2.0) or has a gold supporting title (HotpotQA; "
              "'among the five' is then the share of the question's gold titles found).", ""]
     for dataset, (n, rows) in results.items():
@@ -88,21 +199,32 @@ def main(argv: list[str] | None = None) -> int:
     from eval.runner import sample
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", nargs="?", choices=("candidates", "weights"), default="candidates",
+                        help="measure candidate counts (README.md), or fit the weights (weights.md, weights.json)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
-    parser.add_argument("--report", type=Path, default=REPORT_DIR, help="where README.md goes")
+    parser.add_argument("--report", type=Path, default=REPORT_DIR, help="the folder the report goes in")
     args = parser.parse_args(argv)
     embedder = Embedder()
     embedder.warm_up()
-    reranker = HybridReranker()
-    results = {}
-    for dataset, size in SETS:
+    args.report.mkdir(parents=True, exist_ok=True)
+    sets = SETS if args.what == "candidates" else WEIGHT_SETS
+    results, rows = {}, []
+    for dataset, size in sets:
         index = benchmark_index(dataset, "train", embedder, args.data_dir)
         index.warm_up()
         examples = [e for e in sample(load(dataset, "train", args.data_dir), size, SEED) if e.answerable]
-        results[dataset] = (len(examples), measure(examples, index, embedder, reranker))
-    text = report(results)
-    args.report.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(args.report / "README.md", text)
+        if args.what == "candidates":
+            results[dataset] = (len(examples), measure(examples, index, embedder, HybridReranker()))
+        else:
+            rows += scored(examples, index, embedder)
+    if args.what == "candidates":
+        text = report(results)
+        atomic_write_text(args.report / "README.md", text)
+    else:
+        fit = fit_weights(rows)
+        text = weights_report(fit)
+        atomic_write_text(args.report / "weights.json", json.dumps(fit, indent=1) + "\n")
+        atomic_write_text(args.report / "weights.md", text)
     print(text)
     return 0
 
