@@ -76,7 +76,9 @@ class AskRequest(BaseModel):
 class ClosestPassage(BaseModel):
     title: str
     text: str
-    score: float
+    score: float = Field(description="the score it was ranked by: the reranker's where the tier reranks, else the "
+                                     "retrieval cosine (as a citation's)")
+    source: str = Field(description="where it comes from: a page's address or a file's name")
     passage_id: str
 
 

@@ -33,7 +33,7 @@ from components.answerability import AnswerabilityModel
 from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, gguf_file_name, preset_installed
-from components.passages import SourceDocument
+from components.passages import SourceDocument, source_of
 from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
@@ -109,15 +109,6 @@ def validate_session_id(session_id: object) -> str:
     return session_id
 
 
-def source_of(metadata: dict[str, Any], fallback: str) -> str:
-    """Where a passage comes from, as a reader knows it: a page's address, a file's name."""
-    if metadata.get("url"):
-        return metadata["url"]
-    if metadata.get("name"):
-        return metadata["name"]
-    return Path(metadata["path"]).name if metadata.get("path") else fallback
-
-
 def public_citation(c: dict[str, Any]) -> dict[str, Any]:
     return {"n": c["n"], "title": c["title"], "text": c["text"], "score": round(float(c["score"]), 4),
             "source": source_of(c.get("metadata") or {}, c["passage_id"]), "passage_id": c["passage_id"],
@@ -139,7 +130,8 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """The closest passages, as the API gives them when no answer is given or none is supported."""
     if not trace.get("abstained") and trace.get("supported", True):
         return []
-    return [{"title": p["title"], "text": p["text"], "score": round(float(p["score"]), 4), "passage_id": p["id"]}
+    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), 4), "source": p.get("source", p["id"]),
+             "passage_id": p["id"]}
             for p in closest_passages({"trace": trace})]
 
 
@@ -233,9 +225,18 @@ def apart(score: float, threshold: float) -> tuple[str, str]:
     return shown
 
 
+def ranking_score(passage: dict[str, Any]) -> float:
+    """The score a passage was ranked by: the reranker's where it scored the passage, else retrieval's
+    (a citation shows the same)."""
+    rerank = passage.get("rerank_score")
+    return float(passage["score"] if rerank is None else rerank)
+
+
 def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The best retrieved passages, shown when the answer was not given or not supported."""
-    return list(result.get("trace", {}).get("passages") or [])[:CLOSEST_SHOWN]
+    """The best retrieved passages, best first by :func:`ranking_score` (the evidence's own order may be
+    document-diverse), shown when the answer was not given or not supported."""
+    passages = result.get("trace", {}).get("passages") or []
+    return sorted(passages, key=ranking_score, reverse=True)[:CLOSEST_SHOWN]
 
 
 def cost_line(result: dict[str, Any]) -> str:

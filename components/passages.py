@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import pysbd
@@ -47,6 +48,16 @@ class Passage:
     def embedding_text(self) -> str:
         """What the embedder sees: the title gives a bare sentence its subject."""
         return f"{self.title}: {self.text}" if self.title else self.text
+
+
+def source_of(metadata: dict[str, Any], fallback: str) -> str:
+    """Where a passage comes from, as a reader knows it: a page's address, a file's name (never a path on
+    the server); ``fallback`` (its id) when its metadata says neither."""
+    if metadata.get("url"):
+        return metadata["url"]
+    if metadata.get("name"):
+        return metadata["name"]
+    return Path(metadata["path"]).name if metadata.get("path") else fallback
 
 
 MAX_PASSAGE_WORDS = 150

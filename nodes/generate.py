@@ -24,6 +24,7 @@ from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
 from components.generator import StopRule, context_room, max_tokens_kwargs
+from components.passages import source_of
 from components.reranker import content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
@@ -386,7 +387,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             "corrected": state.get("corrections", 0) > 0,
             "passages": [
                 {"id": p["id"], "title": p["title"], "text": p["text"], "score": p["score"],
-                 "rerank_score": p.get("rerank_score")}
+                 "rerank_score": p.get("rerank_score"), "source": source_of(p.get("metadata") or {}, p["id"])}
                 for p in passages
             ],
             "context": format_evidence(evidence),

@@ -290,6 +290,7 @@ class TracePassage(TypedDict):
     text: str
     score: float  # retrieval cosine
     rerank_score: float | None
+    source: NotRequired[str]  # where it comes from (components.passages.source_of); absent in older records
 
 
 class Trace(TypedDict, total=False):

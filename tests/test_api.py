@@ -1,5 +1,6 @@
 """The HTTP API and the service behind it, on real components (small index, SmolLM2)."""
 
+from urllib.parse import quote
 import json
 import shutil
 import threading
@@ -90,7 +91,9 @@ class TestAsk:
         always = client.post("/ask", json={**question, "abstain_threshold": 1}).json()
         assert always["abstained"] is True and always["citations"] == [] and always["supported"] is False
         assert always["answerability"]["decision"] == "abstain" and always["answerability"]["threshold"] == 1.0
-        assert always["closest"] and {"title", "text", "score", "passage_id"} <= set(always["closest"][0])
+        assert always["closest"] and {"title", "text", "score", "passage_id", "source"} <= set(always["closest"][0])
+        closest = always["closest"][0]  # where it comes from, as a citation says it: the article's address
+        assert closest["source"] == "https://en.wikipedia.org/wiki/" + quote(closest["title"].replace(" ", "_"))
         if never["answerability"]["by"] == "model":
             pytest.skip("the model abstained by itself: the check had nothing to decide")
         assert never["answerability"]["decision"] == "answer" and not never["abstained"]

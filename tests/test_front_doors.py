@@ -146,3 +146,24 @@ def test_an_answer_read_from_no_passage_says_so_in_every_front_door():
     assert unsupported_note({**read, "supported": True}) is None and unsupported_note({**read, "abstained": True}) is None
     # a turn stored before session 32 does not say what was read: the general warning
     assert unsupported_note({"answer": "1889", "citations": [], "supported": False}).startswith("Unsupported")
+
+
+def test_the_closest_passages_come_best_first_with_the_score_that_ranked_them():
+    """An abstention's closest passages: the reranker's best first, each with the reranker's score (the
+    score its citations show), even where the evidence was put in document-diverse order; passages no
+    reranker scored, by their retrieval score (a corrective retrieval appends its passages after the first)."""
+    from app.service import closest_passages, public_closest
+
+    def passage(pid, dense, rerank):
+        return {"id": pid, "title": pid.title(), "text": f"{pid} text", "score": dense, "rerank_score": rerank}
+
+    # title-diverse order: the second document's best passage moved ahead of the first's second best
+    reranked = [passage("vasari", 0.52, 0.71), passage("leonardo", 0.57, 0.78), passage("mona", 0.50, 0.60),
+                passage("louvre", 0.49, 0.55)]
+    trace = {"abstained": True, "passages": reranked}
+    assert [p["id"] for p in closest_passages({"trace": trace})] == ["leonardo", "vasari", "mona"]
+    shown = public_closest(trace)
+    assert [(p["passage_id"], p["score"]) for p in shown] == [("leonardo", 0.78), ("vasari", 0.71), ("mona", 0.6)]
+    dense_only = [passage("b", 0.4, None), passage("a", 0.6, None)]
+    assert [(p["passage_id"], p["score"]) for p in public_closest({"abstained": True, "passages": dense_only})] == [
+        ("a", 0.6), ("b", 0.4)]
