@@ -173,7 +173,10 @@ def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
 def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
     """The (at most two) evidence items that best support the answer (:func:`grounds`), best first;
     none when no item holds :data:`SUPPORT_COVERAGE` of what it claims, or it claims nothing."""
-    claim = claim_words(question, answer)
+    return _best_grounds(claim_words(question, answer), evidence)
+
+
+def _best_grounds(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[int]:
     if not claim:
         return []
     scored = sorted(((grounds(e, claim), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
@@ -190,7 +193,7 @@ def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[E
     supported = [n for n in marked if grounds(evidence[n - 1], claim) >= SUPPORT_COVERAGE]
     if supported:
         return supported, "model"
-    attributed = attribute(question, answer, evidence)
+    attributed = _best_grounds(claim, evidence)
     return (attributed, "attributed") if attributed else ([], "unsupported")
 
 
