@@ -569,11 +569,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
             return f"**Could not add the documents:** {plain(str(exc))}"
         lines = [f"**Added {counted(report.passages_added, 'passage')}** from {counted(report.documents, 'document')}."]
         if report.passages_present:
-            lines.append(f"{counted(report.passages_present, 'passage')} {'was' if report.passages_present == 1 else 'were'} "
+            lines.append(f"{counted(report.passages_present, 'passage')} {was(report.passages_present)} "
                          "already in the knowledge base.")
         if report.passages_replaced or report.passages_removed:
             lines.append(f"{counted(report.passages_replaced, 'passage')} changed and {report.passages_removed} "
-                         f"{'was' if report.passages_removed == 1 else 'were'} dropped: "
+                         f"{was(report.passages_removed)} dropped: "
                          "a file added again is cut into passages the way this version cuts it.")
         lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
         for skipped in report.skipped:
@@ -690,6 +690,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
 def counted(n: int, noun: str) -> str:
     """``n`` and the noun, singular for one: "1 passage", "36,526 passages"."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def was(n: int) -> str:
+    """The verb for ``n`` things: "1 passage was", "2 passages were"."""
+    return "was" if n == 1 else "were"
 
 
 def _role(message: Any) -> str:
