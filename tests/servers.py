@@ -24,10 +24,11 @@ def free_port() -> int:
 
 
 def start_server(index_dir: Path, work: Path, *extra: str, log: str = "server.log",
-                 port: int | None = None) -> tuple[subprocess.Popen, str]:
+                 port: int | None = None, wait: bool = True) -> tuple[subprocess.Popen, str]:
     """Start ``adaptive-rag serve`` in ``work`` (the index is copied there once) and wait until it
     answers HTTP; the caller waits for /health to say "ok" (it may need a login). ``port``: the
-    same one again, for a restart a browser must not notice (its storage is per origin)."""
+    same one again, for a restart a browser must not notice (its storage is per origin).
+    ``wait=False`` returns at once, the server's output a text pipe (``proc.stdout``) instead of ``log``."""
     if not (work / "index").exists():
         shutil.copytree(index_dir, work / "index")
     port = port or free_port()
@@ -38,8 +39,11 @@ def start_server(index_dir: Path, work: Path, *extra: str, log: str = "server.lo
          "--model", "smollm2-135m", "--tier", "easy",
          # each test answers afresh (a repeated question would otherwise be served from the cache)
          *(() if "--query-cache" in extra else ("--query-cache", "off")), *extra],
-        cwd=ROOT, stdout=(work / log).open("w"), stderr=subprocess.STDOUT, env=env)
+        cwd=ROOT, stdout=(work / log).open("w") if wait else subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+        text=not wait)
     url = f"http://127.0.0.1:{port}"
+    if not wait:
+        return proc, url
     deadline = time.time() + 180
     while time.time() < deadline:
         if proc.poll() is not None:

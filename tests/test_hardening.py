@@ -394,27 +394,17 @@ def test_the_server_says_it_is_serving_only_once_it_answers(index_dir, tmp_path)
     """Noticed in session 40 (`make run` from a fresh clone): "serving on http://…" came a moment
     before the socket took connections (the chat was still being built), so a request right after
     the line was refused."""
-    import subprocess
-    import sys
+    from servers import start_server
 
-    from servers import ROOT, free_port
-
-    shutil.copytree(index_dir, tmp_path / "index")
-    port = free_port()
-    env = {**os.environ, "ADAPTIVE_RAG_CACHE": str(tmp_path / "cache"), "GRADIO_TEMP_DIR": str(tmp_path / "gradio")}
-    env.pop("ADAPTIVE_RAG_AUTH", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--index", str(tmp_path / "index"),
-         "--model", "smollm2-135m", "--query-cache", "off"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    proc, url = start_server(index_dir, tmp_path, wait=False)
     try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
+        assert proc.stdout is not None
+        for line in proc.stdout:
             if line.startswith("serving on"):
                 break
         else:
             pytest.fail(f"the server exited without serving (rc {proc.wait()})")
-        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200
+        assert httpx.get(f"{url}/health", timeout=5).status_code == 200
     finally:
         proc.terminate()
         proc.wait(timeout=30)
