@@ -19,8 +19,9 @@ from nodes.base import context_of, timed
 from pipeline.context import RAGContext
 from pipeline.state import State
 
-NOT_CACHED = ("question", "timings_ms", "energy", "cache")
-"""Trace keys that describe one run, not the answer: never stored, never served."""
+NOT_CACHED = ("question", "timings_ms", "energy", "cache", "rewrite")
+"""Trace keys that describe one run, not the answer: never stored, never served (``rewrite``: how that
+turn's question was read, which a later turn asking the same did not need)."""
 
 
 @timed("lookup_cache")

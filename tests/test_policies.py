@@ -355,6 +355,22 @@ class TestQueryCacheInTheGraph:
         after = graph.invoke({"question": QUESTION}, context=cached)
         assert "cache" not in after["trace"]
 
+    def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
+        """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
+        die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
+        question that was no follow-up. How a turn's question was read belongs to that turn."""
+        from app.service import rewritten_question
+
+        cache = QueryCache()
+        question = "When did Leonardo da Vinci die?"
+        scope = scope_key(ctx.model_name, ctx.pipeline.with_overrides(None), ctx.index.revision)
+        trace = {"tier": "easy", "rewrite": {"original": "when did he die?", "standalone": question, "method": "model"}}
+        cache.store(question, ctx.embedder.embed_query(question), scope, "1519", [], trace)
+        out = graph.invoke({"question": question}, context=replace(ctx, query_cache=cache))
+        assert out["trace"]["cache"]["hit"] == "exact" and out["answer"] == "1519"
+        assert "rewrite" not in out["trace"] and rewritten_question(out["trace"]) is None
+        assert out["trace"]["tier"] == "easy"  # how the answer was made is still served
+
     def test_questions_with_their_own_documents_are_never_cached(self, ctx):
         cached = replace(ctx, query_cache=QueryCache())
         docs = [{"title": "Zorblax", "text": "The Zorblax engine was invented by Ada Quill in 1901."}]
