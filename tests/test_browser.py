@@ -133,6 +133,35 @@ def test_follow_up_is_rewritten(page):
     assert "follow-up read as" in wait_answered(page, count=2)
 
 
+def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, index_dir, tmp_path_factory):
+    """Found trying the chat (session 41): a follow-up's answer was cached under its rewrite; asked as
+    written on a new page, it came back saying "follow-up read as: ..." of a question that was no follow-up."""
+    import re
+
+    work = tmp_path_factory.mktemp("cached")
+    proc, url = start_server(index_dir, work, "--query-cache", str(work / "query_cache.sqlite"))
+    first, second = (browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2))
+    try:
+        wait_healthy(url)
+        page = first.new_page()
+        open_chat(page, url)
+        ask(page, "Who developed the theory of relativity?")
+        wait_answered(page)
+        ask(page, "When was he born?")
+        rewrite = re.search(r"follow-up read as: (.+)", wait_answered(page, count=2))
+        assert rewrite, "the follow-up was not rewritten"
+        fresh = second.new_page()
+        open_chat(fresh, url)
+        ask(fresh, rewrite.group(1).strip())
+        text = wait_for_text(fresh, "#chatbot", "answered before")  # the cached answer, served
+        assert "follow-up read as" not in text
+    finally:
+        first.close()
+        second.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
     """Chat issue, defect 4: an uploaded file's source was a server path under the cache."""
     doc = tmp_path / "zorblax_engine.md"
