@@ -133,10 +133,15 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
         print(format_answer(result, show_trace))
         return result
     result: dict[str, Any] = {}
+    held = ""  # trailing whitespace, printed only once a word follows it (an answer ends at its last word)
     for event in service.stream(question, session_id=session_id):
         if event["type"] == "token":
-            print(event["text"], end="", flush=True)
+            text = held + event["text"]
+            shown = text.rstrip()
+            held = text[len(shown):]
+            print(shown, end="", flush=True)
         elif event["type"] == "escalate":  # the streamed answer was unsure: say so, then stream the new one
+            held = ""
             print(f"\n(not sure: reading more evidence, tier {event['to']})", flush=True)
         elif event["type"] == "result":
             result = event

@@ -204,3 +204,20 @@ def test_serve_keeps_the_query_cache_where_it_is_told(monkeypatch, tmp_path):
     assert _query_cache("sqlite") == str(tmp_path / "query_cache.sqlite")
     assert _query_cache("memory") == ":memory:" and _query_cache("off") is None
     assert _query_cache(str(tmp_path / "q.sqlite")) == str(tmp_path / "q.sqlite")
+
+
+def test_a_streamed_answer_ends_where_its_words_end(capsys, monkeypatch):
+    """Noticed in session 40: `adaptive-rag ask` printed "Leonardo da Vinci " (the space before the
+    model's citation marker was streamed); a space is printed only once a word follows it."""
+    import app.cli as cli_module
+
+    class Streaming:
+        def stream(self, question, session_id=None):
+            yield from ({"type": "token", "text": t} for t in ["Paris", " ", "\n"])
+            yield {"type": "escalate", "to": "medium"}
+            yield from ({"type": "token", "text": t} for t in ["Leonardo", " da", " ", "Vinci", " "])
+            yield {"type": "result"}
+
+    monkeypatch.setattr(cli_module, "format_answer", lambda *args, **kwargs: "summary")
+    cli_module._ask_once(Streaming(), "Who?", show_trace=False, stream=True)
+    assert capsys.readouterr().out == "Paris\n(not sure: reading more evidence, tier medium)\nLeonardo da Vinci\n\nsummary\n"
