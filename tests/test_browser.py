@@ -49,10 +49,16 @@ def page(browser, server):
     url, _ = server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     yield page
     context.close()
+
+
+def chat_page(context, url: str):
+    """A new page of ``context`` (a browser or a browser context) with the chat open and restored."""
+    page = context.new_page()
+    open_chat(page, url)
+    return page
 
 
 def open_chat(page, url: str) -> None:
@@ -143,15 +149,13 @@ def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, in
     first, second = (browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2))
     try:
         wait_healthy(url)
-        page = first.new_page()
-        open_chat(page, url)
+        page = chat_page(first, url)
         ask(page, "Who developed the theory of relativity?")
         wait_answered(page)
         ask(page, "When was he born?")
         rewrite = re.search(r"follow-up read as: (.+)", wait_answered(page, count=2))
         assert rewrite, "the follow-up was not rewritten"
-        fresh = second.new_page()
-        open_chat(fresh, url)
+        fresh = chat_page(second, url)
         ask(fresh, rewrite.group(1).strip())
         text = wait_for_text(fresh, "#chatbot", "answered before")  # the cached answer, served
         assert "follow-up read as" not in text
@@ -222,8 +226,7 @@ def test_the_documents_table_shows_every_column_without_scrolling_sideways(brows
     context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
                                   has_touch=width < 768)
     try:
-        page = context.new_page()
-        open_chat(page, url)
+        page = chat_page(context, url)
         if width < 768:
             page.locator("button[aria-label='Toggle Sidebar']").tap()
         doc = tmp_path / "observatory_visiting_hours_and_guided_tours.txt"
@@ -285,8 +288,7 @@ def test_an_unsure_answer_escalates_visibly(browser, index_dir, tmp_path_factory
     try:
         wait_healthy(url)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        open_chat(page, url)
+        page = chat_page(context, url)
         ask(page, "Who discovered radium?")
         text = wait_answered(page)
         assert "first answer was unsure, so it read more" in text  # the fitted ladder: Medium, then Hard
@@ -411,8 +413,7 @@ def test_a_server_restart_keeps_the_conversation(browser, index_dir, tmp_path_fa
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         wait_healthy(url)
-        page = context.new_page()
-        open_chat(page, url)
+        page = chat_page(context, url)
         ask(page, "Who was Isaac Newton?")
         wait_answered(page)
         proc.terminate()  # with the page still open, as users leave their tabs during a restart
@@ -432,8 +433,7 @@ def test_phone_width(browser, server):
     tapping an example only filled the box."""
     url, work = server
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     page.wait_for_timeout(1000)
     sidebar, toggle = page.locator("#sidebar").bounding_box(), page.locator("button[aria-label='Toggle Sidebar']")
     assert sidebar["x"] + sidebar["width"] <= 60  # closed: at most its toggle's strip shows
@@ -501,8 +501,7 @@ def in_process_server(service, browser, viewport=(1200, 900)):
         deadline = time.time() + 60
         while not server.started and time.time() < deadline:
             time.sleep(0.1)
-        page = context.new_page()
-        open_chat(page, f"http://127.0.0.1:{port}")
+        page = chat_page(context, f"http://127.0.0.1:{port}")
         yield page
     finally:
         context.close()
@@ -852,8 +851,7 @@ def test_the_abstain_setting_withholds_answers_and_is_remembered(browser, server
     setting survives a reload."""
     url, _ = server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     number = setting_box(page)
     shown = number.input_value()  # the fitted threshold in percent, readable: 4.3, not 4.33132...
     assert len(shown.split(".")[-1]) <= 1 and abs(float(shown) - 100 * served_check().threshold) <= 0.05 + 1e-9
@@ -872,8 +870,7 @@ def test_the_abstain_setting_speaks_percent_as_the_chat_does(browser, server):
     and set the bar at 1, so that every answer was withheld."""
     url, work = server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     number = setting_box(page)
     assert "%" in page.locator("#abstain").inner_text()  # the label says what the number means
     type_setting(page, number, "7", settle_ms=800)
@@ -896,8 +893,7 @@ def test_a_setting_out_of_range_is_refused_and_the_box_shows_the_bar_in_use(brow
     against it."""
     url, work = server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     number = setting_box(page)
     type_setting(page, number, "7", settle_ms=800)
     type_setting(page, number, "150", settle_ms=1500)
@@ -1011,8 +1007,7 @@ def test_the_multi_hop_reading_agrees_with_where_the_question_started(browser, c
 
     url, work = cascade_server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     line = multi_hop_line(page, "Which came first, the Eiffel Tower or the Statue of Liberty?")
     found = re.search(r"([\d.]+)% likely, (below|at or above) the threshold ([\d.]+)%: started at (\w+)", line)
     assert found, line
@@ -1030,8 +1025,7 @@ def test_the_multi_hop_setting_moves_the_start_and_is_remembered(browser, cascad
 
     url, work = cascade_server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    open_chat(page, url)
+    page = chat_page(context, url)
     number = setting_box(page, "multi-hop")
     assert abs(float(number.input_value()) - 100 * QuestionTypeModel.load().threshold) <= 0.05 + 1e-9  # in percent
     type_setting(page, number, "0")
