@@ -30,12 +30,13 @@ import numpy as np
 from components.passages import Passage
 from components.reranker import HybridReranker, Reranker
 from eval.metrics import normalize_answer
+from pipeline.configuration import RERANK_CANDIDATES
 
 CANDIDATES = (5, 10, 20)
 SETS = (("squad", 600), ("hotpotqa", 300))  # sampled, then the answerable ones kept (SQuAD 2.0: about half)
 SEED = 7
 WEIGHT_SETS = (("squad", 2000), ("hotpotqa", 800))
-WEIGHT_CANDIDATES = 10  # the cascade's RERANK_CANDIDATES
+SHIPPED = (HybridReranker.w_dense, HybridReranker.w_bm25, HybridReranker.w_title)
 GRID = tuple(itertools.product((0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), (0.0, 0.1, 0.2, 0.3, 0.4), (0.0, 0.05, 0.1, 0.2)))
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "rerank"
 
@@ -95,7 +96,7 @@ def held_out(example) -> bool:
     return bool(zlib.crc32(key.encode("utf-8")) & 1)
 
 
-def scored(examples, index, embedder, candidates: int = WEIGHT_CANDIDATES) -> list[Scored]:
+def scored(examples, index, embedder, candidates: int = RERANK_CANDIDATES) -> list[Scored]:
     rows = []
     for e in examples:
         hits = index.search(embedder.embed_query(e.question), candidates)
@@ -129,7 +130,7 @@ def objective(by_dataset: dict[str, list[float]]) -> float:
     return float(np.mean([r[i] for r in by_dataset.values() for i in (0, 1)]))
 
 
-def fit_weights(rows: Sequence[Scored], grid=GRID, shipped=(0.6, 0.3, 0.1)) -> dict:
+def fit_weights(rows: Sequence[Scored], grid=GRID, shipped=SHIPPED) -> dict:
     """Every grid triple scored on the fit half; the best chosen (ties: nearest the shipped triple, the
     weights normalised to sum 1), and it and the shipped triple scored on the held-out half."""
     datasets = sorted({r.dataset for r in rows})
@@ -156,7 +157,7 @@ def fit_weights(rows: Sequence[Scored], grid=GRID, shipped=(0.6, 0.3, 0.1)) -> d
 def weights_report(fit: dict) -> str:
     lines = ["# The hybrid reranker's weights", "",
              "Written by `python -m training.rerank weights` from the train splits only (no generator involved). "
-             f"A grid of {len(GRID)} weight triples (dense, BM25, title), the reranker keeping five of ten dense "
+             f"A grid of {len(GRID)} weight triples (dense, BM25, title), the reranker keeping five of {RERANK_CANDIDATES} dense "
              "candidates; chosen on one half of the answerable training questions by the mean of the first-relevant "
              "and one-of-the-first-two rates of both datasets, reported on the other half (SQuAD 2.0 halves split "
              "by article). Relevance as in README.md.", ""]
