@@ -102,7 +102,8 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
 def format_answer(result: dict[str, Any], show_trace: bool = False, include_answer: bool = True) -> str:
     """An answer as the service returns it (unless already streamed), its sources, a cost line and
     optionally the trace."""
-    from app.service import abstention_note, closest_passages, cost_line, ranking_score, unsupported_note
+    from app.service import abstention_note, closest_passages, cost_line, unsupported_note
+    from components.passages import ranking_score
 
     lines = [result["answer"] or "(no answer)"] if include_answer else []
     if result.get("written_answer"):  # the answer is the short form of what the model wrote (and streamed)
@@ -118,7 +119,7 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
             lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
     elif note and (closest := closest_passages(result)):  # none for an answer read from no passage
         lines += ["", "Closest passages:"]
-        lines += [f"  {p['title']} ({p.get('source', p['id'])}, score {ranking_score(p):.2f}): {p['text']}" for p in closest]
+        lines += [f"  {p['title']} ({p['source']}, score {ranking_score(p):.2f}): {p['text']}" for p in closest]
     lines.append("")
     lines.append(cost_line(result))
     if show_trace:

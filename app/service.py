@@ -33,7 +33,7 @@ from components.answerability import AnswerabilityModel
 from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, gguf_file_name, preset_installed
-from components.passages import SourceDocument, source_of
+from components.passages import SourceDocument, ranking_score, source_of
 from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
@@ -130,7 +130,7 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """The closest passages, as the API gives them when no answer is given or none is supported."""
     if not trace.get("abstained") and trace.get("supported", True):
         return []
-    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), 4), "source": p.get("source", p["id"]),
+    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), 4), "source": p["source"],
              "passage_id": p["id"]}
             for p in closest_passages({"trace": trace})]
 
@@ -225,18 +225,13 @@ def apart(score: float, threshold: float) -> tuple[str, str]:
     return shown
 
 
-def ranking_score(passage: dict[str, Any]) -> float:
-    """The score a passage was ranked by: the reranker's where it scored the passage, else retrieval's
-    (a citation shows the same)."""
-    rerank = passage.get("rerank_score")
-    return float(passage["score"] if rerank is None else rerank)
-
-
 def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The best retrieved passages, best first by :func:`ranking_score` (the evidence's own order may be
-    document-diverse), shown when the answer was not given or not supported."""
+    document-diverse), shown when the answer was not given or not supported. Each names its source; a
+    passage kept before passages carried one (an old conversation or cached answer) names its id."""
     passages = result.get("trace", {}).get("passages") or []
-    return sorted(passages, key=ranking_score, reverse=True)[:CLOSEST_SHOWN]
+    return [{**p, "source": p.get("source") or p["id"]}
+            for p in sorted(passages, key=ranking_score, reverse=True)[:CLOSEST_SHOWN]]
 
 
 def cost_line(result: dict[str, Any]) -> str:

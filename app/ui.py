@@ -24,9 +24,9 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import (Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, ranking_score,
-                         unsupported_note)
+from app.service import Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, unsupported_note
 from components.model_files import cache_dir
+from components.passages import ranking_score
 from nodes.generate import is_abstention
 from components.storage import atomic_write_text
 from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, is_probability, validate_question
@@ -285,7 +285,7 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
         messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
     if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
         for i, p in enumerate(closest_passages(result), 1):
-            messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p.get("source", ""),
+            messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p["source"],
                                             ranking_score(p)))
     messages.append(gr.ChatMessage(role="assistant", content=figures(result),
                                    metadata={"title": summary_line(result), "status": "done"}))

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 import pysbd
 
@@ -58,6 +58,13 @@ def source_of(metadata: dict[str, Any], fallback: str) -> str:
     if metadata.get("name"):
         return metadata["name"]
     return Path(metadata["path"]).name if metadata.get("path") else fallback
+
+
+def ranking_score(passage: Mapping[str, Any]) -> float:
+    """The score a passage was ranked by: the reranker's where it scored the passage, else retrieval's
+    (0 for a passage with neither). Citations and an abstention's closest passages show this one."""
+    rerank = passage.get("rerank_score")
+    return float(passage.get("score", 0.0) if rerank is None else rerank)
 
 
 MAX_PASSAGE_WORDS = 150

@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
 from components.generator import StopRule, context_room, max_tokens_kwargs
-from components.passages import source_of
+from components.passages import ranking_score, source_of
 from components.reranker import content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
@@ -342,7 +342,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             "passage_id": item["passage_id"],
             "title": item["title"],
             "text": hit.get("text", item["text"]),
-            "score": hit.get("rerank_score", hit.get("score", 0.0)),
+            "score": ranking_score(hit),
             "metadata": hit.get("metadata", {}),
         })
     usage: Mapping[str, Any] = reply.usage_metadata or {}

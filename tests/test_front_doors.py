@@ -167,3 +167,15 @@ def test_the_closest_passages_come_best_first_with_the_score_that_ranked_them():
     dense_only = [passage("b", 0.4, None), passage("a", 0.6, None)]
     assert [(p["passage_id"], p["score"]) for p in public_closest({"abstained": True, "passages": dense_only})] == [
         ("a", 0.6), ("b", 0.4)]
+
+
+def test_a_closest_passage_stored_without_a_source_shows_its_id_in_every_front_door():
+    """A trace kept before passages carried their source (an old conversation, a cached answer): the
+    closest passages name the passage id as their source, the same in the chat, the API and the CLI."""
+    from app.service import closest_passages, public_closest
+
+    old = {"abstained": True, "passages": [{"id": "wiki/Louvre#p0s0", "title": "Louvre", "text": "A museum.",
+                                            "score": 0.5}]}
+    assert [p["source"] for p in closest_passages({"trace": old})] == ["wiki/Louvre#p0s0"]
+    assert [p["source"] for p in public_closest(old)] == ["wiki/Louvre#p0s0"]
+    assert "source" not in old["passages"][0]  # the stored trace is not changed

@@ -1,6 +1,7 @@
 import pytest
 
-from components.passages import ChunkingConfig, Passage, SourceDocument, chunk_document, split_sentences
+from components.passages import (ChunkingConfig, Passage, SourceDocument, chunk_document, ranking_score, source_of,
+                                 split_sentences)
 
 DOC = SourceDocument(
     doc_id="doc/1",
@@ -100,3 +101,17 @@ class TestLongSentences:
     def test_max_words_is_validated(self):
         with pytest.raises(ValueError):
             ChunkingConfig(max_words=0)
+
+
+class TestWhatAReaderSees:
+    def test_ranking_score_is_the_rerankers_where_it_scored_the_passage(self):
+        assert ranking_score({"score": 0.4, "rerank_score": 0.7}) == 0.7
+        assert ranking_score({"score": 0.4, "rerank_score": 0.0}) == 0.0  # a zero is a score, not a missing one
+        assert ranking_score({"score": 0.4, "rerank_score": None}) == 0.4
+        assert ranking_score({"score": 0.4}) == 0.4
+        assert ranking_score({}) == 0.0  # a citation whose passage is no longer among the hits
+
+    def test_source_of_never_gives_a_server_path(self):
+        assert source_of({"url": "https://en.wikipedia.org/wiki/X", "path": "/srv/x.txt"}, "x#p0") == "https://en.wikipedia.org/wiki/X"
+        assert source_of({"path": "/srv/kb/notes.txt"}, "x#p0") == "notes.txt"
+        assert source_of({}, "x#p0") == "x#p0"
