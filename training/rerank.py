@@ -97,13 +97,13 @@ def held_out(example) -> bool:
 
 
 def scored(examples, index, embedder, candidates: int = RERANK_CANDIDATES) -> list[Scored]:
-    rows = []
+    rows, reranker = [], HybridReranker()  # only its features are read: the weights are what the fit varies
     for e in examples:
         hits = index.search(embedder.embed_query(e.question), candidates)
         passages = [h.passage for h in hits]
         rel = relevance(e)
         gold = frozenset(e.evidence.get("titles", ())) if e.dataset == "hotpotqa" else frozenset()
-        rows.append(Scored(e.dataset, held_out(e), HybridReranker().features(e.question, passages, [h.score for h in hits]),
+        rows.append(Scored(e.dataset, held_out(e), reranker.features(e.question, passages, [h.score for h in hits]),
                            np.array([rel(p) for p in passages], dtype=bool), tuple(p.title for p in passages), gold))
     return rows
 
