@@ -618,7 +618,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                       "self-route: the model chooses")
             tier = gr.Dropdown(list(DEFAULT_TIERS), value=service.pipeline.tier, label="Tier (fixed policy)")
             model = gr.Dropdown(list(service.models), value=service.resources.model, label="Model", elem_id="model",
-                                info="other models load on first use" if len(service.models) > 1 else None,
+                                info="other models load on first use" if len(service.models) > 1 else
+                                "the only model this server offers (`adaptive-rag serve --models ...` offers other "
+                                "installed ones; `adaptive-rag models` lists them)",
                                 interactive=len(service.models) > 1)
             # no built-in reset: it goes back to the value the page was built with, the served model's threshold
             abstain = setting_slider(0.0, 100.0, value=default_settings["abstain_percent"], step=0.1, elem_id="abstain",

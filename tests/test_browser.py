@@ -1035,3 +1035,13 @@ def test_the_multi_hop_setting_moves_the_start_and_is_remembered(browser, cascad
     assert float(setting_box(page, "multi-hop").input_value()) == 0.0
     page.screenshot(path=str(work / "multi-hop-setting.png"), full_page=True)
     context.close()
+
+
+def test_a_model_menu_with_one_model_says_why_it_cannot_be_changed(page):
+    """The server offers one model (no --models): the menu is disabled, and it says so and how another
+    is offered, instead of a greyed-out menu that looks broken."""
+    setting_box(page)  # opens the settings
+    menu = page.locator("#model")
+    assert menu.locator("input").is_disabled()
+    explained = menu.inner_text()
+    assert "the only model this server offers" in explained and "--models" in explained, explained
