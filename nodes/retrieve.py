@@ -5,12 +5,18 @@ cut into passages as ingest cuts a file (paragraphs at blank lines, then sentenc
 ``input/<i>#p<j>s<k>``, ``metadata["doc_id"]`` ``input/<i>``), and the ``k`` closest to the question
 are the passages, as a search would give them. A document marked ``whole`` is one passage (id
 ``input/<i>``), always among them, first and in the order given. A corrective pass then takes the
-next ``k_extra`` pieces of the documents, never the index's.
+next ``k_extra`` pieces of the documents, never the index's, from the pieces and embeddings of the
+first pass (kept for the last :data:`SUPPLIED_KEPT` sets of documents, so a follow-up over the same
+documents does not cut and embed them again either).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -27,17 +33,54 @@ def _hit(passage: Passage, score: float) -> PassageHit:
     return {"id": passage.id, "title": passage.title, "text": passage.text, "metadata": passage.metadata, "score": score}
 
 
-def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: int, embedder: Embedder) -> list[PassageHit]:
-    """The passages of ``documents`` (:mod:`nodes.retrieve`'s rule): the whole documents in the order
-    given, then the ``k`` pieces of the others closest to ``query``, best first (ties in order)."""
+SUPPLIED_KEPT = 4
+"""How many sets of supplied documents keep their pieces and embeddings in this process (a set of
+documents may hold 200,000 characters: some seconds of embedding on a CPU, and a few MB kept)."""
+
+
+class SuppliedPieces(NamedTuple):
+    """Supplied documents as passages: the ``whole`` ones, the ``pieces`` of the others, and the
+    embeddings of both, in that order."""
+
+    whole: list[Passage]
+    pieces: list[Passage]
+    embeddings: np.ndarray
+
+
+_supplied: OrderedDict[tuple[str, str], SuppliedPieces] = OrderedDict()
+_supplied_lock = threading.Lock()
+
+
+def cut_and_embed(documents: Sequence[InputDocument], embedder: Embedder) -> SuppliedPieces:
+    """The passages of ``documents`` and their embeddings, cut and embedded once per set of documents
+    (the last :data:`SUPPLIED_KEPT` sets are kept)."""
+    content = json.dumps(list(documents), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    key = (embedder.name, hashlib.sha256(content).hexdigest())
+    with _supplied_lock:
+        if key in _supplied:
+            _supplied.move_to_end(key)
+            return _supplied[key]
     whole = [Passage(f"input/{i}", d["title"], d["text"], {"source": "input", "doc_id": f"input/{i}"})
              for i, d in enumerate(documents) if d.get("whole")]
     pieces = [p for i, d in enumerate(documents) if not d.get("whole")
               for p in chunk_document(SourceDocument(f"input/{i}", d["title"], tuple(text_paragraphs(d["text"])),
                                                      {"source": "input"}))]
+    texts = [p.embedding_text for p in [*whole, *pieces]]
+    cut = SuppliedPieces(whole, pieces, embedder.embed_documents(texts) if texts else np.zeros((0, 0), np.float32))
+    with _supplied_lock:
+        _supplied[key] = cut
+        while len(_supplied) > SUPPLIED_KEPT:
+            _supplied.popitem(last=False)
+    return cut
+
+
+def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: int, embedder: Embedder) -> list[PassageHit]:
+    """The passages of ``documents`` (:mod:`nodes.retrieve`'s rule): the whole documents in the order
+    given, then the ``k`` pieces of the others closest to ``query``, best first (ties in order)."""
+    whole, pieces, embeddings = cut_and_embed(documents, embedder)
     if not whole and not pieces:
         return []
-    scores = (embedder.embed_documents([p.embedding_text for p in [*whole, *pieces]]) @ query).tolist()
+    scores = (embeddings @ query).tolist()
     best = sorted(range(len(pieces)), key=lambda i: -scores[len(whole) + i])[:k]
     return [*(_hit(p, float(s)) for p, s in zip(whole, scores[:len(whole)], strict=True)),
             *(_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]

@@ -173,6 +173,23 @@ class TestInputsAndBudgets:
         assert trace["correction"]["fired"] and trace["correction"]["added"] > 0
         assert all(p["id"].startswith("input/0#") for p in trace["passages"])
 
+    def test_a_correction_on_supplied_documents_does_not_embed_them_again(self, ctx, monkeypatch):
+        """The corrective pass cut and embedded every supplied document a second time to find the next
+        pieces (up to 200,000 characters: seconds on a CPU). The first pass's pieces and embeddings serve it."""
+        embedded: list[int] = []
+        real = ctx.embedder.embed_documents
+
+        def counted(texts):
+            embedded.append(len(texts))
+            return real(texts)
+
+        monkeypatch.setattr(ctx.embedder, "embed_documents", counted)
+        text = " ".join(f"Quibble {i} is a word that means nothing much at all, said scribe {i}." for i in range(12))
+        out = graph.invoke({"question": "Who painted the Mona Lisa?", "documents": [{"title": "Q", "text": text}]},
+                           context=ctx)
+        assert out["trace"]["correction"]["fired"] and out["trace"]["correction"]["added"] > 0
+        assert embedded == [12]  # the twelve sentences, once
+
     def test_supplied_documents_are_the_evidence_of_the_default_cascade(self, ctx):
         """Two documents, fewer than the ten candidates the cascade's tiers rerank: both are candidates and
         the answer is read from them (the reranker used to drop the whole surplus of five and keep none)."""
