@@ -533,9 +533,10 @@ class LlamaCppChatModel(BaseChatModel):
     def _layout(self, messages: Sequence[BaseMessage], opening: str = "") -> PromptLayout:
         """The chat-formatted prompt's tokens, the template's stop strings, and the length of the
         instruction prefix: the tokens before the last message's content when there is a system
-        message (0 otherwise), and the tokens that content shares with ``opening`` (the text every
-        such message starts with: "Evidence:\n[1] " shares "Evidence:\n[1]", since the space goes
-        with the next word).
+        message (0 otherwise), and the tokens that content shares with ``opening`` less its trailing
+        whitespace (the text every such message starts with: "Evidence:\n[1] " pins "Evidence:\n[1]").
+        The space belongs to what follows: it goes with the next word, or stands alone before a digit,
+        and the pinned prefix must not depend on which (each would pin an instruction snapshot of its own).
 
         The template is rendered around placeholders, then each piece is tokenized on its own: the
         template's text with control tokens parsed (``<|im_start|>`` and the like), each message's
@@ -555,7 +556,7 @@ class LlamaCppChatModel(BaseChatModel):
                 if index == len(messages) - 1 and index > 0 and messages[0].type == "system":
                     prefix = len(tokens)
                     if opening and messages[index].text.startswith(opening):
-                        prefix += common_prefix(self._text_tokens(opening), content)
+                        prefix += common_prefix(self._text_tokens(opening.rstrip()), content)
                 tokens += content
                 content_end = len(tokens)
             elif piece:

@@ -184,6 +184,20 @@ class TestPrefixReuse:
         assert evaluated[True] - evaluated[opening] == shared
         assert texts[True] == texts[opening]
 
+    @pytest.mark.parametrize("title", ["2011–12 VCU Rams", "(The) Band", "\"Heroes\" (song)", "'Tis the Season", "Éire"])
+    def test_the_pinned_opening_is_the_same_whatever_the_first_title(self, tiny_generator, title):
+        """The opening's last space goes with the first title's first word, except where the tokenizer
+        keeps the space apart (a title that starts with a digit, with Qwen's): the pinned prefix took the
+        space in then, a second instruction snapshot was evaluated whole, and the first question with
+        such a title paid for it (105 prompt tokens with the default model)."""
+        from prompts import answer_messages, answer_opening
+
+        def pinned(first_title: str) -> int:
+            messages = answer_messages("When?", [{"n": 1, "title": first_title, "text": "It was in 1961."}])
+            return tiny_generator._prompt_tokens(messages, answer_opening())[2]
+
+        assert pinned(title) == pinned("Peru")
+
     def test_extended_prompt_evaluates_only_what_was_added(self, tiny_generator):
         tiny_generator.reset_cache()
         short = self.ask(tiny_generator, "Evidence: Lima is the capital of Peru.")
