@@ -212,6 +212,43 @@ class TestRetrieve:
         assert out["trace"]["correction"] == {"fired": True, "rounds": 1, "added": 5}
 
 
+class TestSuppliedPieces:
+    """Supplied documents are cut and embedded once per set of documents, for the last SUPPLIED_KEPT sets."""
+
+    class CountingEmbedder:
+        name = "counting"
+
+        def __init__(self):
+            self.calls: list[list[str]] = []
+
+        def embed_documents(self, texts):
+            self.calls.append(list(texts))
+            return np.array([[float(len(t)), 1.0] for t in texts], dtype=np.float32)
+
+    def test_the_same_documents_are_embedded_once_and_changed_ones_again(self):
+        from nodes.retrieve import supplied_passages
+
+        embedder, query = self.CountingEmbedder(), np.array([1.0, 0.0], dtype=np.float32)
+        docs = [{"title": "T", "text": "A short one. A much longer sentence than that."}]
+        first = supplied_passages(docs, query, 1, embedder)
+        assert supplied_passages(docs, query, 2, embedder)[:1] == first and len(embedder.calls) == 1
+        edited = [{"title": "T", "text": "A short one. A much longer sentence than that one."}]
+        assert supplied_passages(edited, query, 1, embedder)[0]["text"] == "A much longer sentence than that one."
+        assert len(embedder.calls) == 2  # an edited document is never read from the embeddings of the old one
+
+    def test_only_the_last_sets_are_kept(self):
+        from nodes.retrieve import SUPPLIED_KEPT, supplied_passages
+
+        embedder, query = self.CountingEmbedder(), np.array([1.0, 0.0], dtype=np.float32)
+        sets = [[{"title": "K", "text": f"Kept set number {i}."}] for i in range(SUPPLIED_KEPT + 1)]
+        for docs in sets:
+            supplied_passages(docs, query, 1, embedder)
+        supplied_passages(sets[-1], query, 1, embedder)  # still kept
+        assert len(embedder.calls) == SUPPLIED_KEPT + 1
+        supplied_passages(sets[0], query, 1, embedder)  # the oldest went
+        assert len(embedder.calls) == SUPPLIED_KEPT + 2
+
+
 class TestGradeConfidence:
     def test_threshold(self, runtime):
         settings = {"tau": 0.52}
