@@ -12,10 +12,8 @@ documents does not cut and embed them again either).
 
 from __future__ import annotations
 
-import hashlib
 import json
-import threading
-from collections import OrderedDict
+from functools import lru_cache
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -47,31 +45,22 @@ class SuppliedPieces(NamedTuple):
     embeddings: np.ndarray
 
 
-_supplied: OrderedDict[tuple[str, str], SuppliedPieces] = OrderedDict()
-_supplied_lock = threading.Lock()
-
-
 def cut_and_embed(documents: Sequence[InputDocument], embedder: Embedder) -> SuppliedPieces:
     """The passages of ``documents`` and their embeddings, cut and embedded once per set of documents
-    (the last :data:`SUPPLIED_KEPT` sets are kept)."""
-    content = json.dumps(list(documents), sort_keys=True, ensure_ascii=False).encode("utf-8")
-    key = (embedder.name, hashlib.sha256(content).hexdigest())
-    with _supplied_lock:
-        if key in _supplied:
-            _supplied.move_to_end(key)
-            return _supplied[key]
+    and embedder (the last :data:`SUPPLIED_KEPT` are kept)."""
+    return _cut_and_embed(embedder, json.dumps(list(documents), sort_keys=True, ensure_ascii=False))
+
+
+@lru_cache(maxsize=SUPPLIED_KEPT)
+def _cut_and_embed(embedder: Embedder, documents_json: str) -> SuppliedPieces:
+    documents = json.loads(documents_json)
     whole = [Passage(f"input/{i}", d["title"], d["text"], {"source": "input", "doc_id": f"input/{i}"})
              for i, d in enumerate(documents) if d.get("whole")]
     pieces = [p for i, d in enumerate(documents) if not d.get("whole")
               for p in chunk_document(SourceDocument(f"input/{i}", d["title"], tuple(text_paragraphs(d["text"])),
                                                      {"source": "input"}))]
     texts = [p.embedding_text for p in [*whole, *pieces]]
-    cut = SuppliedPieces(whole, pieces, embedder.embed_documents(texts) if texts else np.zeros((0, 0), np.float32))
-    with _supplied_lock:
-        _supplied[key] = cut
-        while len(_supplied) > SUPPLIED_KEPT:
-            _supplied.popitem(last=False)
-    return cut
+    return SuppliedPieces(whole, pieces, embedder.embed_documents(texts) if texts else np.zeros((0, 0), np.float32))
 
 
 def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: int, embedder: Embedder) -> list[PassageHit]:
