@@ -59,6 +59,10 @@ CSS += """
 #documents .cell-wrap { font-family: var(--font); }  /* the page's font, not code's: the sidebar is narrow */
 #documents td .cell-wrap { overflow-wrap: anywhere; }  /* a long file name wraps inside its column */
 #documents th .header-text { white-space: nowrap; }
+/* the files chosen for upload: Gradio keeps 128 px for the size column, which left a name about
+   35 px in the sidebar ("p….md"); the size takes what it needs and a long name wraps, never cut */
+#upload td.download { min-width: max-content; }
+#upload td.filename .stem { white-space: normal; overflow-wrap: anywhere; }
 """
 """Pass to ``gr.mount_gradio_app`` (Gradio 6 takes page CSS there, not in ``Blocks``)."""
 

@@ -245,6 +245,39 @@ def test_the_documents_table_shows_every_column_without_scrolling_sideways(brows
         context.close()
 
 
+CUT_NAMES = """() => [...document.querySelectorAll('#upload td.filename')]
+    .filter((cell) => [...cell.children].some((part) => part.scrollWidth > part.clientWidth + 1))
+    .map((cell) => cell.getAttribute('aria-label'))"""
+"""The files chosen for upload whose name the upload box shows cut short (each by its full name)."""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_files_chosen_for_upload_show_their_names(browser, server, tmp_path, width):
+    """Noticed in session 43: with "policy.md" and "broken.pdf" chosen, the upload box listed
+    "p….md" and "b….pdf"; Gradio keeps 128 px for the size column, and the narrow sidebar left the
+    names about 35 px. A long name wraps inside the box rather than being cut."""
+    url, _ = server
+    context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
+                                  has_touch=width < 768)
+    try:
+        page = chat_page(context, url)
+        if width < 768:
+            page.locator("button[aria-label='Toggle Sidebar']").tap()
+        names = ["policy.md", "broken.pdf", "observatory_visiting_hours_and_guided_tours_2026.txt"]
+        for name in names:
+            (tmp_path / name).write_text("Chosen, not added.")
+        page.locator("#upload input[type=file]").set_input_files([str(tmp_path / name) for name in names])
+        wait_for_text(page, "#upload", "guided_tours")
+        page.locator("#upload").screenshot(path=str(tmp_path / f"chosen-{width}.png"))
+        assert page.evaluate(CUT_NAMES) == []
+        box = page.locator("#upload").bounding_box()
+        for name in names:
+            cell = page.locator(f"#upload td.filename[aria-label='{name}']").bounding_box()
+            assert cell["x"] + cell["width"] <= box["x"] + box["width"] + 1, name
+    finally:
+        context.close()
+
+
 def test_document_markup_is_shown_as_text(browser):
     """Item 7 of the hardening issue: a document holding a Markdown image or a form, cited in an
     answer, must not make the browser fetch the image or show the form. A control row shows the
