@@ -116,10 +116,10 @@ def text_paragraphs(text: str) -> Iterator[str]:
     return bounded_paragraphs(PARAGRAPH_BREAK.split(text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
-def _text_paragraphs(path: Path) -> Iterator[str]:
-    """Blank-line separated paragraphs of a UTF-8 file, read a block at a time (never the whole
+def _text_paragraphs(path: Path, encoding: str = "utf-8") -> Iterator[str]:
+    """Blank-line separated paragraphs of a text file, read a block at a time (never the whole
     file): a paragraph with no blank line for ``MAX_PARAGRAPH_CHARS`` is cut there."""
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding=encoding) as fh:
         buffer = ""
         while block := fh.read(_READ_CHARS):
             buffer += block
@@ -133,12 +133,30 @@ def _text_paragraphs(path: Path) -> Iterator[str]:
         yield from bounded_paragraphs([buffer])
 
 
-def _check_utf8(path: Path) -> None:
-    """Raise ``UnicodeDecodeError`` if the file is not UTF-8, reading it a block at a time."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
+BYTE_ORDER_MARKS = (  # UTF-32's little-endian mark starts with UTF-16's: it is looked for first
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+"""Marks a text file may start with, and the codec that reads such a file (and drops the mark):
+Windows Notepad saves "Unicode" as UTF-16 with a mark, and some editors put one before UTF-8."""
+NOT_TEXT = "not text (UTF-8, or UTF-16 or UTF-32 with a byte-order mark)"
+
+
+def text_encoding(path: Path) -> str:
+    """The encoding of a text file: the one its byte-order mark names, else UTF-8."""
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    return next((encoding for mark, encoding in BYTE_ORDER_MARKS if head.startswith(mark)), "utf-8")
+
+
+def _check_text(path: Path, encoding: str) -> None:
+    """Raise ``UnicodeDecodeError`` if the file does not decode as ``encoding`` or holds a NUL
+    character (as UTF-16 without a mark does, read as UTF-8), reading it a block at a time."""
+    decoder = codecs.getincrementaldecoder(encoding)()
     with path.open("rb") as fh:
         while block := fh.read(1 << 20):
-            decoder.decode(block)
+            if "\x00" in decoder.decode(block):
+                raise UnicodeDecodeError(encoding, block, 0, len(block), "a NUL character: not text")
     decoder.decode(b"", final=True)
 
 
@@ -175,10 +193,11 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
                     raise ValueError("PDF is encrypted")
             first, paragraphs = _first(_pdf_paragraphs(path))
         else:
-            _check_utf8(path)
-            first, paragraphs = _first(_text_paragraphs(path))
+            encoding = text_encoding(path)
+            _check_text(path, encoding)
+            first, paragraphs = _first(_text_paragraphs(path, encoding))
     except UnicodeDecodeError:
-        return Skipped(label, "not UTF-8 text")
+        return Skipped(label, NOT_TEXT)
     except Exception as exc:  # pymupdf raises several types for damaged files
         # the reader names the file it opened: a stored copy's path, which the user neither knows nor needs
         return Skipped(label, f"unreadable: {str(exc).replace(str(path), Path(label).name)}")

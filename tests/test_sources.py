@@ -32,7 +32,7 @@ class TestFolder:
         (tmp_path / "notes.txt").write_text("The launch code is Falcon.\n\nSecond paragraph.")
         (tmp_path / "guide.md").write_text("# Widget Guide\n\nWidgets are blue.\n\n## Care\nKeep them dry.")
         (tmp_path / "empty.txt").write_text("   ")
-        (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00\x81")
+        (tmp_path / "binary.txt").write_bytes(b"\x00\x81\xff\xfe")  # no byte-order mark: read as UTF-8, and it is not
         (tmp_path / "image.png").write_bytes(b"\x89PNG")
         (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
         pdf = pymupdf.open()
@@ -48,7 +48,7 @@ class TestFolder:
         assert "Orinoco" in paragraphs["doc"][0]
         assert paragraphs["Widget Guide"] == ("Widgets are blue.", "Care\nKeep them dry.")
         assert skipped["empty.txt"].startswith("empty")
-        assert skipped["binary.txt"] == "not UTF-8 text"
+        assert skipped["binary.txt"].startswith("not text")
         assert skipped["image.png"].startswith("unsupported type .png")
         assert skipped["broken.pdf"].startswith("unreadable") and str(tmp_path) not in skipped["broken.pdf"]
 
@@ -60,6 +60,41 @@ class TestFolder:
         path = tmp_path / "a.txt"
         path.write_text("Hello there.")
         assert read_file(path).doc_id == f"file/{path.resolve()}"
+
+
+class TestEncodings:
+    """Noticed in session 43: a text file saved by Windows Notepad as "Unicode" (UTF-16 with a
+    byte-order mark) was skipped as "not UTF-8 text", and a Markdown file saved as UTF-8 with a
+    byte-order mark kept the mark in front of its heading, so its title was lost."""
+
+    TEXT = "# Kettle Guide\n\nThe kettle boils in 90 seconds.\n\n## Care\nDescale it monthly."
+
+    @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+    def test_a_byte_order_mark_names_the_encoding(self, tmp_path, encoding):
+        path = tmp_path / "kettle.md"
+        data = self.TEXT.encode(encoding)
+        if encoding in ("utf-16-le", "utf-16-be"):  # these codecs write no mark of their own
+            data = "\ufeff".encode(encoding) + data
+        path.write_bytes(data)
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped), doc
+        assert doc.title == "Kettle Guide"
+        assert tuple(doc.paragraphs) == ("The kettle boils in 90 seconds.", "Care\nDescale it monthly.")
+
+    @pytest.mark.parametrize("data", [b"\x93quoted\x94 in Windows-1252", "# Kettle Guide".encode("utf-16-le")],
+                             ids=["windows-1252", "utf-16-without-mark"])
+    def test_without_a_mark_a_file_must_be_utf8_and_hold_no_nul(self, tmp_path, data):
+        """UTF-16 without a mark decodes as UTF-8 (every other byte a NUL): text holds no NUL."""
+        path = tmp_path / "kettle.txt"
+        path.write_bytes(data)
+        skipped = read_file(path)
+        assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
+
+    def test_a_mark_with_broken_text_after_it_is_skipped(self, tmp_path):
+        path = tmp_path / "odd.txt"
+        path.write_bytes(b"\xff\xfe" + b"\x00\xd8")  # UTF-16-LE mark, then half a surrogate pair
+        skipped = read_file(path)
+        assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
 
 
 class TestTextParagraphs:
