@@ -116,10 +116,12 @@ def text_paragraphs(text: str) -> Iterator[str]:
     return bounded_paragraphs(PARAGRAPH_BREAK.split(text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
-def _text_paragraphs(path: Path, encoding: str = "utf-8") -> Iterator[str]:
-    """Blank-line separated paragraphs of a text file, read a block at a time (never the whole
-    file): a paragraph with no blank line for ``MAX_PARAGRAPH_CHARS`` is cut there."""
+def _text_paragraphs(path: Path, encoding: str = "utf-8", skip: int = 0) -> Iterator[str]:
+    """Blank-line separated paragraphs of a text file after its first ``skip`` characters, read a
+    block at a time (never the whole file): a paragraph with no blank line for
+    ``MAX_PARAGRAPH_CHARS`` is cut there."""
     with path.open(encoding=encoding) as fh:
+        fh.read(skip)
         buffer = ""
         while block := fh.read(_READ_CHARS):
             buffer += block
@@ -160,6 +162,35 @@ def _check_text(path: Path, encoding: str) -> None:
     decoder.decode(b"", final=True)
 
 
+FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.DOTALL | re.MULTILINE)
+"""YAML front matter (Jekyll, Hugo, Obsidian): a block between ``---`` lines opening a Markdown
+file, closed by ``---`` or ``...``."""
+FRONT_MATTER_CHARS = 1 << 14
+"""How far into a Markdown file its front matter may end."""
+HEADING = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*(?:\n|\Z)")
+"""A Markdown heading line (ATX: ``#`` to ``######``, then a space), with its text as group 1."""
+
+
+def _front_matter(path: Path, encoding: str) -> tuple[str | None, int]:
+    """The title a Markdown file's YAML front matter gives (``None`` without one), and how many
+    characters the front matter takes (0 when the file has none): metadata, never a passage. An
+    opening block that is not a YAML mapping is not front matter (``---`` is also a rule)."""
+    import yaml
+
+    with path.open(encoding=encoding) as fh:
+        match = FRONT_MATTER.match(fh.read(FRONT_MATTER_CHARS))
+    if match is None:
+        return None, 0
+    try:
+        meta = yaml.safe_load(match.group(1)) if match.group(1).strip() else {}
+    except yaml.YAMLError:
+        return None, 0
+    if not isinstance(meta, dict):
+        return None, 0
+    title = meta.get("title")
+    return (" ".join(title.split()) or None) if isinstance(title, str) else None, match.end()
+
+
 def _pdf_paragraphs(path: Path) -> Iterator[str]:
     import pymupdf
 
@@ -195,7 +226,8 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         else:
             encoding = text_encoding(path)
             _check_text(path, encoding)
-            first, paragraphs = _first(_text_paragraphs(path, encoding))
+            meta_title, skip = _front_matter(path, encoding) if suffix == ".md" else (None, 0)
+            first, paragraphs = _first(_text_paragraphs(path, encoding, skip))
     except UnicodeDecodeError:
         return Skipped(label, NOT_TEXT)
     except Exception as exc:  # pymupdf raises several types for damaged files
@@ -205,9 +237,14 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         return Skipped(label, "empty (no extractable text)")
     title = Path(name or path.name).stem.replace("_", " ").replace("-", " ")
     if suffix == ".md":
-        if first.startswith("#") and "\n" not in first:
-            title = first.lstrip("#").strip() or title
-            first, paragraphs = _first(itertools.islice(paragraphs, 1, None))
+        # the title: the front matter's, else an opening heading's; the heading is no passage either way
+        title = meta_title or title
+        heading = HEADING.match(first)
+        if heading:
+            title = meta_title or heading.group(1) or title
+            rest = first[heading.end():].strip()  # the text under it, with no blank line between
+            paragraphs = itertools.islice(paragraphs, 1, None)
+            first, paragraphs = (rest, itertools.chain([rest], paragraphs)) if rest else _first(paragraphs)
             if first is None:
                 return Skipped(label, "empty (only a title)")
         paragraphs = (re.sub(r"^#+\s*", "", p, flags=re.MULTILINE) for p in paragraphs)

@@ -97,6 +97,47 @@ class TestEncodings:
         assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
 
 
+class TestMarkdown:
+    """Noticed in session 43: notes from Obsidian, Hugo or Jekyll start with YAML front matter,
+    which became a passage ("--- title: … tags: …") while the title came from the file's name; and
+    a heading with its text on the next line, no blank line between, was not taken as the title."""
+
+    @staticmethod
+    def read(tmp_path, text: str, name: str = "field_notes.md"):
+        path = tmp_path / name
+        path.write_text(text)
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped), doc
+        return doc.title, tuple(doc.paragraphs)
+
+    def test_front_matter_gives_the_title_and_is_no_passage(self, tmp_path):
+        text = "---\ntitle: \"Owls of Ardlow\"\ntags: [birds, night]\ndate: 2026-03-01\n---\n\nBarn owls nest in the old mill."
+        assert self.read(tmp_path, text) == ("Owls of Ardlow", ("Barn owls nest in the old mill.",))
+
+    def test_front_matter_without_a_title_leaves_it_to_the_heading(self, tmp_path):
+        text = "---\ntags: [birds]\n---\n# Owls\n\nBarn owls nest in the old mill."
+        assert self.read(tmp_path, text) == ("Owls", ("Barn owls nest in the old mill.",))
+
+    def test_front_matter_may_hold_blank_lines(self, tmp_path):
+        text = "---\ntitle: Owls\nsummary: |\n  Night birds.\n\n  Seen in May.\n...\nBarn owls nest in the old mill."
+        assert self.read(tmp_path, text) == ("Owls", ("Barn owls nest in the old mill.",))
+
+    def test_a_heading_with_its_text_on_the_next_line(self, tmp_path):
+        text = "# Owls\nBarn owls nest in the old mill.\n\nThey hunt at dusk."
+        assert self.read(tmp_path, text) == ("Owls", ("Barn owls nest in the old mill.", "They hunt at dusk."))
+
+    def test_an_opening_rule_that_is_not_front_matter_stays_text(self, tmp_path):
+        for text in ("---\nBarn owls nest in the old mill.", "---\n: not yaml [\n---\nBarn owls nest in the old mill."):
+            title, paragraphs = self.read(tmp_path, text)
+            assert title == "field notes" and "Barn owls nest in the old mill." in paragraphs[-1]
+
+    def test_front_matter_and_nothing_else_is_empty(self, tmp_path):
+        path = tmp_path / "stub.md"
+        path.write_text("---\ntitle: Stub\n---\n")
+        skipped = read_file(path)
+        assert isinstance(skipped, Skipped) and skipped.reason.startswith("empty")
+
+
 class TestTextParagraphs:
     def test_blank_lines_separate_paragraphs_whatever_the_line_ends(self):
         from components.sources import text_paragraphs
