@@ -191,12 +191,29 @@ def _front_matter(path: Path, encoding: str) -> tuple[str | None, int]:
     return (" ".join(title.split()) or None) if isinstance(title, str) else None, match.end()
 
 
+_LINE_END_HYPHEN = re.compile(r"([^\W\d_])-\n([^\W\d_])")
+_DOT_LEADER = re.compile(r"(?:[ \t]*\.){4,}[ \t]*")
+"""A table of contents' dots between a heading and its page number (". . . ." or "...."): the
+sentence splitter made a passage of every few of them."""
+
+
+def dehyphenate(text: str) -> str:
+    """``text`` with each word hyphenated at a line's end joined again ("infor-\\nmation" ->
+    "information"); a hyphen before a capital stays ("Franco-\\nPrussian")."""
+    return _LINE_END_HYPHEN.sub(lambda m: m[1] + m[2] if m[2].islower() else m[0], text)
+
+
 def _pdf_paragraphs(path: Path) -> Iterator[str]:
+    """A PDF's text blocks, page by page in reading order, as paragraphs: a page's plain text has no
+    blank lines to tell them apart. A word hyphenated at a line's end is joined again (MuPDF's own
+    option for it works on plain text only), and a table of contents' dot leaders are dropped."""
     import pymupdf
 
     with pymupdf.open(path) as pdf:
         for page in pdf:
-            yield from bounded_paragraphs(page.get_text().split("\n\n"))
+            # (x0, y0, x1, y1, text, block number, type): type 0 is text, 1 an image
+            yield from bounded_paragraphs(_DOT_LEADER.sub(" ", dehyphenate(block[4]))
+                                          for block in page.get_text("blocks", sort=True) if block[6] == 0)
 
 
 def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:

@@ -138,6 +138,37 @@ class TestMarkdown:
         assert isinstance(skipped, Skipped) and skipped.reason.startswith("empty")
 
 
+class TestPdf:
+    """Noticed in session 43, on the PDFs under /usr/share/doc: a page's text has no blank lines, so
+    each page was one paragraph (its running header, a heading and the text after it all ran
+    together), a word hyphenated at a line's end stayed cut ("man- agement": 23 times in
+    libtasn1.pdf), and its table of contents' dot leaders made 521 of its 1,123 sentences ". . . ."."""
+
+    def test_text_blocks_are_paragraphs_and_line_end_hyphens_join(self, tmp_path):
+        pdf = pymupdf.open()
+        page = pdf.new_page()
+        page.insert_text((72, 72), "Annual report", fontsize=16)
+        page.insert_text((72, 120), "The committee reviewed the infor-\nmation carefully and approved the\n"
+                                    "budget for the new library.", fontsize=11)
+        page.insert_text((72, 220), "The library opens in May.", fontsize=11)
+        page.insert_text((72, 320), "Contents\n1 Budget . . . . . . . . 2\n2 Library.......... 3", fontsize=11)
+        pdf.save(tmp_path / "report.pdf")
+        doc = read_file(tmp_path / "report.pdf")
+        assert not isinstance(doc, Skipped), doc
+        assert [" ".join(p.split()) for p in doc.paragraphs] == [
+            "Annual report",
+            "The committee reviewed the information carefully and approved the budget for the new library.",
+            "The library opens in May.",
+            "Contents 1 Budget 2 2 Library 3",  # no passages of dots
+        ]
+
+    def test_a_hyphen_before_a_capital_or_a_digit_stays(self):
+        from components.sources import dehyphenate
+
+        assert dehyphenate("the infor-\nmation; the Franco-\nPrussian war; 1990-\n1995") == (
+            "the information; the Franco-\nPrussian war; 1990-\n1995")
+
+
 class TestTextParagraphs:
     def test_blank_lines_separate_paragraphs_whatever_the_line_ends(self):
         from components.sources import text_paragraphs
