@@ -228,6 +228,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     path = Path(path)
     suffix = path.suffix.lower()
     label = name or str(path)
+    meta_title: str | None = None  # a Markdown file's front matter's
     if suffix not in SUPPORTED_SUFFIXES:
         return Skipped(label, f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
     try:
@@ -243,7 +244,9 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         else:
             encoding = text_encoding(path)
             _check_text(path, encoding)
-            meta_title, skip = _front_matter(path, encoding) if suffix == ".md" else (None, 0)
+            skip = 0
+            if suffix == ".md":
+                meta_title, skip = _front_matter(path, encoding)
             first, paragraphs = _first(_text_paragraphs(path, encoding, skip))
     except UnicodeDecodeError:
         return Skipped(label, NOT_TEXT)
