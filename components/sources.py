@@ -204,7 +204,8 @@ def dehyphenate(text: str) -> str:
 
 
 def _pdf_paragraphs(path: Path) -> Iterator[str]:
-    """A PDF's text blocks, page by page in reading order, as paragraphs: a page's plain text has no
+    """A PDF's text blocks, page by page in the order the file holds them (as its plain text comes;
+    sorted by position, two columns would alternate), as paragraphs: a page's plain text has no
     blank lines to tell them apart. A word hyphenated at a line's end is joined again (MuPDF's own
     option for it works on plain text only), and a table of contents' dot leaders are dropped."""
     import pymupdf
@@ -213,7 +214,7 @@ def _pdf_paragraphs(path: Path) -> Iterator[str]:
         for page in pdf:
             # (x0, y0, x1, y1, text, block number, type): type 0 is text, 1 an image
             yield from bounded_paragraphs(_DOT_LEADER.sub(" ", dehyphenate(block[4]))
-                                          for block in page.get_text("blocks", sort=True) if block[6] == 0)
+                                          for block in page.get_text("blocks") if block[6] == 0)
 
 
 def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:

@@ -162,6 +162,19 @@ class TestPdf:
             "Contents 1 Budget 2 2 Library 3",  # no passages of dots
         ]
 
+    def test_two_columns_read_one_after_the_other(self, tmp_path):
+        """Blocks come in the order the PDF holds its text, as the page's plain text did: sorted by
+        position instead, a two-column page would alternate between its columns."""
+        pdf = pymupdf.open()
+        page = pdf.new_page()
+        for x, column in ((50, "Left"), (320, "Right")):
+            for y, which in ((100, "first"), (300, "second")):
+                page.insert_text((x, y), f"{column} column, {which} paragraph.", fontsize=10)
+        pdf.save(tmp_path / "columns.pdf")
+        assert list(read_file(tmp_path / "columns.pdf").paragraphs) == [
+            "Left column, first paragraph.", "Left column, second paragraph.",
+            "Right column, first paragraph.", "Right column, second paragraph."]
+
     def test_a_hyphen_before_a_capital_or_a_digit_stays(self):
         from components.sources import dehyphenate
 
