@@ -79,6 +79,19 @@ MAX_PARAGRAPH_CHARS = 4000
 """Longer paragraphs are cut at whitespace (or, failing that, hard) into pieces of at most this
 many characters, so sentence splitting stays fast and memory stays bounded on any file."""
 _READ_CHARS = 1 << 16
+MAX_TITLE_CHARS = 200
+"""A user file's title goes with each of its passages, to the embedder (which reads 256 tokens) and
+into the prompt: a longer one (a long opening heading) is cut at a word."""
+
+
+def short_title(title: str) -> str:
+    """``title`` with its whitespace collapsed, cut at a word to at most :data:`MAX_TITLE_CHARS`
+    characters (an ellipsis ending a cut one)."""
+    title = " ".join(title.split())
+    if len(title) <= MAX_TITLE_CHARS:
+        return title
+    cut = title.rfind(" ", 0, MAX_TITLE_CHARS)
+    return title[:cut if cut > 0 else MAX_TITLE_CHARS - 1].rstrip() + "…"
 
 
 def bounded_paragraphs(paragraphs: Iterable[str], limit: int = MAX_PARAGRAPH_CHARS) -> Iterator[str]:
@@ -188,7 +201,7 @@ def _front_matter(path: Path, encoding: str) -> tuple[str | None, int]:
     if not isinstance(meta, dict):
         return None, 0
     title = meta.get("title")
-    return (" ".join(title.split()) or None) if isinstance(title, str) else None, match.end()
+    return (title.strip() or None) if isinstance(title, str) else None, match.end()
 
 
 _LINE_END_HYPHEN = re.compile(r"([^\W\d_])-\n([^\W\d_])")
@@ -272,7 +285,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     resolved = str(path.resolve())
     return SourceDocument(
         doc_id=f"file/{resolved}",
-        title=title,
+        title=short_title(title),
         paragraphs=paragraphs,
         metadata={"source": "file", "path": resolved, **({"name": name} if name else {})},
     )

@@ -2,6 +2,7 @@ import pymupdf
 import pytest
 
 from components.sources import (
+    MAX_TITLE_CHARS,
     SourceError,
     Skipped,
     folder_documents,
@@ -130,6 +131,13 @@ class TestMarkdown:
         for text in ("---\nBarn owls nest in the old mill.", "---\n: not yaml [\n---\nBarn owls nest in the old mill."):
             title, paragraphs = self.read(tmp_path, text)
             assert title == "field notes" and "Barn owls nest in the old mill." in paragraphs[-1]
+
+    def test_a_long_title_is_cut_at_a_word(self, tmp_path):
+        """The title goes with every passage, to the embedder (which reads 256 tokens) and into the
+        prompt: a heading of 600 characters would crowd out the passage's own text."""
+        title, paragraphs = self.read(tmp_path, "# " + "Barn owls " * 60 + "\n\nThey hunt at dusk.")
+        assert len(title) <= MAX_TITLE_CHARS and title.endswith("owls…") and title.startswith("Barn owls Barn")
+        assert paragraphs == ("They hunt at dusk.",)
 
     def test_front_matter_and_nothing_else_is_empty(self, tmp_path):
         path = tmp_path / "stub.md"
