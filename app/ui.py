@@ -63,6 +63,8 @@ CSS += """
    35 px in the sidebar ("p….md"); the size takes what it needs and a long name wraps, never cut */
 #upload td.download { min-width: max-content; }
 #upload td.filename .stem { white-space: normal; overflow-wrap: anywhere; }
+/* with files chosen, the box's two buttons sit over its label's end: the label wraps short of them */
+#upload:has(.icon-button-wrapper) > label[data-testid="block-label"] { max-width: calc(100% - 56px); white-space: normal; }
 """
 """Pass to ``gr.mount_gradio_app`` (Gradio 6 takes page CSS there, not in ``Blocks``)."""
 
@@ -116,9 +118,10 @@ JS = """
 """
 """Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
 
-TRANSLATIONS = {"en": {"common.complete": "Complete"}}
+TRANSLATIONS = {"en": {"common.complete": "Complete", "common.upload": "Upload"}}
 """Strings Gradio's own English lacks (``gr.I18n``; other languages fall back to English): after each
-finished event it announces ``common.complete`` in a live region, so a screen reader read the key out."""
+finished event it announces ``common.complete`` in a live region, and with files chosen the upload
+box's button for more is named ``common.upload``, so a screen reader read the keys out."""
 
 _UNSAFE = re.compile(r"([\\<>\[\]])")
 

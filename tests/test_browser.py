@@ -283,6 +283,30 @@ def test_the_files_chosen_for_upload_show_their_names(browser, server, tmp_path,
                 assert cell.locator(".stem").evaluate(LINES) == 1, name
 
 
+KEYS_SHOWN = r"""() => [...document.querySelectorAll('[aria-label]:not(td.filename), [title]')]
+    .flatMap((e) => [e.getAttribute('aria-label'), e.getAttribute('title')])
+    .filter((text) => text && /^[a-z_]+(\.[a-z_]+)+$/.test(text.trim()))"""
+"""Translation keys the page gives as a control's name or tooltip (what a screen reader says); a
+chosen file's cell is named by the file's name, which may look like one."""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_upload_box_with_files_chosen_names_its_buttons_and_shows_its_label(browser, server, tmp_path, width):
+    """Noticed in session 43: once files were chosen, the box's button for adding more was named
+    "common.upload" (a key Gradio's English lacks), and at 1400 px its two buttons covered the end of
+    the label ("up to 50 MB eac")."""
+    url, _ = server
+    with sidebar_open(browser, url, width) as page:
+        doc = tmp_path / "policy.md"
+        doc.write_text("Chosen, not added.")
+        page.locator("#upload input[type=file]").set_input_files([str(doc)])
+        wait_for_text(page, "#upload", "policy")
+        assert page.evaluate(KEYS_SHOWN) == []
+        label = page.locator("#upload > label[data-testid=block-label]").bounding_box()
+        buttons = page.locator("#upload .icon-button-wrapper").first.bounding_box()
+        assert label["x"] + label["width"] <= buttons["x"] + 1, (label, buttons)
+
+
 def test_document_markup_is_shown_as_text(browser):
     """Item 7 of the hardening issue: a document holding a Markdown image or a form, cited in an
     answer, must not make the browser fetch the image or show the form. A control row shows the
