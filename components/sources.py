@@ -79,19 +79,6 @@ MAX_PARAGRAPH_CHARS = 4000
 """Longer paragraphs are cut at whitespace (or, failing that, hard) into pieces of at most this
 many characters, so sentence splitting stays fast and memory stays bounded on any file."""
 _READ_CHARS = 1 << 16
-MAX_TITLE_CHARS = 200
-"""A user file's title goes with each of its passages, to the embedder (which reads 256 tokens) and
-into the prompt: a longer one (a long opening heading) is cut at a word."""
-
-
-def short_title(title: str) -> str:
-    """``title`` with its whitespace collapsed, cut at a word to at most :data:`MAX_TITLE_CHARS`
-    characters (an ellipsis ending a cut one)."""
-    title = " ".join(title.split())
-    if len(title) <= MAX_TITLE_CHARS:
-        return title
-    cut = title.rfind(" ", 0, MAX_TITLE_CHARS)
-    return title[:cut if cut > 0 else MAX_TITLE_CHARS - 1].rstrip() + "…"
 
 
 def bounded_paragraphs(paragraphs: Iterable[str], limit: int = MAX_PARAGRAPH_CHARS) -> Iterator[str]:
@@ -117,6 +104,20 @@ def _cut_point(text: str, limit: int) -> int:
         return ends[-1]
     space = max(text.rfind("\n", limit // 2, limit), text.rfind(" ", limit // 2, limit))
     return space if space > 0 else limit
+
+
+MAX_TITLE_CHARS = 200
+"""A user file's title goes with each of its passages, to the embedder (which reads 256 tokens) and
+into the prompt: a longer one (a long opening heading) is cut at a word."""
+
+
+def short_title(title: str) -> str:
+    """``title`` with its whitespace collapsed, cut at a word to at most :data:`MAX_TITLE_CHARS`
+    characters (an ellipsis ending a cut one)."""
+    title = " ".join(title.split())
+    if len(title) <= MAX_TITLE_CHARS:
+        return title
+    return title[:min(_cut_point(title, MAX_TITLE_CHARS), MAX_TITLE_CHARS - 1)].rstrip() + "…"
 
 
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
@@ -272,13 +273,11 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     title = Path(name or path.name).stem.replace("_", " ").replace("-", " ")
     if suffix == ".md":
         # the title: the front matter's, else an opening heading's; the heading is no passage either way
-        title = meta_title or title
         heading = HEADING.match(first)
+        title = meta_title or (heading.group(1) if heading else "") or title
         if heading:
-            title = meta_title or heading.group(1) or title
             rest = first[heading.end():].strip()  # the text under it, with no blank line between
-            paragraphs = itertools.islice(paragraphs, 1, None)
-            first, paragraphs = (rest, itertools.chain([rest], paragraphs)) if rest else _first(paragraphs)
+            first, paragraphs = _first(itertools.chain([rest] if rest else [], itertools.islice(paragraphs, 1, None)))
             if first is None:
                 return Skipped(label, "empty (only a title)")
         paragraphs = (re.sub(r"^#+\s*", "", p, flags=re.MULTILINE) for p in paragraphs)
