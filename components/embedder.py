@@ -65,7 +65,12 @@ class Embedder:
             # A local folder needs no hub; make sure nothing tries to reach it anyway.
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from langchain_huggingface import HuggingFaceEmbeddings
+        from transformers.utils import logging as transformers_logging
 
+        # transformers draws a "Loading weights" bar on stderr, which lands in the CLI's output; off
+        # for the load only, so an app that embeds this one keeps its own setting.
+        bar_was_on = transformers_logging.is_progress_bar_enabled()
+        transformers_logging.disable_progress_bar()
         try:
             self._lc = HuggingFaceEmbeddings(
                 model_name=self._load_path,
@@ -74,6 +79,9 @@ class Embedder:
             )
         except Exception as exc:
             raise EmbedderError(f"could not load embedder {self.name!r}: {exc}") from exc
+        finally:
+            if bar_was_on:
+                transformers_logging.enable_progress_bar()
 
     @property
     def langchain(self):

@@ -31,3 +31,12 @@ class TestEmbedder:
         (tmp_path / "empty-model").mkdir()
         with pytest.raises(EmbedderError, match="could not load"):
             Embedder(str(tmp_path / "empty-model")).warm_up()
+
+    def test_loading_prints_no_progress_bar(self, capfd):
+        """transformers draws a "Loading weights" bar on stderr while the model loads; in the CLI it
+        landed between "loading models and index ..." and the answer."""
+        import transformers
+
+        Embedder().warm_up()
+        assert "Loading weights" not in capfd.readouterr().err
+        assert transformers.utils.logging.is_progress_bar_enabled()  # left as the embedding app had it
