@@ -10,9 +10,11 @@ share of the question's gold titles found).
 
 ``weights`` fits the hybrid reranker's three weights the same way: a grid, chosen on one half of the
 training questions and reported on the other (SQuAD 2.0 halves split by article, so no article is in
-both).
+both). ``--knowledge-base wikipedia`` fits them for the Wikipedia summaries, the chat's default
+knowledge base, on NQ-open and TriviaQA train (natural questions, written without the passage in
+view; relevant: holds a gold answer string) instead of SQuAD 2.0 and HotpotQA's pooled contexts.
 
-    python -m training.rerank [candidates|weights] [--report docs/rerank]
+    python -m training.rerank [candidates|weights] [--knowledge-base benchmark|wikipedia] [--report docs/rerank]
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ from pipeline.configuration import RERANK_CANDIDATES
 CANDIDATES = (5, 10, 20)
 SETS = (("squad", 600), ("hotpotqa", 300))  # sampled, then the answerable ones kept (SQuAD 2.0: about half)
 SEED = 7
-WEIGHT_SETS = (("squad", 2000), ("hotpotqa", 800))
+WEIGHT_SETS = {"benchmark": (("squad", 2000), ("hotpotqa", 800)),
+               # every question kept (no context tells which are answerable); most have no answer in the summaries
+               "wikipedia": (("nq", 1500), ("triviaqa", 1500))}
 SHIPPED = (HybridReranker.w_dense, HybridReranker.w_bm25, HybridReranker.w_title)
 GRID = tuple(itertools.product((0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0), (0.0, 0.1, 0.2, 0.3, 0.4), (0.0, 0.05, 0.1, 0.2)))
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "rerank"
@@ -154,13 +158,26 @@ def fit_weights(rows: Sequence[Scored], grid=GRID, shipped=SHIPPED) -> dict:
     }
 
 
-def weights_report(fit: dict) -> str:
-    lines = ["# The hybrid reranker's weights", "",
-             "Written by `python -m training.rerank weights` from the train splits only (no generator involved). "
-             f"A grid of {len(GRID)} weight triples (dense, BM25, title), the reranker keeping five of {RERANK_CANDIDATES} dense "
-             "candidates; chosen on one half of the answerable training questions by the mean of the first-relevant "
-             "and one-of-the-first-two rates of both datasets, reported on the other half (SQuAD 2.0 halves split "
-             "by article). Relevance as in README.md.", ""]
+def weights_report(fit: dict, knowledge_base: str = "benchmark") -> str:
+    if knowledge_base == "benchmark":
+        title, command, questions = ("The hybrid reranker's weights", "weights",
+                                     "the answerable training questions")
+        relevance_text, corpus, halves = "Relevance as in README.md.", "", " (SQuAD 2.0 halves split by article)"
+    else:
+        title, command = (f"The hybrid reranker's weights for the {knowledge_base.capitalize()} knowledge base",
+                          f"weights --knowledge-base {knowledge_base}")
+        questions = "the training questions"
+        relevance_text = ("Relevant: holds a gold answer string. Most questions have none among their candidates "
+                          "(the summaries hold few of their answers), which lowers every rate alike; the order can "
+                          "only matter where one does, and the last table counts those questions alone.")
+        corpus = f" Retrieval from the {knowledge_base.capitalize()} index (the chat's default knowledge base)."
+        halves = " (by a hash of the question's id)"
+    lines = [f"# {title}", "",
+             f"Written by `python -m training.rerank {command}` from the train splits only (no generator involved)."
+             f"{corpus} A grid of {len(GRID)} weight triples (dense, BM25, title), the reranker keeping five of "
+             f"{RERANK_CANDIDATES} dense candidates; chosen on one half of {questions} by the mean of the "
+             "first-relevant and one-of-the-first-two rates of both datasets, reported on the other half"
+             f"{halves}. A triple with no BM25 and no title weight keeps the dense order. {relevance_text}", ""]
     for d, n in fit["questions"].items():
         lines.append(f"- {d} train: {n['fit']} questions to fit, {n['held_out']} held out")
     lines += ["", "| weights | half | dataset | first relevant % | one of first two % | among the five % |",
@@ -174,7 +191,33 @@ def weights_report(fit: dict) -> str:
               f"chosen {objective(fit['chosen']['fit']):.2f} fit, {objective(fit['chosen']['held_out']):.2f} held out.", "",
               "The ten best on the fit half:", "", "| weights | objective |", "| --- | --- |"]
     lines += [f"| {tuple(b['weights'])} | {b['objective']:.2f} |" for b in fit["best_on_fit"]]
+    if "where_relevant" in fit:
+        lines += ["", "Both halves, only the questions with a relevant passage among their candidates, and how "
+                  "often each order puts one first where the other does not:", "",
+                  "| weights | dataset | questions | first relevant % | one of first two % | among the five % "
+                  "| first relevant, the other not |", "| --- | --- | --- | --- | --- | --- | --- |"]
+        for name in ("shipped", "chosen"):
+            for d, row in fit["where_relevant"][name].items():
+                a, b, c = row["rates"]
+                lines.append(f"| {name} {tuple(fit[name]['weights'])} | {d} | {row['questions']} | {a:.1f} | {b:.1f} "
+                             f"| {c:.1f} | {row['first_only']} |")
     return "\n".join(lines) + "\n"
+
+
+def where_relevant(rows: Sequence[Scored], fit: dict) -> dict:
+    """The shipped and chosen weights on the questions with a relevant candidate (both halves): their
+    rates, and how many questions each puts a relevant passage first on where the other does not."""
+    firsts = {}
+    for name in ("shipped", "chosen"):
+        reranker = HybridReranker(*fit[name]["weights"])
+        firsts[name] = [bool(r.relevant[np.argsort(-reranker.weigh(r.features), kind="stable")[0]]) for r in rows]
+    out: dict = {"shipped": {}, "chosen": {}}
+    for d in sorted({r.dataset for r in rows}):
+        keep = [i for i, r in enumerate(rows) if r.dataset == d and r.relevant.any()]
+        for name, other in (("shipped", "chosen"), ("chosen", "shipped")):
+            out[name][d] = {"questions": len(keep), "rates": rates([rows[i] for i in keep], tuple(fit[name]["weights"])),
+                            "first_only": sum(firsts[name][i] and not firsts[other][i] for i in keep)}
+    return out
 
 
 def report(results: dict[str, tuple[int, dict[str, list[float]]]]) -> str:
@@ -203,12 +246,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("what", nargs="?", choices=("candidates", "weights"), default="candidates",
                         help="measure candidate counts (README.md), or fit the weights (weights.md, weights.json)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    parser.add_argument("--knowledge-base", choices=tuple(WEIGHT_SETS), default="benchmark",
+                        help="weights: fit on SQuAD 2.0 and HotpotQA's pooled contexts (benchmark), or on NQ-open and "
+                             "TriviaQA against the Wikipedia summaries (wikipedia)")
     parser.add_argument("--report", type=Path, default=REPORT_DIR, help="the folder the report goes in")
     args = parser.parse_args(argv)
     embedder = Embedder()
     embedder.warm_up()
     args.report.mkdir(parents=True, exist_ok=True)
-    sets = SETS if args.what == "candidates" else WEIGHT_SETS
+    sets = SETS if args.what == "candidates" else WEIGHT_SETS[args.knowledge_base]
     results, rows = {}, []
     for dataset, size in sets:
         index = benchmark_index(dataset, "train", embedder, args.data_dir)
@@ -223,9 +269,12 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(args.report / "README.md", text)
     else:
         fit = fit_weights(rows)
-        text = weights_report(fit)
-        atomic_write_text(args.report / "weights.json", json.dumps(fit, indent=1) + "\n")
-        atomic_write_text(args.report / "weights.md", text)
+        stem = "weights" if args.knowledge_base == "benchmark" else f"weights-{args.knowledge_base}"
+        if args.knowledge_base != "benchmark":
+            fit["where_relevant"] = where_relevant(rows, fit)
+        text = weights_report(fit, args.knowledge_base)
+        atomic_write_text(args.report / f"{stem}.json", json.dumps(fit, indent=1) + "\n")
+        atomic_write_text(args.report / f"{stem}.md", text)
     print(text)
     return 0
 
