@@ -67,7 +67,8 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--multi-hop-threshold", type=float,
                         help="cascade: a question at least this likely to be multi-hop starts at Medium, any other at "
                              "Easy (0: every question at Medium; default: the threshold fitted on the train splits)")
-    parser.add_argument("--reranker", help="cross-encoder name or path (default: offline hybrid reranker)")
+    parser.add_argument("--reranker", help="retrieval-order (the default: the dense retrieval's order), hybrid (dense "
+                        "+ BM25 + title, fit on SQuAD 2.0 and HotpotQA), or a cross-encoder's name or path")
     parser.add_argument("--threads", type=int, default=2, help="generator threads (default: 2)")
     parser.add_argument("--max-question-chars", type=int, default=2000)
 

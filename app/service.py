@@ -672,6 +672,7 @@ class RAGService:
             "models": list(self.models),
             "loaded_models": sorted(self._generators),
             "index_passages": len(ctx.index) if ctx else None,
+            "reranker": ctx.reranker.name if ctx else None,
             "policy": self.pipeline.policy,
             "router": self._router_status(ctx),
             "in_flight": self._in_flight,

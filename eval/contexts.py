@@ -29,10 +29,12 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help
 def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None,
                   model: str | None = None, **resource_options: Any) -> dict[tuple[str, str], RAGContext]:
     """One loaded context per (dataset, split), each over its benchmark index (built and cached on
-    first use). The models load once; the contexts differ only in their index. ``resource_options``
-    are further :class:`ResourceConfig` fields (an ``answerability`` model path, say)."""
+    first use) with the reranker fit for that index (:func:`~eval.corpora.benchmark_reranker`). The
+    models load once; the contexts differ only in their index and reranker. ``resource_options`` are
+    further :class:`ResourceConfig` fields (an ``answerability`` model path, say)."""
     from components.embedder import Embedder
-    from eval.corpora import benchmark_index, benchmark_index_dir
+    from components.reranker import load_reranker
+    from eval.corpora import benchmark_index, benchmark_index_dir, benchmark_reranker
 
     embedder = Embedder()
     embedder.warm_up()
@@ -49,7 +51,12 @@ def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None
     resources = ResourceConfig(index_dir=first.directory, embedder=embedder.name, **({"model": model} if model else {}),
                                **resource_options)
     base = RAGContext.load(resources, embedder=embedder, index=first)
-    return {split: replace(base, index=index) for split, index in indexes.items()}
+    contexts = {}
+    for split, index in indexes.items():
+        name = benchmark_reranker(split[0])
+        contexts[split] = replace(base, index=index, reranker=load_reranker(name),
+                                  resources=replace(base.resources, index_dir=index.directory, reranker=name))
+    return contexts
 
 
 def load_run_context(args: argparse.Namespace) -> RAGContext:

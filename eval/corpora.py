@@ -31,6 +31,13 @@ def _corpus_split(dataset: str) -> str:
     return "hotpotqa" if dataset == "hotpotqa-official" else dataset
 
 
+def benchmark_reranker(dataset: str) -> str:
+    """The reranker fit for the knowledge base a dataset is evaluated against: the hybrid (fit on SQuAD
+    2.0 and HotpotQA's pooled contexts) for those, the retrieval order for the Wikipedia summaries (fit
+    on NQ-open and TriviaQA; ``python -m training.rerank weights [--knowledge-base wikipedia]``)."""
+    return "hybrid" if _corpus_split(dataset) in _CONTEXTS else "retrieval-order"
+
+
 def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index: Path | None = None,
                         root: str | None = None) -> Path:
     """The folder of the index a dataset split is evaluated against: its cached pooled corpus, or

@@ -12,15 +12,18 @@ release's behaviour) and leaves the pinned prefixes as they were.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Collection, Iterable, Iterator
 
+from components.reranker import Reranker, load_reranker
 from eval.datasets import Example
 from eval.run_setup import check_run_setup, run_setup
 from eval.scoring import score
@@ -89,12 +92,23 @@ def starting_cold(ctx: RAGContext, system: System) -> Iterator[None]:
         ctx.generator.prefix_reuse = reuse
 
 
+@functools.cache
+def _reranker(name: str) -> Reranker:
+    return load_reranker(name)
+
+
+def system_context(ctx: RAGContext, system: System) -> RAGContext:
+    """``ctx`` under the system's pipeline and, where it names one, its reranker."""
+    context = ctx.with_pipeline(system.pipeline)
+    return replace(context, reranker=_reranker(system.reranker)) if system.reranker else context
+
+
 def run_one(ctx: RAGContext, system: System, example: Example,
             pins: Collection[tuple[int, ...]] | None = None) -> dict[str, Any]:
     inputs = fresh_inputs(ctx, system, example, pins)
     with starting_cold(ctx, system):
         start = time.perf_counter()
-        output = graph.invoke(inputs, context=ctx.with_pipeline(system.pipeline))
+        output = graph.invoke(inputs, context=system_context(ctx, system))
         record = score(example, output, (time.perf_counter() - start) * 1000)
     if system.oracle:  # handed, not retrieved: retrieval metrics do not apply
         for key in RETRIEVAL_METRICS:
@@ -107,7 +121,7 @@ def stream_one(ctx: RAGContext, system: System, example: Example) -> Iterator[di
     the state :func:`run_one` starts from, for a caller that reads each step as it comes."""
     inputs = fresh_inputs(ctx, system, example)
     with starting_cold(ctx, system):
-        yield from graph.stream(inputs, context=ctx.with_pipeline(system.pipeline), stream_mode="updates")
+        yield from graph.stream(inputs, context=system_context(ctx, system), stream_mode="updates")
 
 
 def answer_all(ctx: RAGContext, systems: list[System], examples: list[Example], path: Path) -> None:

@@ -12,6 +12,8 @@
   where their first marker would begin and are cited to the evidence that holds them.
 * ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
   reranker's best five of ten dense candidates: what reranking alone is worth.
+* ``cascade-hybrid`` and ``cascade-retrieval-order``: the cascade with the one reranker or the other,
+  whichever the knowledge base's fit chose (``eval.corpora.benchmark_reranker``).
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
   model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
   with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.
@@ -57,6 +59,7 @@ class System:
     pipeline: PipelineConfig
     oracle: bool = False  # the gold context is handed to the generator as the question's documents
     cold: bool = False  # start every query with an empty prompt cache, not the warm instruction prefix
+    reranker: str | None = None  # another reranker than the one fit for the knowledge base (load_reranker's names)
 
 
 def _ladder(**changes) -> dict[str, Budget]:
@@ -95,6 +98,12 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    "tokens of the best five of ten candidates, a multi-hop one at Medium, 128; extended in place while "
                    "the answer is unsure",
                    PipelineConfig(policy="cascade")),
+            System("cascade-hybrid", "the cascade with the hybrid reranker (dense + BM25 + title), fit on SQuAD 2.0 "
+                   "and HotpotQA's corpora: on the Wikipedia summaries, the chat's default before session 44",
+                   PipelineConfig(policy="cascade"), reranker="hybrid"),
+            System("cascade-retrieval-order", "the cascade keeping the dense retrieval's order (no BM25 or title "
+                   "weight): on SQuAD 2.0 and HotpotQA, what their hybrid reranker is worth",
+                   PipelineConfig(policy="cascade"), reranker="retrieval-order"),
             System("cascade-extend", "the cascade, extending the evidence where the check would withhold an answer it "
                    "accepted (abstaining only at the top of the ladder)",
                    PipelineConfig(policy="cascade", extend_before_abstaining=True)),

@@ -45,7 +45,7 @@ class ResourceConfig:
     index_dir: Path = field(default_factory=default_index_dir)
     embedder: str = DEFAULT_EMBEDDER
     model: str = field(default_factory=lambda: os.environ.get("ADAPTIVE_RAG_MODEL", DEFAULT_PRESET))
-    reranker: str | None = None  # None: the offline hybrid reranker
+    reranker: str | None = None  # None: the dense retrieval's order; "hybrid"; or a cross-encoder's name or path
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
     sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it

@@ -221,6 +221,7 @@ class TestHealthAndAuth:
     def test_health(self, client):
         body = client.get("/health").json()
         assert body["status"] == "ok" and body["index_passages"] > 0 and body["in_flight"] == 0
+        assert body["reranker"] == "hybrid"  # the test context's (conftest), named as the trace names it
         assert body["router"]["labels"] == ["easy", "medium", "hard"] and body["router"]["trained_on"] > 0
 
     def test_auth(self, service):

@@ -125,6 +125,22 @@ class TestSystems:
         assert (cascade.start_tier(), cascade.multi_hop_tier, cascade.multi_hop_threshold) == ("easy", "medium", None)
         assert (medium.multi_hop_tier, medium.multi_hop_threshold) == ("medium", 0.0)  # session 24's: all from Medium
 
+    def test_each_knowledge_base_gets_the_reranker_fit_for_it_and_a_system_may_name_the_other(self, ctx):
+        """SQuAD 2.0 and HotpotQA's pooled contexts keep the hybrid fit on them; the Wikipedia summaries
+        (NQ-open, TriviaQA) the retrieval order fit on those. cascade-hybrid / cascade-retrieval-order
+        swap it for one system of a run, on the same loaded context."""
+        from components.reranker import HybridReranker, RetrievalOrder
+        from eval.corpora import benchmark_reranker
+        from eval.runner import system_context
+
+        assert [benchmark_reranker(d) for d in ("squad", "hotpotqa", "hotpotqa-official", "nq", "triviaqa")] == \
+            ["hybrid", "hybrid", "hybrid", "retrieval-order", "retrieval-order"]
+        systems = all_systems()
+        assert system_context(ctx, systems["cascade"]).reranker is ctx.reranker
+        assert isinstance(system_context(ctx, systems["cascade-retrieval-order"]).reranker, RetrievalOrder)
+        assert isinstance(system_context(ctx, systems["cascade-hybrid"]).reranker, HybridReranker)
+        assert system_context(ctx, systems["cascade-hybrid"]).pipeline == systems["cascade"].pipeline
+
     def test_unknown(self):
         with pytest.raises(ConfigurationError, match="valid systems"):
             select("baseline,magic")
@@ -269,7 +285,8 @@ class TestRunAndAggregate:
         from eval.run_setup import run_setup
 
         sha = ctx.router.metadata["weights_sha256"]
-        assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.generator.model_path, "router_weights_sha256": sha}
+        assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.generator.model_path, "router_weights_sha256": sha,
+                                                               "reranker": ctx.reranker.name}
         assert run_setup(ctx, select("baseline,adaptive", "easy"))["router_weights_sha256"] is None
 
     def test_resume_refuses_answers_from_another_router_or_model(self, tmp_path):
@@ -286,6 +303,16 @@ class TestRunAndAggregate:
         (tmp_path / "run.json").write_text('{"model": ')
         with pytest.raises(RunMismatchError, match="unreadable"):
             check_run_setup(tmp_path, setup)
+
+    def test_a_run_of_another_reranker_is_refused_and_one_from_before_it_was_recorded_resumes(self, tmp_path):
+        from eval.run_setup import RunMismatchError, check_run_setup
+
+        before = {"model": "qwen", "router_weights_sha256": None}
+        (tmp_path / "old").mkdir()
+        check_run_setup(tmp_path / "old", before)
+        check_run_setup(tmp_path / "old", {**before, "reranker": "hybrid"})  # recorded from now on
+        with pytest.raises(RunMismatchError, match="reranker 'hybrid' -> 'retrieval-order'"):
+            check_run_setup(tmp_path / "old", {**before, "reranker": "retrieval-order"})
 
     def test_a_probe_router_added_to_a_run_is_recorded_then_checked(self, tmp_path):
         from eval.run_setup import RunMismatchError, check_run_setup

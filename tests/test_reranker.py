@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from components.passages import Passage
-from components.reranker import CrossEncoderReranker, HybridReranker, content_terms, load_reranker
+from components.reranker import CrossEncoderReranker, HybridReranker, RetrievalOrder, content_terms, load_reranker
 
 PASSAGES = [
     Passage("a", "Jupiter", "Jupiter is the fifth planet from the Sun."),
@@ -34,12 +34,27 @@ class TestHybridReranker:
             HybridReranker(*weights)
 
 
+class TestRetrievalOrder:
+    def test_keeps_the_dense_order_whatever_the_words(self):
+        # the hybrid would lift the passage that repeats the question's words; the retrieval order does not
+        question, dense = "When was the Eiffel Tower built?", [0.52, 0.5]
+        assert HybridReranker().score(question, PASSAGES, dense)[1] > HybridReranker().score(question, PASSAGES, dense)[0]
+        assert RetrievalOrder().score(question, PASSAGES, dense) == dense
+
+    def test_empty_and_mismatch(self):
+        assert RetrievalOrder().score("q", [], []) == []
+        with pytest.raises(ValueError, match="dense scores"):
+            RetrievalOrder().score("q", PASSAGES, [0.1])
+
+
 def test_content_terms_drop_stopwords():
     assert content_terms("Who was the first man on the Moon?") == {"first", "man", "moon"}
 
 
 def test_load_reranker():
-    assert isinstance(load_reranker(None), HybridReranker)
+    assert isinstance(load_reranker(None), RetrievalOrder) and load_reranker(None).name == "retrieval-order"
+    assert isinstance(load_reranker("retrieval-order"), RetrievalOrder)
+    assert isinstance(load_reranker("hybrid"), HybridReranker)
     assert isinstance(load_reranker("some/cross-encoder"), CrossEncoderReranker)
     with pytest.raises(ValueError):
         CrossEncoderReranker(" ")
