@@ -12,9 +12,9 @@ Two matches, tried in order:
   concerned…". The default threshold was fit on a train stream of paraphrases and near-misses
   (``python -m eval.cache_stream``; docs/cache/README.md).
 
-Every entry is filed under a *scope*: the generator, the effective pipeline configuration and the
+Every entry is filed under a *scope*: the generator, the effective pipeline configuration, the
 index's revision (:attr:`components.index.PassageIndex.revision`, which changes whenever a document is
-added or removed). An answer is only served under the scope it was made in, so a changed
+added or removed) and the reranker. An answer is only served under the scope it was made in, so a changed
 knowledge base or another configuration never sees it.
 
 Entries live in SQLite (a file, or ``:memory:``), as JSON and float32 bytes (never pickle); the

@@ -2,8 +2,8 @@
 
 The (standalone) question is embedded here; classification, the policies' probes and retrieval
 reuse the vector. With a query cache configured (``RAGContext.query_cache``), a question asked
-before under the same generator, configuration and knowledge-base revision, or a near-paraphrase
-of one (:mod:`components.query_cache`), gets the cached answer, its citations and its trace, with
+before under the same generator, configuration, knowledge-base revision and reranker, or a
+near-paraphrase of one (:mod:`components.query_cache`), gets the cached answer, its citations and its trace, with
 ``trace.cache`` saying which match served it; the edge then skips straight to ``finish_turn``.
 Questions that come with their own documents are never cached.
 """
@@ -16,12 +16,19 @@ from langgraph.runtime import Runtime
 
 from components.query_cache import scope_key
 from nodes.base import context_of, timed
+from pipeline.configuration import PipelineConfig
 from pipeline.context import RAGContext
 from pipeline.state import State
 
 NOT_CACHED = ("question", "timings_ms", "energy", "cache", "rewrite")
 """Trace keys that describe one run, not the answer: never stored, never served (``rewrite``: how that
 turn's question was read, which a later turn asking the same did not need)."""
+
+
+def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
+    """What a cached answer depends on: the generator, the effective configuration, the knowledge
+    base's revision and the reranker, which chooses the evidence from it."""
+    return scope_key(ctx.model_name, pipeline, ctx.index.revision, ctx.reranker.name)
 
 
 @timed("lookup_cache")
@@ -33,7 +40,7 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     if ctx.query_cache is None or state.get("documents"):
         return update
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
-    scope = scope_key(ctx.model_name, pipeline, ctx.index.revision)
+    scope = answer_scope(ctx, pipeline)
     update["cache_scope"] = scope
     hit = ctx.query_cache.lookup(question, embedding, scope)
     if hit is None:

@@ -16,6 +16,7 @@ from components.passages import Passage
 from components.query_cache import DEFAULT_SIMILARITY, QueryCache, asks_the_same, normalise, scope_key
 from components.retrieval_gate import PROBE_FEATURES, PROBE_K, RetrievalGate, RetrievalGateError, probe_features
 from graph import graph
+from nodes.lookup_cache import answer_scope
 from pipeline.configuration import (CLOSED_BOOK, REASONING, SELF_ROUTES, SUMMARY, Budget, ConfigurationError,
                                     PipelineConfig)
 from prompts import final_answer
@@ -355,6 +356,20 @@ class TestQueryCacheInTheGraph:
         after = graph.invoke({"question": QUESTION}, context=cached)
         assert "cache" not in after["trace"]
 
+    def test_an_answer_made_with_another_reranker_is_not_served(self, ctx):
+        """The reranker chooses the evidence: a cache file kept across the change of the default (hybrid
+        → retrieval order, session 44), or shared by servers started with another --reranker, would
+        serve answers made from other passages."""
+        from components.reranker import HybridReranker, RetrievalOrder
+
+        cache = QueryCache()
+        hybrid = replace(ctx, reranker=HybridReranker(), query_cache=cache)
+        first = graph.invoke({"question": QUESTION}, context=hybrid)
+        assert "cache" not in first["trace"] and len(cache) == 1
+        assert "cache" in graph.invoke({"question": QUESTION}, context=hybrid)["trace"]
+        dense = graph.invoke({"question": QUESTION}, context=replace(hybrid, reranker=RetrievalOrder()))
+        assert "cache" not in dense["trace"]
+
     def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
         """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
         die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
@@ -363,7 +378,7 @@ class TestQueryCacheInTheGraph:
 
         cache = QueryCache()
         question = "When did Leonardo da Vinci die?"
-        scope = scope_key(ctx.model_name, ctx.pipeline.with_overrides(None), ctx.index.revision)
+        scope = answer_scope(ctx, ctx.pipeline.with_overrides(None))
         trace = {"tier": "easy", "rewrite": {"original": "when did he die?", "standalone": question, "method": "model"}}
         cache.store(question, ctx.embedder.embed_query(question), scope, "1519", [], trace)
         out = graph.invoke({"question": question}, context=replace(ctx, query_cache=cache))
