@@ -14,8 +14,8 @@ Two matches, tried in order:
 
 Every entry is filed under a *scope*: the generator, the effective pipeline configuration, the
 index's revision (:attr:`components.index.PassageIndex.revision`, which changes whenever a document is
-added or removed) and the reranker. An answer is only served under the scope it was made in, so a changed
-knowledge base or another configuration never sees it.
+added or removed) and the reranker. An answer is only served under the scope it was made in, so a
+changed knowledge base, another configuration or another reranker never sees it.
 
 Entries live in SQLite (a file, or ``:memory:``), as JSON and float32 bytes (never pickle); the
 oldest beyond ``max_entries`` are dropped. Thread-safe.

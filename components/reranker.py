@@ -148,10 +148,6 @@ class CrossEncoderReranker:
         return [float(s) for s in self._encoder.predict(pairs, show_progress_bar=False)]
 
 
-RERANKERS = ("retrieval-order", "hybrid")
-"""The offline rerankers by name; any other name or path is a cross-encoder's."""
-
-
 def load_reranker(model: str | None) -> Reranker:
     """The retrieval order for ``None``/``"retrieval-order"``, the hybrid for ``"hybrid"``, else a
     cross-encoder by name or path."""

@@ -12,8 +12,11 @@
   where their first marker would begin and are cited to the evidence that holds them.
 * ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
   reranker's best five of ten dense candidates: what reranking alone is worth.
-* ``cascade-hybrid`` and ``cascade-retrieval-order``: the cascade with the one reranker or the other,
-  whichever the knowledge base's fit chose (``eval.corpora.benchmark_reranker``).
+* ``cascade-hybrid`` and ``cascade-retrieval-order``: the cascade with the hybrid reranker or the
+  dense retrieval's order in place of the reranker fit for the knowledge base
+  (``eval.corpora.benchmark_reranker``). On the Wikipedia summaries ``cascade-hybrid`` is the chat's
+  cascade before session 44; on SQuAD 2.0 and HotpotQA ``cascade-retrieval-order`` shows what their
+  hybrid is worth.
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
   model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
   with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.

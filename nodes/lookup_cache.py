@@ -3,8 +3,9 @@
 The (standalone) question is embedded here; classification, the policies' probes and retrieval
 reuse the vector. With a query cache configured (``RAGContext.query_cache``), a question asked
 before under the same generator, configuration, knowledge-base revision and reranker, or a
-near-paraphrase of one (:mod:`components.query_cache`), gets the cached answer, its citations and its trace, with
-``trace.cache`` saying which match served it; the edge then skips straight to ``finish_turn``.
+near-paraphrase of one (:mod:`components.query_cache`), gets the cached answer, its citations and
+its trace, with ``trace.cache`` saying which match served it; the edge then skips straight to
+``finish_turn``.
 Questions that come with their own documents are never cached.
 """
 

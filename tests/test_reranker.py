@@ -136,3 +136,19 @@ class TestWeightsFit:
         assert fit["chosen"]["held_out"]["squad"][0] == 0.0
         assert fit["shipped"]["held_out"]["squad"][0] == 100.0
         assert fit["questions"] == {"hotpotqa": {"fit": 1, "held_out": 1}, "squad": {"fit": 1, "held_out": 1}}
+
+    def test_the_wikipedia_fit_counts_where_the_order_can_matter(self):
+        """--knowledge-base wikipedia: most questions have no relevant candidate; the report also counts the
+        rest alone, and how often each order puts a relevant passage first where the other does not."""
+        from training.rerank import Scored, fit_weights, weights_report, where_relevant
+
+        nothing = Scored("nq", False, np.array([[0.9, 1.0, 0.0], [0.6, 0.0, 0.0]]), np.array([False, False]),
+                         ("A", "B"), frozenset())
+        rows = [self.row("nq", False, "dense"), self.row("nq", True, "dense"), nothing]
+        fit = fit_weights(rows, grid=[(1.0, 0.0, 0.0), (0.1, 1.0, 0.0)], shipped=(0.1, 1.0, 0.0))
+        assert fit["chosen"]["weights"] == [1.0, 0.0, 0.0]
+        fit["where_relevant"] = where_relevant(rows, fit)
+        assert fit["where_relevant"]["chosen"]["nq"] == {"questions": 2, "rates": [100.0, 100.0, 100.0], "first_only": 2}
+        assert fit["where_relevant"]["shipped"]["nq"] == {"questions": 2, "rates": [0.0, 100.0, 100.0], "first_only": 0}
+        report = weights_report(fit, "wikipedia")
+        assert "--knowledge-base wikipedia" in report and "| chosen (1.0, 0.0, 0.0) | nq | 2 | 100.0 |" in report
