@@ -12,6 +12,7 @@ from components.embedder import EmbedderError
 from components.generator import PromptTooLongError
 from components.index import IndexLoadError
 from components.model_files import ModelFileError
+from components.reranker import RerankerError
 from components.sources import SourceError
 from pipeline.configuration import ConfigurationError, QuestionError
 from router.model import RouterError
@@ -40,7 +41,8 @@ class Problem:
 
 
 _BAD_INPUT = (QuestionError, ConfigurationError, RequestError, PromptTooLongError)
-_UNAVAILABLE = (IndexLoadError, ModelFileError, RouterError, SourceError, EmbedderError, FileNotFoundError)
+_UNAVAILABLE = (IndexLoadError, ModelFileError, RouterError, SourceError, EmbedderError, RerankerError,
+                FileNotFoundError)
 
 
 def describe(exc: BaseException) -> Problem | None:

@@ -41,6 +41,10 @@ def content_terms(text: str) -> set[str]:
     return set(content_words(text))
 
 
+class RerankerError(RuntimeError):
+    """A reranker named by the configuration cannot be loaded."""
+
+
 class Reranker(Protocol):
     name: str
 
@@ -138,7 +142,14 @@ class CrossEncoderReranker:
         if self._encoder is None:
             from sentence_transformers import CrossEncoder
 
-            self._encoder = CrossEncoder(self.model, device=self.device)
+            try:
+                self._encoder = CrossEncoder(self.model, device=self.device)
+            except Exception as exc:  # a mistyped offline name lands here too, as a cross-encoder's
+                raise RerankerError(
+                    f"could not load reranker {self.model!r} as a cross-encoder ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); offline rerankers: "
+                    "retrieval-order, hybrid"
+                ) from exc
 
     def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
         if not passages:

@@ -54,6 +54,14 @@ class TestAskErrors:
         assert main(["ask", "Who?", "--model", "gpt-9", "--index", str(index_dir)]) == 2
         assert "valid presets: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b, smollm2-135m" in capsys.readouterr().err
 
+    def test_a_reranker_that_cannot_load_names_the_offline_ones(self, capsys, index_dir):
+        """A mistyped --reranker is taken for a cross-encoder's name; offline it cannot load, and the CLI
+        printed transformers' traceback about huggingface.co."""
+        assert main(["ask", "Who?", "--reranker", "hybird", "--index", str(index_dir), "--model", "smollm2-135m"]) == 3
+        err = capsys.readouterr().err
+        assert "could not load reranker 'hybird'" in err and "retrieval-order, hybrid" in err
+        assert "Traceback" not in err
+
     def test_unknown_policy_and_tier(self, capsys, index_dir):
         assert main(["ask", "Who?", "--policy", "yolo", "--index", str(index_dir)]) == 2
         assert "valid policies: cascade, adaptive, fixed, baseline" in capsys.readouterr().err

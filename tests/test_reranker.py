@@ -51,6 +51,13 @@ def test_content_terms_drop_stopwords():
     assert content_terms("Who was the first man on the Moon?") == {"first", "man", "moon"}
 
 
+def test_a_cross_encoder_that_cannot_load_says_so(tmp_path):
+    from components.reranker import RerankerError
+
+    with pytest.raises(RerankerError, match="could not load reranker .*offline rerankers: retrieval-order, hybrid"):
+        CrossEncoderReranker(str(tmp_path / "no-such-model")).warm_up()
+
+
 def test_load_reranker():
     assert isinstance(load_reranker(None), RetrievalOrder) and load_reranker(None).name == "retrieval-order"
     assert isinstance(load_reranker("retrieval-order"), RetrievalOrder)
