@@ -41,6 +41,11 @@ def content_terms(text: str) -> set[str]:
     return set(content_words(text))
 
 
+def _check_lengths(passages: Sequence[Passage], dense_scores: Sequence[float]) -> None:
+    if len(passages) != len(dense_scores):
+        raise ValueError(f"{len(passages)} passages but {len(dense_scores)} dense scores")
+
+
 class RerankerError(RuntimeError):
     """A reranker named by the configuration cannot be loaded."""
 
@@ -83,8 +88,7 @@ class HybridReranker:
     def features(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> np.ndarray:
         """One row per passage: the dense cosine, BM25 over the candidates and the share of the question's
         terms in the title, each in [0, 1]. Independent of the weights, so a fit computes them once."""
-        if len(passages) != len(dense_scores):
-            raise ValueError(f"{len(passages)} passages but {len(dense_scores)} dense scores")
+        _check_lengths(passages, dense_scores)
         if not passages:
             return np.zeros((0, 3))
         dense = (np.asarray(dense_scores, dtype=np.float64) + 1.0) / 2.0  # cosine -> [0, 1]
@@ -122,8 +126,7 @@ class RetrievalOrder:
         return None
 
     def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
-        if len(passages) != len(dense_scores):
-            raise ValueError(f"{len(passages)} passages but {len(dense_scores)} dense scores")
+        _check_lengths(passages, dense_scores)
         return [float(s) for s in dense_scores]
 
 
@@ -145,10 +148,10 @@ class CrossEncoderReranker:
             try:
                 self._encoder = CrossEncoder(self.model, device=self.device)
             except Exception as exc:  # a mistyped offline name lands here too, as a cross-encoder's
+                why = next(iter(str(exc).splitlines()), "no message")
                 raise RerankerError(
-                    f"could not load reranker {self.model!r} as a cross-encoder ({type(exc).__name__}: "
-                    f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); offline rerankers: "
-                    "retrieval-order, hybrid"
+                    f"could not load reranker {self.model!r} as a cross-encoder ({type(exc).__name__}: {why}); "
+                    f"offline rerankers: {', '.join(OFFLINE_RERANKERS)}"
                 ) from exc
 
     def score(self, question: str, passages: Sequence[Passage], dense_scores: Sequence[float]) -> list[float]:
@@ -159,11 +162,14 @@ class CrossEncoderReranker:
         return [float(s) for s in self._encoder.predict(pairs, show_progress_bar=False)]
 
 
+OFFLINE_RERANKERS: dict[str, type[RetrievalOrder] | type[HybridReranker]] = {
+    "retrieval-order": RetrievalOrder, "hybrid": HybridReranker}
+"""The rerankers that need no weights, by name; the first is the default."""
+
+
 def load_reranker(model: str | None) -> Reranker:
-    """The retrieval order for ``None``/``"retrieval-order"``, the hybrid for ``"hybrid"``, else a
-    cross-encoder by name or path."""
-    if model in (None, "", "retrieval-order"):
-        return RetrievalOrder()
-    if model == "hybrid":
-        return HybridReranker()
-    return CrossEncoderReranker(model)
+    """An offline reranker by name (the retrieval order for ``None``), else a cross-encoder by name or path."""
+    name = model or next(iter(OFFLINE_RERANKERS))
+    if name in OFFLINE_RERANKERS:
+        return OFFLINE_RERANKERS[name]()
+    return CrossEncoderReranker(name)
