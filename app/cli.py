@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
+from components.embedder import QUERY_RUNTIMES
 from components.model_files import DEFAULT_PRESET, PRESETS
 from components.passages import MAX_PASSAGE_WORDS
 from pipeline.configuration import ANSWER_FORMS, POLICIES, PipelineConfig, validate_question
@@ -69,6 +70,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "Easy (0: every question at Medium; default: the threshold fitted on the train splits)")
     parser.add_argument("--reranker", help="retrieval-order (the default: the dense retrieval's order), hybrid (dense "
                         "+ BM25 + title, fit on SQuAD 2.0 and HotpotQA), or a cross-encoder's name or path")
+    parser.add_argument("--embedder-runtime", choices=QUERY_RUNTIMES,
+                        help="what embeds a question: auto (the default: ONNX Runtime where it agrees with torch, "
+                             "else torch), onnxruntime, torch")
     parser.add_argument("--threads", type=int, default=2, help="generator threads (default: 2)")
     parser.add_argument("--max-question-chars", type=int, default=2000)
 
@@ -81,6 +85,7 @@ def _resources(args: argparse.Namespace, **extra: Any):
         "model": getattr(args, "model", None), "reranker": getattr(args, "reranker", None),
         "n_threads": getattr(args, "threads", None), "router": getattr(args, "router", None),
         "probe_router": getattr(args, "probe_router", None),
+        "embedder_runtime": getattr(args, "embedder_runtime", None),
     }.items() if v is not None}
     return ResourceConfig(**kwargs, **extra)
 

@@ -673,6 +673,7 @@ class RAGService:
             "loaded_models": sorted(self._generators),
             "index_passages": len(ctx.index) if ctx else None,
             "reranker": ctx.reranker.name if ctx else None,
+            "embedder_runtime": ctx.embedder.query_runtime if ctx else None,
             "policy": self.pipeline.policy,
             "router": self._router_status(ctx),
             "in_flight": self._in_flight,

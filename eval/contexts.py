@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from components.index import PassageIndex
+from components.embedder import QUERY_RUNTIMES
 from eval.datasets import DATASETS
 from pipeline.context import RAGContext, ResourceConfig
 
@@ -24,6 +25,8 @@ def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: $ADAPTIVE_RAG_DATA or ../shared/data)")
+    parser.add_argument("--embedder-runtime", default="auto", choices=QUERY_RUNTIMES,
+                        help="what embeds a question (default: auto, ONNX Runtime where it agrees with torch)")
 
 
 def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None,
@@ -36,7 +39,7 @@ def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None
     from components.reranker import load_reranker
     from eval.corpora import benchmark_index, benchmark_index_dir, benchmark_reranker
 
-    embedder = Embedder()
+    embedder = Embedder(query_runtime=resource_options.get("embedder_runtime", "auto"))
     embedder.warm_up()
     by_dir: dict[Path, PassageIndex] = {}  # splits that share a corpus (NQ, TriviaQA: Wikipedia) share one copy
     indexes = {}
@@ -62,4 +65,4 @@ def load_contexts(splits: Iterable[tuple[str, str]], data_dir: str | None = None
 def load_run_context(args: argparse.Namespace) -> RAGContext:
     """The loaded models over the run's dataset split (``--dataset``, ``--split``, ``--data-dir``, ``--model``)."""
     split = (args.dataset, args.split)
-    return load_contexts([split], args.data_dir, args.model)[split]
+    return load_contexts([split], args.data_dir, args.model, embedder_runtime=args.embedder_runtime)[split]

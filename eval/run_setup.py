@@ -21,11 +21,13 @@ class RunMismatchError(RuntimeError):
 
 def run_setup(ctx: RAGContext, systems: list[System]) -> dict[str, Any]:
     """What decides the answers besides the questions: the generator, the knowledge base's reranker
-    (a folder from before it was recorded is not checked for it) and, when a system routes with it,
-    the trained router's weights and the probe router's file."""
+    and the runtime that embeds the questions (a folder from before they were recorded is not
+    checked for them; the runtime decides the non-generation time, not the vectors) and, when a
+    system routes with it, the trained router's weights and the probe router's file."""
     routed = any(s.pipeline.policy == "adaptive" for s in systems)
     router = ctx.router.metadata.get("weights_sha256") if routed and ctx.router is not None else None
-    setup = {"model": ctx.model_name, "router_weights_sha256": router, "reranker": ctx.reranker.name}
+    setup = {"model": ctx.model_name, "router_weights_sha256": router, "reranker": ctx.reranker.name,
+             "embedder_runtime": ctx.embedder.query_runtime}
     if any(s.pipeline.policy == "probe-router" for s in systems) and ctx.probe_router is not None:
         setup["probe_router_sha256"] = probe_router_digest(ctx.probe_router)
     return setup

@@ -17,7 +17,7 @@ from typing import Any
 
 from components.answer_probe import DEFAULT_PROBE as DEFAULT_ANSWER_PROBE, AnswerProbe
 from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, FALLBACK_MODEL, AnswerabilityModel
-from components.embedder import DEFAULT_EMBEDDER, Embedder, resolve_embedder
+from components.embedder import DEFAULT_EMBEDDER, QUERY_RUNTIMES, Embedder, resolve_embedder
 from components.energy import EnergyMeter
 from components.generator import Generator, load_chat_model
 from components.index import PassageIndex
@@ -44,6 +44,7 @@ class ResourceConfig:
 
     index_dir: Path = field(default_factory=default_index_dir)
     embedder: str = DEFAULT_EMBEDDER
+    embedder_runtime: str = "auto"  # what embeds a question: "auto" (ONNX Runtime where it agrees), "onnxruntime", "torch"
     model: str = field(default_factory=lambda: os.environ.get("ADAPTIVE_RAG_MODEL", DEFAULT_PRESET))
     reranker: str | None = None  # None: the dense retrieval's order; "hybrid"; or a cross-encoder's name or path
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
@@ -63,6 +64,9 @@ class ResourceConfig:
             raise ConfigurationError(f"n_threads must be >= 1, got {self.n_threads}")
         if self.n_ctx < 256:
             raise ConfigurationError(f"n_ctx must be >= 256, got {self.n_ctx}")
+        if self.embedder_runtime not in QUERY_RUNTIMES:
+            raise ConfigurationError(f"unknown embedder runtime {self.embedder_runtime!r}; valid: "
+                                     f"{', '.join(QUERY_RUNTIMES)}")
         is_path = Path(self.model).suffix.lower() == ".gguf" or os.sep in self.model or "/" in self.model
         if self.model not in PRESETS and not is_path:
             raise ConfigurationError(
@@ -110,9 +114,12 @@ class RAGContext:
         having it loaded a second time."""
         resources = resources or ResourceConfig()
         if embedder is None:
-            embedder = Embedder(resources.embedder)
+            embedder = Embedder(resources.embedder, query_runtime=resources.embedder_runtime)
         elif embedder.name != resolve_embedder(resources.embedder)[0]:
             raise ConfigurationError(f"embedder {embedder.name!r} given, the resources name {resources.embedder!r}")
+        elif embedder.requested_query_runtime != resources.embedder_runtime:
+            raise ConfigurationError(f"embedder given with query runtime {embedder.requested_query_runtime!r}, "
+                                     f"the resources name {resources.embedder_runtime!r}")
         if index is None:
             index = PassageIndex.load(resources.index_dir, embedder=embedder.name)
         elif index.embedder != embedder.name:

@@ -222,6 +222,7 @@ class TestHealthAndAuth:
         body = client.get("/health").json()
         assert body["status"] == "ok" and body["index_passages"] > 0 and body["in_flight"] == 0
         assert body["reranker"] == "hybrid"  # the test context's (conftest), named as the trace names it
+        assert body["embedder_runtime"] == "onnxruntime"  # what embeds the questions
         assert body["router"]["labels"] == ["easy", "medium", "hard"] and body["router"]["trained_on"] > 0
 
     def test_auth(self, service):

@@ -286,7 +286,8 @@ class TestRunAndAggregate:
 
         sha = ctx.router.metadata["weights_sha256"]
         assert run_setup(ctx, select("baseline,adaptive")) == {"model": ctx.generator.model_path, "router_weights_sha256": sha,
-                                                               "reranker": ctx.reranker.name}
+                                                               "reranker": ctx.reranker.name,
+                                                               "embedder_runtime": "onnxruntime"}
         assert run_setup(ctx, select("baseline,adaptive", "easy"))["router_weights_sha256"] is None
 
     def test_resume_refuses_answers_from_another_router_or_model(self, tmp_path):
