@@ -117,6 +117,15 @@ class TestOnnxQueryEncoder:
         assert embedder.query_runtime == "torch"
         assert "differ from torch's by up to 0.01" in embedder.query_runtime_note
 
+    def test_export_onnx_runtime_cannot_load_is_not_used(self, cache, monkeypatch):
+        def refuse(model):
+            raise RuntimeError("unsupported operator")
+
+        monkeypatch.setattr(embedder_onnx, "_session", refuse)
+        embedder = Embedder()
+        assert embedder.query_runtime == "torch"
+        assert "could not load the export (RuntimeError: unsupported operator)" in embedder.query_runtime_note
+
     def test_unknown_runtime_is_refused(self):
         with pytest.raises(EmbedderError, match="unknown query runtime 'tensorrt'; valid: auto, onnxruntime, torch"):
             Embedder(query_runtime="tensorrt")
