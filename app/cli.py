@@ -200,7 +200,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from components import sources
-    from components.embedder import Embedder
+    from components.embedder import DEFAULT_EMBEDDER, Embedder
     from components.index import MANIFEST, PassageIndex
     from components.ingest import ingest
     from components.passages import ChunkingConfig
@@ -218,7 +218,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     }
     items = loaders[args.source]()  # read lazily: one document at a time, large files in pieces
 
-    embedder = Embedder(args.embedder) if args.embedder else Embedder()
+    # documents only: the question runtime (ONNX Runtime) would be exported and loaded for nothing
+    embedder = Embedder(args.embedder or DEFAULT_EMBEDDER, query_runtime="torch")
     index = PassageIndex.load_or_create(index_dir, embedder=embedder.name, dimension=embedder.dimension)
     given = {name: value for name in ("window", "overlap", "max_words") if (value := getattr(args, name)) is not None}
     chunking = dataclasses.replace(index.chunking or ChunkingConfig(), **given)  # ValueError: a clear message
