@@ -27,6 +27,11 @@ class TestRAGContextLoad:
             RAGContext.load(ResourceConfig(index_dir=index_dir, embedder=str(tmp_path), model="smollm2-135m"),
                             embedder=embedder)
 
+    def test_embedder_with_another_query_runtime_is_refused(self, embedder, index_dir):
+        with pytest.raises(ConfigurationError, match="query runtime 'auto', the resources name 'torch'"):
+            RAGContext.load(ResourceConfig(index_dir=index_dir, model="smollm2-135m", embedder_runtime="torch"),
+                            embedder=embedder)
+
     def test_missing_index_fails_before_any_model_loads(self, tmp_path):
         with pytest.raises(IndexLoadError):
             RAGContext.load(ResourceConfig(index_dir=tmp_path / "nothing-here", model="smollm2-135m"))
