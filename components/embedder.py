@@ -135,11 +135,11 @@ class Embedder:
         """One text, on one thread (ONNX Runtime's, else torch's): a single short input gains
         nothing from more, and right after a generation llama.cpp's threads still hold the cores
         (with two torch threads a query took 68 ms median there, with one 21 ms; 2 cores, MiniLM)."""
+        if self._onnx is not None:
+            return self._onnx.encode(text.replace("\n", " "))  # as LangChain's path does
         import torch
 
         lc = self.langchain
-        if self._onnx is not None:
-            return self._onnx.encode(text.replace("\n", " "))  # as LangChain's path does
         threads = torch.get_num_threads()
         if threads == 1:
             return np.asarray(lc.embed_query(text), dtype=np.float32)
