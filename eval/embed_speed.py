@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from eval.aggregate import _percentile
+
 
 def _summary(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
-    return {"p50_ms": statistics.median(ordered), "mean_ms": statistics.fmean(ordered),
-            "p90_ms": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]}
+    return {"p50_ms": _percentile(times, 0.5), "mean_ms": statistics.fmean(times), "p90_ms": _percentile(times, 0.9)}
 
 
 def main(argv: list[str] | None = None) -> int:

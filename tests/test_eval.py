@@ -607,3 +607,15 @@ class TestFollowUps:
         path.write_text(json.dumps({"cases": [{**self.CASE, "kind": "sarcastic"}]}), encoding="utf-8")
         with pytest.raises(ValueError, match="unknown kind 'sarcastic'"):
             load_cases(path)
+
+
+class TestEmbedSpeedSummary:
+    def test_percentiles_interpolate_as_the_benchmark_reports_do(self):
+        from eval.embed_speed import _summary
+
+        figures = _summary([float(v) for v in (10, 1, 9, 2, 8, 3, 7, 4, 6, 5)])
+        # 1..10 in any order: the median between 5 and 6, the 90th percentile 90% of the way
+        # along the sorted list (position 8.1 of 0..9), as eval.aggregate's latency figures are
+        assert figures["p50_ms"] == pytest.approx(5.5)
+        assert figures["p90_ms"] == pytest.approx(9.1)
+        assert figures["mean_ms"] == pytest.approx(5.5)
