@@ -200,7 +200,11 @@ def summary_line(result: dict[str, Any]) -> str:
                      else f"read more {escalations} times before it was sure")
     check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("decision") == "answer":
-        parts.append(f"{check['score']:.0%} likely right")
+        if check.get("multi_hop"):  # held to the lower bar the setting moves, which the setting does not show
+            score, threshold = apart(check["score"], check["threshold"])
+            parts.append(f"{score} likely right, over the {threshold} bar of a multi-hop question")
+        else:
+            parts.append(f"{check['score']:.0%} likely right")
     if result.get("rewritten_question"):
         parts.append("follow-up read as: " + result["rewritten_question"])
     return " · ".join(parts)

@@ -825,32 +825,58 @@ def test_a_reload_mid_answer_gives_the_question_back(page, server):
     assert page.locator("#question textarea").input_value() == ""
 
 
-def test_an_unsupported_answer_is_marked_not_attributed(browser):
-    """Defect 4: "100 °F" was cited to a passage about 0 °F brine. An answer no shown passage
-    holds is marked unsupported, cites nothing, and the closest passages are offered instead."""
+@contextmanager
+def shown_answer(browser, question: str, result: dict):
+    """A page showing ``result`` as the chat shows an answer to ``question`` (``#shown``), from a chat
+    built around it alone: what an answer shows, without a model to produce it."""
     import gradio as gr
 
     from app.ui import result_messages
 
-    passage = {"id": "brine#p0", "title": "Brine", "text": "Brine freezes at 0 °F.", "score": 0.61}
-    result = {"answer": "100 °F", "tier": "easy", "final_tier": "easy", "router": None, "corrected": False,
-              "rewritten_question": None, "supported": False, "abstained": False, "escalations": 0,
-              "tokens": {"prompt": 1, "input": 1, "evaluated": 1, "output": 1}, "timing_ms": {"total": 1.0},
-              "trace": {"passages": [passage]}, "citations": []}
     with gr.Blocks() as demo:
-        gr.Chatbot(value=[{"role": "user", "content": "At what temperature does water boil?"},
-                          *result_messages(result, show_trace=False)], layout="bubble", elem_id="unsupported")
+        gr.Chatbot(value=[{"role": "user", "content": question}, *result_messages(result, show_trace=False)],
+                   layout="bubble", elem_id="shown")
     port = free_port()
     demo.launch(server_port=port, prevent_thread_lock=True, quiet=True)
     try:
         page = browser.new_page()
         page.goto(f"http://127.0.0.1:{port}/")
-        text = wait_for_text(page, "#unsupported", "Unsupported")
-        assert "none of the passages read holds this answer" in text
-        assert "100 °F [1]" not in text and "closest: Brine" in text
+        yield page
         page.close()
     finally:
         demo.close()
+
+
+def test_an_unsupported_answer_is_marked_not_attributed(browser):
+    """Defect 4: "100 °F" was cited to a passage about 0 °F brine. An answer no shown passage
+    holds is marked unsupported, cites nothing, and the closest passages are offered instead."""
+    passage = {"id": "brine#p0", "title": "Brine", "text": "Brine freezes at 0 °F.", "score": 0.61}
+    result = {"answer": "100 °F", "tier": "easy", "final_tier": "easy", "router": None, "corrected": False,
+              "rewritten_question": None, "supported": False, "abstained": False, "escalations": 0,
+              "tokens": {"prompt": 1, "input": 1, "evaluated": 1, "output": 1}, "timing_ms": {"total": 1.0},
+              "trace": {"passages": [passage]}, "citations": []}
+    with shown_answer(browser, "At what temperature does water boil?", result) as page:
+        text = wait_for_text(page, "#shown", "Unsupported")
+        assert "none of the passages read holds this answer" in text
+        assert "100 °F [1]" not in text and "closest: Brine" in text
+
+
+def test_an_answer_given_under_the_multi_hop_bar_says_so(browser):
+    """Session 46's walk: with "Abstain below" at 17.6%, "How many visitors attend the Zephyr Lantern
+    Festival?" (read as multi-hop) was answered "2000" under "5% likely right", with nothing saying
+    why an answer below the setting was given: a multi-hop question is held to the lower bar the
+    setting moves (2.1% here). An answer given under that bar says it was."""
+    passage = {"id": "doc#p0s1", "title": "doc", "text": "The festival was founded in 1931.", "score": 0.78,
+               "source": "doc.txt"}
+    result = {"answer": "2000", "tier": "medium", "final_tier": "medium", "router": None, "corrected": False,
+              "rewritten_question": None, "supported": True, "abstained": False, "escalations": 0,
+              "tokens": {"prompt": 1, "input": 1, "evaluated": 1, "output": 1}, "timing_ms": {"total": 2400.0},
+              "trace": {"passages": [passage]}, "citations": [passage],
+              "answerability": {"decision": "answer", "by": "score", "score": 0.0465, "threshold": 0.021,
+                                "multi_hop": True, "withheld_answer": None}}
+    with shown_answer(browser, "How many visitors attend the Zephyr Lantern Festival?", result) as page:
+        text = wait_for_text(page, "#shown", "likely right")
+        assert "4.7% likely right, over the 2.1% bar of a multi-hop question" in text, text
 
 
 def setting_box(page, elem_id: str = "abstain"):
