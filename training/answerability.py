@@ -73,6 +73,10 @@ by session 12's, through the dense cascade."""
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "answerability"
 FREE = tuple(f for f in FEATURES if f not in (*SELF_CHECKS, SUFFICIENCY, ANSWER_PROBE, *QUESTION_LIKELIHOOD))
 FOLDS = 5
+MAX_HOTPOT_LOSS = 1.0
+"""HotpotQA train F1 points the thresholds may lose to false abstentions (``fit``'s default)."""
+MAX_ANSWERABLE_LOSS = 3.0
+"""SQuAD train F1 points its answerable questions may lose to never abstaining (``fit``'s default)."""
 LOSS_CONFIDENCE = 0.9
 """``--loss-confidence`` for the sufficiency variant: the HotpotQA loss a threshold may cause is
 bounded at this bootstrap quantile (:func:`sweep`). The shipped check uses the point estimate (0)."""
@@ -133,14 +137,17 @@ def checked(runs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [r for r in runs if r["answerability"]["by"] != "model" and r["answerability"]["features"]]
 
 
-def out_of_fold(runs: Sequence[Mapping[str, Any]], features: Sequence[str], l2: float) -> np.ndarray:
-    """Each answer's score from a model fit without its fold (folds by position: runs are interleaved)."""
+def out_of_fold(runs: Sequence[Mapping[str, Any]], features: Sequence[str], l2: float,
+                fit: Callable[..., Any] = fit_logistic) -> np.ndarray:
+    """Each answer's score from a model fit without its fold (folds by position: runs are interleaved);
+    ``fit``: another fitter of :func:`components.logistic.fit_logistic`'s form, for a feature the
+    shipped check does not know (a measurement's)."""
     rows = [[r["answerability"]["features"][f] for f in features] for r in runs]
     labels = [int(is_right(r)) for r in runs]
     scores = np.zeros(len(runs))
     for fold in range(FOLDS):
         train = [i for i in range(len(runs)) if i % FOLDS != fold]
-        model = fit_logistic([rows[i] for i in train], [labels[i] for i in train], features, l2=l2)
+        model = fit([rows[i] for i in train], [labels[i] for i in train], features, l2=l2)
         for i in range(fold, len(runs), FOLDS):
             scores[i] = model.score(dict(zip(features, rows[i], strict=True)))
     return scores
@@ -826,8 +833,9 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--size", type=int, default=None,
                             help="questions per dataset, at most what its train split holds (default: "
                                  + ", ".join(f"{s.dataset} {s.size}" for s in SETS) + ")")
-    fit_parser.add_argument("--max-hotpot-loss", type=float, default=1.0,
-                            help="HotpotQA train F1 points the threshold may lose to false abstentions (default 1)")
+    fit_parser.add_argument("--max-hotpot-loss", type=float, default=MAX_HOTPOT_LOSS,
+                            help="HotpotQA train F1 points the threshold may lose to false abstentions "
+                                 f"(default {MAX_HOTPOT_LOSS:g})")
     fit_parser.add_argument("--l2", type=float, default=1.0, help="L2 penalty on the coefficients (default 1)")
     fit_parser.add_argument("--max-time-added", type=float, default=5.0,
                             help="%% the check may add to the median time per question (default 5)")
@@ -860,9 +868,10 @@ def main(argv: list[str] | None = None) -> int:
                             help="with --by-question-type, the question-type model's out-of-fold probabilities of the "
                                  "questions it was trained on ('none': the readings recorded with the answers, in-sample "
                                  f"for those; default: {shown_path(QUESTION_TYPE_CROSS_FIT)})")
-    fit_parser.add_argument("--max-answerable-loss", type=lambda v: None if v == "none" else float(v), default=3.0,
+    fit_parser.add_argument("--max-answerable-loss", type=lambda v: None if v == "none" else float(v),
+                            default=MAX_ANSWERABLE_LOSS,
                             help="with --by-question-type, SQuAD answerable train F1 points the thresholds may lose to "
-                                 "false abstentions (default 3; 'none': no bound)")
+                                 f"false abstentions (default {MAX_ANSWERABLE_LOSS:g}; 'none': no bound)")
     fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
                             help="bound the HotpotQA loss at this bootstrap quantile, e.g. "
                                  f"{LOSS_CONFIDENCE} (default 0: the point estimate)")
