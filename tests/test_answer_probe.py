@@ -305,6 +305,27 @@ class TestFitting:
         scores = [json.loads(line) for line in (tmp_path / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
         assert [s["id"] for s in scores] == [r["id"] for r in runs] and [s["fold"] for s in scores[:6]] == [0, 1, 2, 3, 4, 0]
 
+    def test_an_answerable_probe_learns_squads_labels_out_of_fold(self):
+        from training.answer_probe import answerable_scores
+        from training.cascade import auroc
+
+        rng = np.random.default_rng(5)
+        runs = [{"id": f"q{i}", "dataset": "hotpotqa" if i % 4 == 3 else "squad", "answerable": i % 4 == 3 or i % 2 == 0}
+                for i in range(200)]
+        answerable = np.array([r["answerable"] for r in runs], dtype=float)
+        states = rng.normal(size=(200, 4))
+        states[:, 1] += 3.0 * answerable  # the state knows which questions are answerable
+        scores = answerable_scores(runs, states, 1.0)
+        squad = [i for i, r in enumerate(runs) if r["dataset"] == "squad"]
+        assert auroc([scores[i] for i in squad], [runs[i]["answerable"] for i in squad]) > 0.9
+        hotpot = [i for i, r in enumerate(runs) if r["dataset"] == "hotpotqa"]
+        assert np.mean([scores[i] for i in hotpot]) > 0.8  # answerable, and scored by a probe that never saw them
+        flipped = [{**r, "answerable": not r["answerable"]} if i == squad[0] else r for i, r in enumerate(runs)]
+        again = answerable_scores(flipped, states, 1.0)  # an answer's own label never teaches the probe that scores it
+        assert again[squad[0]] == scores[squad[0]] and not np.array_equal(again, scores)
+        with pytest.raises(SystemExit, match="no SQuAD answers"):
+            answerable_scores([runs[i] for i in hotpot], states[hotpot], 1.0)
+
     @staticmethod
     def alternating(n):
         """``n`` scored SQuAD answers, every other one right."""

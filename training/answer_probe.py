@@ -5,6 +5,7 @@
     python -m training.answer_probe fit    # choose the layer and penalty, write the probe and its cross-fitted scores
     python -m training.answer_probe fit --extra-limit 400 --probe-out … # a learning curve's point: the first 400 extra answers
     python -m training.answer_probe layers  # AUROC of probes on several layers read together (measured, not shipped)
+    python -m training.answer_probe answerable  # does a probe of answerable questions add to the check (measured, not shipped)
 
 ``run`` answers every question of the answerability check's training runs
 (:data:`training.answerability.RUNS_FILE`: SQuAD 2.0 train articles and HotpotQA train) again
@@ -29,6 +30,10 @@ and the extra answers when they were recorded:
   ``training.answerability fit --answer-probe-scores`` reads, as the sufficiency scorer's
   cross-fitted scores are read) and, fit on all of them, the shipped probe
   (``components/answer_probe.json``), with the report in ``docs/answer_probe/``.
+
+``answerable`` measures, and ships nothing: whether a probe of whether the *question* is answerable
+(SQuAD's gold labels), read from the same states, adds to the check that already reads a probe of
+whether the *answer* is right (session 46: it does not).
 
 Nothing here looks at a dev question.
 """
@@ -403,6 +408,102 @@ def layers_command(args: argparse.Namespace) -> int:
     return 0
 
 
+ANSWERABLE = "answerable_probe"
+"""The measured feature of :func:`answerable_command`: a probe's probability that the question is answerable."""
+
+
+def answerable_scores(scored: Sequence[Mapping[str, Any]], states: np.ndarray, l2: float) -> np.ndarray:
+    """Each answer's probability that its question is answerable, from a probe of ``states`` (answers
+    × values) fit on SQuAD's gold labels: a SQuAD answer's from a probe fit without its fold (the
+    check's folds, by position), any other's from the probe fit on every SQuAD answer, which never
+    saw it. HotpotQA's questions are all answerable, so fit on them a probe would learn the dataset."""
+    squad = [i for i, r in enumerate(scored) if r["dataset"] == "squad"]
+    labels = [int(bool(scored[i]["answerable"])) for i in squad]
+    features = hidden_features(states.shape[1])
+    if not squad:
+        raise SystemExit("no SQuAD answers among them: nothing to learn 'answerable' from")
+    scores = np.zeros(len(scored))
+    for fold in range(FOLDS):
+        train = [k for k, i in enumerate(squad) if i % FOLDS != fold]
+        probe = fit_probe(states[[squad[k] for k in train]], [labels[k] for k in train], features, l2=l2,
+                          metadata={"model": "cv", "layer": 0})
+        for i in squad:
+            if i % FOLDS == fold:
+                scores[i] = probe.score_hidden(states[i])
+    probe = fit_probe(states[squad], labels, features, l2=l2, metadata={"model": "all", "layer": 0})
+    for i, r in enumerate(scored):
+        if r["dataset"] != "squad":
+            scores[i] = probe.score_hidden(states[i])
+    return scores
+
+
+def answerable_command(args: argparse.Namespace) -> int:
+    """Measured, not shipped (session 46): whether a probe of *answerable* (SQuAD's gold labels) adds
+    to the shipped check, which already reads a probe of *right*. For each layer set and penalty: the
+    probe's out-of-fold AUROC on SQuAD, then the check's features with and without it, refit out of
+    fold, and what ``training.answerability fit``'s rule makes of each (thresholds per question type,
+    SQuAD and HotpotQA train F1, and the mean over its held-out halvings)."""
+    import training.answerability as check
+    from components.answerability import AnswerabilityModel
+    from components.logistic import fit_logistic
+    from components.question_type import QuestionTypeModel
+    from eval.runner import read_records
+
+    runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
+    runs = check.with_probe_scores(check.without_sufficiency(runs), check.read_scores(check.PROBE_CROSS_FIT, check.ANSWER_PROBE))
+    runs, _ = check.with_question_likelihood(runs, read_records(check.LIKELIHOOD_RUNS))
+    readings = check.read_question_types(check.QUESTION_TYPE_CROSS_FIT, QuestionTypeModel.load().threshold)
+    rows = _rows(runs, read_hidden(args.hidden), None)
+    features = list(AnswerabilityModel.load().features)
+    position = {r["id"]: i for i, r in enumerate(rows["scored"])}
+    # the answers both candidates score: a reading of their state and every feature of the shipped check
+    answers = [r for r in check.having(check.checked(runs), features) if r["id"] in position]
+    at = {id(r): i for i, r in enumerate(runs)}
+    squad = [r["dataset"] == "squad" for r in answers]
+
+    def judged(name: str, with_features: Sequence[str]) -> None:
+        oof = check.out_of_fold(answers, with_features, 1.0, fit_logistic)
+        scores = {at[id(r)]: float(s) for r, s in zip(answers, oof, strict=True)}
+        chosen = check.choose_by_type(runs, scores, check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS, readings)
+
+        def rule(part: Sequence[Mapping[str, Any]], part_scores: Mapping[int, float]) -> Mapping[str, Any]:
+            return check.choose_by_type(part, part_scores, check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS, readings)
+
+        halves = check.summarise_halves(check.held_out_halves(runs, scores, rule, readings, args.halves),
+                                        check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS)
+        right = [is_right(r) for r in answers]
+        on_squad = [i for i, q in enumerate(squad) if q]
+        print(f"| {name} | {auroc(list(oof), right):.3f} | "
+              f"{auroc([oof[i] for i in on_squad], [right[i] for i in on_squad]):.3f} | "
+              f"{chosen['threshold']:.3f} / {chosen['threshold_multi_hop']:.3f} | {chosen['squad_f1']:.1f} | "
+              f"{chosen['squad_answerable_f1']:.1f} | {chosen['hotpotqa_f1']:.1f} | {halves['mean_squad_f1']:.1f} | "
+              f"{halves['mean_hotpotqa_loss']:.2f} |")
+
+    print(f"{len(answers)} answers scored by the shipped check's features with a reading of their state "
+          f"({sum(squad)} SQuAD); the rule's bounds: HotpotQA loss {check.MAX_HOTPOT_LOSS:g}, SQuAD answerable loss "
+          f"{check.MAX_ANSWERABLE_LOSS:g}; {args.halves} halvings\n")
+    print("| check | AUROC (right) | SQuAD AUROC | thresholds (single / multi-hop) | SQuAD F1 | answerable F1 | "
+          "HotpotQA F1 | halves: SQuAD F1 | halves: HotpotQA loss |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    judged("shipped features", features)
+    layers = rows["layers"]
+    for text in args.sets:
+        chosen_layers = [int(v) for v in text.split(",")]
+        missing = [layer for layer in chosen_layers if layer not in layers]
+        if missing:
+            raise SystemExit(f"the states hold layers {layers}, not {missing}")
+        cut = rows["states"][:, [layers.index(layer) for layer in chosen_layers], :].reshape(len(rows["states"]), -1)
+        states = cut[[position[r["id"]] for r in answers]]
+        for l2 in args.penalties:
+            probe = answerable_scores(answers, states, l2)
+            for r, p in zip(answers, probe, strict=True):
+                r["answerability"]["features"][ANSWERABLE] = float(p)
+            on_squad = [i for i, q in enumerate(squad) if q]
+            label = f"+ answerable probe, layers {text}, L2 {l2:g} (its SQuAD AUROC for answerable: " + \
+                f"{auroc([probe[i] for i in on_squad], [bool(answers[i]['answerable']) for i in on_squad]):.3f})"
+            judged(label, [*features, ANSWERABLE])
+    return 0
+
+
 def report(result: Mapping[str, Any], runs_file: Path, hidden_file: Path) -> str:
     grid = result["grid"]
     penalties = sorted({l2 for _, l2 in grid})
@@ -485,7 +586,13 @@ def main(argv: list[str] | None = None) -> int:
     layers_parser.add_argument("--cross-fit-out", type=Path, default=None,
                                help="write the best set's out-of-fold scores here, for training.answerability fit "
                                     "--answer-probe-scores (default: none)")
-    for p in (run_parser, extra_parser, fit_parser, layers_parser):
+    answerable_parser = sub.add_parser("answerable", help="whether a probe of answerable questions adds to the check "
+                                                           "(measured, not shipped)")
+    answerable_parser.add_argument("--sets", nargs="+", default=["16", "20"],
+                                   help="layer sets, each comma-separated (default: 16 20)")
+    answerable_parser.add_argument("--penalties", type=float, nargs="+", default=[30.0, 100.0, 300.0])
+    answerable_parser.add_argument("--halves", type=int, default=30, help="held-out halvings of the rule (default 30)")
+    for p in (run_parser, extra_parser, fit_parser, layers_parser, answerable_parser):
         p.add_argument("--runs", type=Path, default=RUNS_FILE,
                        help=f"the check's training runs (default: {shown_path(RUNS_FILE)})")
         p.add_argument("--hidden", type=Path, default=HIDDEN_FILE,
@@ -495,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
                        help=f"the extra answers' states (default: {shown_path(EXTRA_FILE)}, used when it exists; none: "
                             "fit on the check's answers only)")
     args = parser.parse_args(argv)
-    commands = {"run": run, "extra": extra, "fit": fit_command, "layers": layers_command}
+    commands = {"run": run, "extra": extra, "fit": fit_command, "layers": layers_command, "answerable": answerable_command}
     return commands[args.command](args)
 
 
