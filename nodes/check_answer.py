@@ -119,10 +119,11 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
     if model is not None:
         threshold = model.threshold_for(knob, multi_hop)
+        knob = model.threshold if knob is None else knob
     else:
-        threshold = 0.0 if knob is None else knob
+        threshold = knob = 0.0 if knob is None else knob
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
-                                 "multi_hop": multi_hop, "features": {}}
+                                 "knob": knob, "multi_hop": multi_hop, "features": {}}
     if model is not None and model.multi_hop_threshold is not None:  # how the knob maps, to replay another knob
         check["fitted_thresholds"] = [model.threshold, model.multi_hop_threshold]
     features = check_features(question, answer, step, evidence, state.get("passages") or [],

@@ -275,6 +275,7 @@ class AnswerabilityTrace(TypedDict):
     score: float | None  # the probability that the answer is right; None when unchecked
     threshold: float  # abstain below this score (the knob, carried through the fitted pair for a multi-hop question)
     multi_hop: NotRequired[bool | None]  # the question-type model's reading the threshold followed; None: no reading
+    knob: NotRequired[float]  # the setting it came from (abstain_threshold, else the fitted one): a single-hop question's bar
     fitted_thresholds: NotRequired[list[float]]  # the model's fitted single-hop and multi-hop thresholds, when it has both
     features: dict[str, float]  # what the score was computed from
     features_version: NotRequired[int]  # how they were computed (components.answerability.FEATURES_VERSION)

@@ -240,8 +240,10 @@ class TestCheckAnswer:
         multi_check = check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]
         assert single_check["threshold"] == 0.4 and multi_check["threshold"] == pytest.approx(0.1)
         assert multi_check["multi_hop"] is True and multi_check["fitted_thresholds"] == [0.4, 0.1]
+        assert single_check["knob"] == multi_check["knob"] == 0.4  # the setting both came from: the fitted one
         multi["settings"]["abstain_threshold"] = 0.2  # the knob moves both
-        assert check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]["threshold"] == pytest.approx(0.05)
+        moved = check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]
+        assert moved["threshold"] == pytest.approx(0.05) and moved["knob"] == 0.2
 
     def test_the_models_own_abstention_stays(self, ctx):
         out = check_answer(self.state(abstained=True), self.runtime(ctx, model()))

@@ -873,10 +873,15 @@ def test_an_answer_given_under_the_multi_hop_bar_says_so(browser):
               "tokens": {"prompt": 1, "input": 1, "evaluated": 1, "output": 1}, "timing_ms": {"total": 2400.0},
               "trace": {"passages": [passage]}, "citations": [passage],
               "answerability": {"decision": "answer", "by": "score", "score": 0.0465, "threshold": 0.021,
-                                "multi_hop": True, "withheld_answer": None}}
+                                "knob": 0.176, "multi_hop": True, "withheld_answer": None}}
     with shown_answer(browser, "How many visitors attend the Zephyr Lantern Festival?", result) as page:
         text = wait_for_text(page, "#shown", "likely right")
         assert "4.7% likely right, over the 2.1% bar of a multi-hop question" in text, text
+    # an answer the setting itself would have given says no more than its likelihood
+    check = {**result["answerability"], "score": 0.828, "knob": 0.176}
+    with shown_answer(browser, "Who founded the Zephyr Lantern Festival?", {**result, "answerability": check}) as page:
+        text = wait_for_text(page, "#shown", "likely right")
+        assert "83% likely right" in text and "multi-hop" not in text, text
 
 
 def setting_box(page, elem_id: str = "abstain"):
