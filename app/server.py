@@ -90,6 +90,9 @@ class AnswerabilityCheck(BaseModel):
     threshold: float
     multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
                                                         "multi-hop, which the threshold followed (null: no reading)")
+    knob: Optional[float] = Field(None, description="the setting the threshold came from (the request's "
+                                                     "abstain_threshold, else the fitted one): a single-hop question's "
+                                                     "threshold, which a multi-hop question's follows")
     withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
 
 

@@ -117,13 +117,14 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
 
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
-    threshold (and whether it was a multi-hop question's), and the answer it withheld."""
+    threshold (and whether it was a multi-hop question's, and the setting it came from), and the
+    answer it withheld."""
     if not check:
         return None
-    score = check.get("score")
+    score, knob = check.get("score"), check.get("knob")
     return {"decision": check["decision"], "by": check["by"], "score": None if score is None else round(score, 4),
             "threshold": round(check["threshold"], 4), "multi_hop": check.get("multi_hop"),
-            "withheld_answer": check.get("withheld_answer")}
+            "knob": None if knob is None else round(knob, 4), "withheld_answer": check.get("withheld_answer")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:

@@ -200,7 +200,8 @@ def summary_line(result: dict[str, Any]) -> str:
                      else f"read more {escalations} times before it was sure")
     check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("decision") == "answer":
-        if check.get("multi_hop") and check["score"] < check.get("knob", 1.0):
+        knob = check.get("knob")  # None: a turn kept before the trace had it
+        if check.get("multi_hop") and (knob is None or check["score"] < knob):
             # given only because a multi-hop question is held to the lower bar the setting moves, which it does not show
             score, threshold = apart(check["score"], check["threshold"])
             parts.append(f"{score} likely right, over the {threshold} bar of a multi-hop question")

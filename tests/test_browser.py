@@ -866,19 +866,23 @@ def test_an_answer_given_under_the_multi_hop_bar_says_so(browser):
     Festival?" (read as multi-hop) was answered "2000" under "5% likely right", with nothing saying
     why an answer below the setting was given: a multi-hop question is held to the lower bar the
     setting moves (2.1% here). An answer given under that bar says it was."""
+    from app.service import public_check
+
     passage = {"id": "doc#p0s1", "title": "doc", "text": "The festival was founded in 1931.", "score": 0.78,
                "source": "doc.txt"}
     result = {"answer": "2000", "tier": "medium", "final_tier": "medium", "router": None, "corrected": False,
               "rewritten_question": None, "supported": True, "abstained": False, "escalations": 0,
               "tokens": {"prompt": 1, "input": 1, "evaluated": 1, "output": 1}, "timing_ms": {"total": 2400.0},
               "trace": {"passages": [passage]}, "citations": [passage],
-              "answerability": {"decision": "answer", "by": "score", "score": 0.0465, "threshold": 0.021,
-                                "knob": 0.176, "multi_hop": True, "withheld_answer": None}}
+              # as the service gives the check (app.service.public_check) from the graph's trace
+              "answerability": public_check({"decision": "answer", "by": "score", "score": 0.0465, "threshold": 0.021,
+                                             "knob": 0.176, "multi_hop": True, "fitted_thresholds": [0.176, 0.021],
+                                             "features": {"min_prob": 0.2}})}
     with shown_answer(browser, "How many visitors attend the Zephyr Lantern Festival?", result) as page:
         text = wait_for_text(page, "#shown", "likely right")
         assert "4.7% likely right, over the 2.1% bar of a multi-hop question" in text, text
     # an answer the setting itself would have given says no more than its likelihood
-    check = {**result["answerability"], "score": 0.828, "knob": 0.176}
+    check = {**result["answerability"], "score": 0.828}
     with shown_answer(browser, "Who founded the Zephyr Lantern Festival?", {**result, "answerability": check}) as page:
         text = wait_for_text(page, "#shown", "likely right")
         assert "83% likely right" in text and "multi-hop" not in text, text

@@ -111,6 +111,19 @@ def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
     assert "answerability: 3% likely right against threshold 7% (a multi-hop question's): abstain" in figures(multi)
 
 
+def test_the_summary_names_the_multi_hop_bar_only_under_an_answer_the_setting_would_withhold():
+    from app.ui import summary_line
+
+    check = {"by": "score", "decision": "answer", "score": 0.047, "threshold": 0.021, "multi_hop": True}
+    result = {"timing_ms": {"total": 2400.0}, "escalations": 0, "passages_read": 4}
+    assert summary_line({**result, "answerability": {**check, "knob": 0.176}}).endswith(
+        "4.7% likely right, over the 2.1% bar of a multi-hop question")
+    for knob in (0.0, 0.04):  # never abstain, or a setting the answer clears: nothing to explain
+        assert summary_line({**result, "answerability": {**check, "knob": knob}}).endswith(" · 5% likely right")
+    assert "multi-hop" in summary_line({**result, "answerability": check})  # a turn kept before the knob was recorded
+    assert "multi-hop" not in summary_line({**result, "answerability": {**check, "multi_hop": False, "knob": 0.176}})
+
+
 def test_chat_settings_saved_as_fractions_are_read_in_percent():
     """Browsers kept the two thresholds as fractions (0.142) before session 32: a page opened again
     keeps the user's choice, now in percent; a saved percent is never read as a fraction."""
