@@ -418,10 +418,10 @@ def answerable_scores(scored: Sequence[Mapping[str, Any]], states: np.ndarray, l
     check's folds, by position), any other's from the probe fit on every SQuAD answer, which never
     saw it. HotpotQA's questions are all answerable, so fit on them a probe would learn the dataset."""
     squad = [i for i, r in enumerate(scored) if r["dataset"] == "squad"]
-    labels = [int(bool(scored[i]["answerable"])) for i in squad]
-    features = hidden_features(states.shape[1])
     if not squad:
         raise SystemExit("no SQuAD answers among them: nothing to learn 'answerable' from")
+    labels = [int(bool(scored[i]["answerable"])) for i in squad]
+    features = hidden_features(states.shape[1])
     scores = np.zeros(len(scored))
     for fold in range(FOLDS):
         train = [k for k, i in enumerate(squad) if i % FOLDS != fold]
@@ -459,7 +459,7 @@ def answerable_command(args: argparse.Namespace) -> int:
     # the answers both candidates score: a reading of their state and every feature of the shipped check
     answers = [r for r in check.having(check.checked(runs), features) if r["id"] in position]
     at = {id(r): i for i, r in enumerate(runs)}
-    squad = [r["dataset"] == "squad" for r in answers]
+    on_squad = [i for i, r in enumerate(answers) if r["dataset"] == "squad"]
 
     def judged(name: str, with_features: Sequence[str]) -> None:
         oof = check.out_of_fold(answers, with_features, 1.0, fit_logistic)
@@ -472,7 +472,6 @@ def answerable_command(args: argparse.Namespace) -> int:
         halves = check.summarise_halves(check.held_out_halves(runs, scores, rule, readings, args.halves),
                                         check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS)
         right = [is_right(r) for r in answers]
-        on_squad = [i for i, q in enumerate(squad) if q]
         print(f"| {name} | {auroc(list(oof), right):.3f} | "
               f"{auroc([oof[i] for i in on_squad], [right[i] for i in on_squad]):.3f} | "
               f"{chosen['threshold']:.3f} / {chosen['threshold_multi_hop']:.3f} | {chosen['squad_f1']:.1f} | "
@@ -480,7 +479,7 @@ def answerable_command(args: argparse.Namespace) -> int:
               f"{halves['mean_hotpotqa_loss']:.2f} |")
 
     print(f"{len(answers)} answers scored by the shipped check's features with a reading of their state "
-          f"({sum(squad)} SQuAD); the rule's bounds: HotpotQA loss {check.MAX_HOTPOT_LOSS:g}, SQuAD answerable loss "
+          f"({len(on_squad)} SQuAD); the rule's bounds: HotpotQA loss {check.MAX_HOTPOT_LOSS:g}, SQuAD answerable loss "
           f"{check.MAX_ANSWERABLE_LOSS:g}; {args.halves} halvings\n")
     print("| check | AUROC (right) | SQuAD AUROC | thresholds (single / multi-hop) | SQuAD F1 | answerable F1 | "
           "HotpotQA F1 | halves: SQuAD F1 | halves: HotpotQA loss |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -497,10 +496,9 @@ def answerable_command(args: argparse.Namespace) -> int:
             probe = answerable_scores(answers, states, l2)
             for r, p in zip(answers, probe, strict=True):
                 r["answerability"]["features"][ANSWERABLE] = float(p)
-            on_squad = [i for i, q in enumerate(squad) if q]
-            label = f"+ answerable probe, layers {text}, L2 {l2:g} (its SQuAD AUROC for answerable: " + \
-                f"{auroc([probe[i] for i in on_squad], [bool(answers[i]['answerable']) for i in on_squad]):.3f})"
-            judged(label, [*features, ANSWERABLE])
+            alone = auroc([probe[i] for i in on_squad], [bool(answers[i]["answerable"]) for i in on_squad])
+            judged(f"+ answerable probe, layers {text}, L2 {l2:g} (its SQuAD AUROC for answerable: {alone:.3f})",
+                   [*features, ANSWERABLE])
     return 0
 
 
