@@ -118,8 +118,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     model = ctx.check  # the answerability model for this generator (without the probe when it has none)
     knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
     if model is not None:
-        threshold = model.threshold_for(knob, multi_hop)
         knob = model.threshold if knob is None else knob
+        threshold = model.threshold_for(knob, multi_hop)
     else:
         threshold = knob = 0.0 if knob is None else knob
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,

@@ -449,9 +449,7 @@ def answerable_command(args: argparse.Namespace) -> int:
     from components.question_type import QuestionTypeModel
     from eval.runner import read_records
 
-    runs = [as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")]
-    runs = check.with_probe_scores(check.without_sufficiency(runs), check.read_scores(check.PROBE_CROSS_FIT, check.ANSWER_PROBE))
-    runs, _ = check.with_question_likelihood(runs, read_records(check.LIKELIHOOD_RUNS))
+    runs = check.default_inputs([as_given(r, "short") for r in read_records(args.runs) if r.get("answerability")])
     readings = check.read_question_types(check.QUESTION_TYPE_CROSS_FIT, QuestionTypeModel.load().threshold)
     rows = _rows(runs, read_hidden(args.hidden), None)
     features = list(AnswerabilityModel.load().features)
@@ -464,13 +462,9 @@ def answerable_command(args: argparse.Namespace) -> int:
     def judged(name: str, with_features: Sequence[str]) -> None:
         oof = check.out_of_fold(answers, with_features, 1.0, fit_logistic)
         scores = {at[id(r)]: float(s) for r, s in zip(answers, oof, strict=True)}
-        chosen = check.choose_by_type(runs, scores, check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS, readings)
-
-        def rule(part: Sequence[Mapping[str, Any]], part_scores: Mapping[int, float]) -> Mapping[str, Any]:
-            return check.choose_by_type(part, part_scores, check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS, readings)
-
-        halves = check.summarise_halves(check.held_out_halves(runs, scores, rule, readings, args.halves),
-                                        check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS)
+        bounds = (check.MAX_HOTPOT_LOSS, check.MAX_ANSWERABLE_LOSS)
+        chosen = check.choose_by_type(runs, scores, *bounds, readings)
+        halves = check.rule_held_out(runs, scores, *bounds, readings, halves=args.halves)
         right = [is_right(r) for r in answers]
         print(f"| {name} | {auroc(list(oof), right):.3f} | "
               f"{auroc([oof[i] for i in on_squad], [right[i] for i in on_squad]):.3f} | "

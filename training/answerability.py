@@ -388,6 +388,17 @@ def summarise_halves(results: Sequence[Mapping[str, float]], max_hotpot_loss: fl
     return summary
 
 
+def rule_held_out(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], max_hotpot_loss: float,
+                  max_answerable_loss: float | None, readings: Mapping[tuple[str, str], bool] | None = None,
+                  confidence: float = 0.0, halves: int = 30) -> dict[str, float]:
+    """How :func:`choose_by_type`'s rule fares on ``halves`` held-out halvings of the training
+    answers (:func:`held_out_halves`), summarised (:func:`summarise_halves`)."""
+    def rule(part: Sequence[Mapping[str, Any]], part_scores: Mapping[int, float]) -> Mapping[str, Any]:
+        return choose_by_type(part, part_scores, max_hotpot_loss, max_answerable_loss, readings, confidence)
+
+    return summarise_halves(held_out_halves(runs, scores, rule, readings, halves), max_hotpot_loss, max_answerable_loss)
+
+
 def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool = False) -> float:
     """The median time per question added by ``checks`` self-check calls and, with ``sufficiency``,
     the sufficiency scorer's pass (% of the median without any), from the recording run, where every
@@ -487,11 +498,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
     fallback = best_of(without) if ANSWER_PROBE in candidates[pick]["features"] and without else None
     held_out = None
     if by_type and halves:
-        def rule(part: Sequence[Mapping[str, Any]], part_scores: Mapping[int, float]) -> Mapping[str, Any]:
-            return choose_by_type(part, part_scores, max_hotpot_loss, max_answerable_loss, readings, confidence)
-
-        held_out = summarise_halves(held_out_halves(runs, oof_scores[pick], rule, readings, halves),
-                                    max_hotpot_loss, max_answerable_loss)
+        held_out = rule_held_out(runs, oof_scores[pick], max_hotpot_loss, max_answerable_loss, readings, confidence, halves)
     return {"single": single, "candidates": candidates, "pick": pick, "model": final_model(pick), "runs": len(runs),
             "held_out": held_out,
             "fallback_pick": fallback, "fallback": final_model(fallback) if fallback else None,
@@ -770,6 +777,15 @@ def read_scores(path: Path, feature: str = SUFFICIENCY) -> dict[str, float]:
                "run `python -m training.answer_probe fit`, or pass --answer-probe-scores none")
         raise SystemExit(f"no cross-fitted {feature} scores at {path}: {fix}")
     return {r["id"]: float(r[feature]) for r in read_records(path)}
+
+
+def default_inputs(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Recorded answers (as given) with what ``fit`` adds to them by default: no sufficiency score,
+    the answer probe's cross-fitted scores and the question's likelihood from its second recording."""
+    from eval.runner import read_records
+
+    joined = with_probe_scores(without_sufficiency(runs), read_scores(PROBE_CROSS_FIT, ANSWER_PROBE))
+    return with_question_likelihood(joined, read_records(LIKELIHOOD_RUNS))[0]
 
 
 def fit_command(args: argparse.Namespace) -> int:
