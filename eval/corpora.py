@@ -2,25 +2,31 @@
 
 * SQuAD 2.0: every paragraph of the split, pooled into one sentence-level corpus.
 * HotpotQA: all ten paragraphs of every item of the split, pooled (each title once).
-* NQ-open and TriviaQA have no contexts: they run against the default Wikipedia index, and
-  :func:`answer_coverage` reports the share of questions whose answer string appears in it at all.
+* NQ-open and TriviaQA have no contexts: they run against the bundled Wikipedia summaries, in an index
+  of their own (the chat's default index holds the same summaries, and whatever its users uploaded),
+  and :func:`answer_coverage` reports the share of questions whose answer string appears in it at all.
+
+A corpus is built in a ``.partial`` folder beside its own and moved into place only when it is whole:
+an interrupted build (a checkpoint saves the index every few thousand passages) resumes where it
+stopped, and is never read as the corpus.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from components import sources
 from components.embedder import Embedder
 from components.index import MANIFEST, PassageIndex
 from components.ingest import ingest
 from components.model_files import cache_dir
-from components.passages import CHUNKING_VERSION
+from components.passages import CHUNKING_VERSION, SourceDocument
 from components.storage import sha256_file
 from eval.datasets import DatasetError, Example, split_file
-from pipeline.context import default_index_dir
 
 # The corpus of a split is built from these contexts; the official HotpotQA items are the first
 # 100 of the IRCoT dev file, so they share its corpus.
@@ -38,23 +44,28 @@ def benchmark_reranker(dataset: str) -> str:
     return "hybrid" if _corpus_split(dataset) in _CONTEXTS else "retrieval-order"
 
 
-def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, wiki_index: Path | None = None,
-                        root: str | None = None) -> Path:
-    """The folder of the index a dataset split is evaluated against: its cached pooled corpus, or
-    the Wikipedia knowledge base for the open-domain sets.
-
-    A cached corpus is named by the content of the split's file (a sha256 prefix), not only by its
-    name, so another data folder whose split has the same name never reuses this corpus, and by the
-    chunking's version, so a corpus cut the old way is built again.
-    """
+def _corpus(dataset: str, split: str, root: str | None) -> tuple[str, Path, Callable[[], Iterable[SourceDocument]]]:
+    """A dataset split's corpus: its name among the cached indexes, the file it is read from, and its reader."""
     name = _corpus_split(dataset)
     if name not in _CONTEXTS:
-        return Path(wiki_index or default_index_dir())
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()
+        return "wikipedia", sources.wikipedia_summaries_file(), sources.wikipedia_summaries
     source = split_file(name, split, root)
     if not source.is_file():
         raise DatasetError(f"{source} not found; the benchmark data folder is set by --data-dir or $ADAPTIVE_RAG_DATA")
-    return cache_dir() / "indexes" / f"bench-{name}-{split}-{slug}-{_content_key(source)}-c{CHUNKING_VERSION}"
+    return f"{name}-{split}", source, lambda: _CONTEXTS[name](source)
+
+
+def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, root: str | None = None) -> Path:
+    """The folder of the index a dataset split is evaluated against: its pooled contexts, or the Wikipedia
+    summaries alone for the open-domain sets (never the chat's index, which also holds uploads).
+
+    A corpus is named by the content of the file it is read from (a sha256 prefix), not only by its
+    name, so another data folder whose split has the same name never reuses this corpus, and by the
+    embedder and the chunking's version, so a corpus cut the old way is built again.
+    """
+    name, source, _ = _corpus(dataset, split, root)
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()
+    return cache_dir() / "indexes" / f"bench-{name}-{slug}-{_content_key(source)}-c{CHUNKING_VERSION}"
 
 
 def _content_key(path: Path) -> str:
@@ -69,16 +80,18 @@ def _content_key(path: Path) -> str:
 _CONTENT_KEYS: dict[tuple[str, int, int], str] = {}
 
 
-def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None,
-                    wiki_index: Path | None = None) -> PassageIndex:
-    """The index a dataset split is evaluated against, built on first use."""
-    name = _corpus_split(dataset)
-    directory = benchmark_index_dir(dataset, split, embedder, wiki_index, root)
-    if name not in _CONTEXTS or (directory / MANIFEST).is_file():
-        return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
-    index = PassageIndex(embedder.name, embedder.dimension, directory)
-    ingest(_CONTEXTS[name](split_file(name, split, root)), index, embedder)
-    return index
+def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None) -> PassageIndex:
+    """The index a dataset split is evaluated against, built on first use (and resumed if a build was cut off)."""
+    directory = benchmark_index_dir(dataset, split, embedder, root)
+    if not (directory / MANIFEST).is_file():
+        _, _, read = _corpus(dataset, split, root)
+        partial = directory.with_name(directory.name + ".partial")
+        ingest(read(), PassageIndex.load_or_create(partial, embedder=embedder.name, dimension=embedder.dimension),
+               embedder)
+        if directory.exists():  # a folder without a manifest: nothing in it was ever whole
+            shutil.rmtree(directory)
+        os.replace(partial, directory)
+    return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
 
 
 def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:

@@ -45,6 +45,19 @@ def index_dir(tmp_path_factory, embedder) -> Path:
     return directory
 
 
+@pytest.fixture
+def small_wikipedia(tmp_path, monkeypatch):
+    """The open-domain benchmarks' corpus (the bundled summaries) cut down to the test articles, and
+    cached in a private folder."""
+    from components import sources
+    from eval import corpora
+
+    documents = test_documents()
+    monkeypatch.setattr(sources, "wikipedia_summaries", lambda: iter(documents))
+    monkeypatch.setattr(corpora, "cache_dir", lambda: tmp_path / "bench-cache")
+    return documents
+
+
 @pytest.fixture(scope="session")
 def index(index_dir, embedder) -> PassageIndex:
     return PassageIndex.load(index_dir, embedder=embedder.name, dimension=embedder.dimension)

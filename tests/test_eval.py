@@ -403,17 +403,64 @@ def test_cross_dataset_figure(tmp_path):
         plots_main([str(tmp_path / "nothing"), "--out", str(tmp_path / "out")])
 
 
-def test_contexts_share_models_and_a_shared_corpus(monkeypatch, index_dir):
-    """NQ and TriviaQA both run on the Wikipedia index: one copy of it, one copy of the models."""
+def test_contexts_share_models_and_a_shared_corpus(small_wikipedia, embedder):
+    """NQ and TriviaQA both run on the Wikipedia summaries: one copy of them, one copy of the models."""
     from eval.contexts import load_contexts
     from eval.corpora import benchmark_index_dir
 
-    monkeypatch.setenv("ADAPTIVE_RAG_INDEX", str(index_dir))
     contexts = load_contexts([("nq", "dev"), ("triviaqa", "train"), ("nq", "dev")], model="smollm2-135m")
     assert list(contexts) == [("nq", "dev"), ("triviaqa", "train")]
     nq, trivia = contexts.values()
     assert nq.index is trivia.index and nq.generator is trivia.generator and nq.embedder is trivia.embedder
-    assert nq.index.directory == benchmark_index_dir("nq", "dev", nq.embedder) == index_dir
+    assert nq.index.directory == benchmark_index_dir("nq", "dev", embedder) == benchmark_index_dir("triviaqa", "train", embedder)
+
+
+def test_open_domain_benchmarks_never_read_the_chats_uploads(small_wikipedia, embedder, tmp_path, monkeypatch):
+    """The chat's default index holds the same summaries and whatever its users uploaded; the benchmark
+    reads the summaries alone, in an index of its own."""
+    from components.index import PassageIndex
+    from components.ingest import ingest
+    from components.passages import SourceDocument
+    from eval.corpora import benchmark_index
+
+    chat = tmp_path / "chat-index"
+    upload = SourceDocument(doc_id="file/notes.txt", title="notes.txt", paragraphs=("The launch code is Falcon.",))
+    ingest(list(small_wikipedia) + [upload], PassageIndex(embedder.name, embedder.dimension, chat), embedder)
+    monkeypatch.setenv("ADAPTIVE_RAG_INDEX", str(chat))
+
+    index = benchmark_index("nq", "dev", embedder)
+    assert index.directory != chat
+    assert not any("Falcon" in p.text for p in index)
+    assert {p.title for p in index} == {d.title for d in small_wikipedia}
+    assert len(index) == len(PassageIndex.load(chat, embedder=embedder.name, dimension=embedder.dimension)) - 1
+
+
+def test_a_cut_off_corpus_build_is_never_read_as_the_corpus(small_wikipedia, embedder, monkeypatch):
+    """A build saves checkpoints as it goes; one cut off in the middle is resumed, not loaded half-built."""
+    import functools
+
+    from components import sources
+    from components.index import PassageIndex
+    from components.ingest import ingest
+    from eval import corpora
+
+    def cut_off():
+        yield from small_wikipedia[:3]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(corpora, "ingest", functools.partial(ingest, batch_size=1, checkpoint_every=1))
+    monkeypatch.setattr(sources, "wikipedia_summaries", cut_off)
+    directory = corpora.benchmark_index_dir("nq", "dev", embedder)
+    with pytest.raises(KeyboardInterrupt):
+        corpora.benchmark_index("nq", "dev", embedder)
+    assert not directory.exists()  # the checkpoints went to the .partial folder beside it
+
+    monkeypatch.setattr(sources, "wikipedia_summaries", lambda: iter(small_wikipedia))
+    index = corpora.benchmark_index("nq", "dev", embedder)
+    assert index.directory == directory and not directory.with_name(directory.name + ".partial").exists()
+    whole = PassageIndex(embedder.name, embedder.dimension)
+    ingest(small_wikipedia, whole, embedder)
+    assert sorted(p.id for p in index) == sorted(p.id for p in whole)
 
 
 def test_benchmark_corpus_is_keyed_by_the_split_files_content(tiny_squad, embedder):

@@ -17,7 +17,8 @@ file; datasets are interleaved, so a partial file is a balanced sample.
 
 Training questions (``../shared/data``): 300 from SQuAD 2.0 ``train.json`` against its own pooled
 corpus, all 200 of HotpotQA ``ircot_train.jsonl`` against its pooled corpus, 300 each from NQ-open
-and TriviaQA ``train.jsonl`` against the default Wikipedia knowledge base.
+and TriviaQA ``train.jsonl`` against the Wikipedia summaries (the chat's default knowledge base, without
+its uploads).
 """
 
 from __future__ import annotations
