@@ -204,7 +204,7 @@ def summary_line(result: dict[str, Any]) -> str:
         if check.get("multi_hop") and (knob is None or check["score"] < knob):
             # given only because a multi-hop question is held to the lower bar the setting moves, which it does not show
             score, threshold = apart(check["score"], check["threshold"])
-            parts.append(f"{score} likely right, over the {threshold} bar of a multi-hop question")
+            parts.append(f"{score} likely right, over the {threshold} bar of a question read as multi-hop")
         else:
             parts.append(f"{check['score']:.0%} likely right")
     if result.get("rewritten_question"):

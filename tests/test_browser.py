@@ -880,7 +880,7 @@ def test_an_answer_given_under_the_multi_hop_bar_says_so(browser):
                                              "features": {"min_prob": 0.2}})}
     with shown_answer(browser, "How many visitors attend the Zephyr Lantern Festival?", result) as page:
         text = wait_for_text(page, "#shown", "likely right")
-        assert "4.7% likely right, over the 2.1% bar of a multi-hop question" in text, text
+        assert "4.7% likely right, over the 2.1% bar of a question read as multi-hop" in text, text
     # an answer the setting itself would have given says no more than its likelihood
     check = {**result["answerability"], "score": 0.828}
     with shown_answer(browser, "Who founded the Zephyr Lantern Festival?", {**result, "answerability": check}) as page:

@@ -117,7 +117,7 @@ def test_the_summary_names_the_multi_hop_bar_only_under_an_answer_the_setting_wo
     check = {"by": "score", "decision": "answer", "score": 0.047, "threshold": 0.021, "multi_hop": True}
     result = {"timing_ms": {"total": 2400.0}, "escalations": 0, "passages_read": 4}
     assert summary_line({**result, "answerability": {**check, "knob": 0.176}}).endswith(
-        "4.7% likely right, over the 2.1% bar of a multi-hop question")
+        "4.7% likely right, over the 2.1% bar of a question read as multi-hop")
     for knob in (0.0, 0.04):  # never abstain, or a setting the answer clears: nothing to explain
         assert summary_line({**result, "answerability": {**check, "knob": knob}}).endswith(" · 5% likely right")
     assert "multi-hop" in summary_line({**result, "answerability": check})  # a turn kept before the knob was recorded
