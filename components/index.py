@@ -207,11 +207,13 @@ class PassageIndex:
         return directory
 
     @classmethod
-    def load(cls, directory: Path, *, embedder: str | None = None, dimension: int | None = None) -> "PassageIndex":
-        """Load and verify an index; ``embedder``/``dimension`` are what the caller will query with."""
+    def load(cls, directory: Path, *, embedder: str | None = None, dimension: int | None = None,
+             rebuild: str | None = None) -> "PassageIndex":
+        """Load and verify an index; ``embedder``/``dimension`` are what the caller will query with.
+        ``rebuild`` says how the index is built again, for the errors (default: ``adaptive-rag ingest``)."""
         directory = Path(directory)
-        manifest = _read_manifest(directory)
-        hint = _BUILD_HINT.format(dir=directory)
+        hint = rebuild or _BUILD_HINT.format(dir=directory)
+        manifest = _read_manifest(directory, hint)
         if embedder is not None and manifest["embedder"] != embedder:
             raise IndexLoadError(
                 f"index at {directory} was built with embedder {manifest['embedder']!r}, but "
@@ -266,9 +268,9 @@ def _revision(manifest: dict) -> str:
     return f"{manifest['sha256']['faiss'][:16]}-{manifest['sha256']['passages'][:16]}"
 
 
-def _read_manifest(directory: Path) -> dict:
+def _read_manifest(directory: Path, hint: str | None = None) -> dict:
     path = directory / MANIFEST
-    hint = _BUILD_HINT.format(dir=directory)
+    hint = hint or _BUILD_HINT.format(dir=directory)
     if not path.is_file():
         raise IndexLoadError(f"no index found at {directory}; {hint}")
     try:

@@ -83,15 +83,16 @@ _CONTENT_KEYS: dict[tuple[str, int, int], str] = {}
 def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | None = None) -> PassageIndex:
     """The index a dataset split is evaluated against, built on first use (and resumed if a build was cut off)."""
     directory = benchmark_index_dir(dataset, split, embedder, root)
+    _, source, read = _corpus(dataset, split, root)
     if not (directory / MANIFEST).is_file():
-        _, _, read = _corpus(dataset, split, root)
         partial = directory.with_name(directory.name + ".partial")
         ingest(read(), PassageIndex.load_or_create(partial, embedder=embedder.name, dimension=embedder.dimension),
                embedder)
         if directory.exists():  # a folder without a manifest: nothing in it was ever whole
             shutil.rmtree(directory)
         os.replace(partial, directory)
-    return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension)
+    rebuild = f"the benchmark builds it from {source}: remove {directory} and run again"
+    return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension, rebuild=rebuild)
 
 
 def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:

@@ -480,6 +480,26 @@ def test_benchmark_corpus_is_keyed_by_the_split_files_content(tiny_squad, embedd
     assert any("Paris, France" in p.text for p in second) and not any("Paris, France" in p.text for p in first)
 
 
+def test_a_damaged_benchmark_corpus_says_how_to_build_it_again(tiny_squad, embedder):
+    """Not 'adaptive-rag ingest wiki' into the SQuAD corpus's folder: removing the folder, which the
+    next run builds again from the split's file."""
+    import shutil
+
+    from components.index import IndexLoadError
+    from eval.corpora import benchmark_index
+
+    directory = benchmark_index("squad", "dev", embedder, str(tiny_squad)).directory
+    passages = next(directory.glob("passages-*.jsonl"))
+    passages.write_text(passages.read_text() + "\n")
+    with pytest.raises(IndexLoadError, match="does not match its checksum") as caught:
+        benchmark_index("squad", "dev", embedder, str(tiny_squad))
+    assert f"the benchmark builds it from {tiny_squad / 'squad_v2' / 'dev.json'}: remove {directory} and run again" \
+        in str(caught.value)
+    assert "ingest wiki" not in str(caught.value)
+    shutil.rmtree(directory)
+    assert any("Paris" in p.text for p in benchmark_index("squad", "dev", embedder, str(tiny_squad)))
+
+
 def _timed_record(system: str, qid: str, steps: list[tuple[int, int]], costs=(7.0, 80.0, 100.0), rest=20.0) -> dict:
     """A record whose answer steps took exactly what ``costs`` (per token, per pass, per step) say."""
     per_token, per_pass, per_step = costs
