@@ -24,15 +24,16 @@ import time
 from pathlib import Path
 
 from eval.aggregate import aggregate, by_routed_tier
-from eval.contexts import add_run_arguments, load_run_context
+from eval.contexts import add_run_arguments, load_run_context, reports_errors
 from eval.datasets import load
 from eval import time_model
 from eval.report import headline_system, markdown_report
-from eval.run_setup import RunMismatchError, previous_peak_rss
+from eval.run_setup import previous_peak_rss
 from eval.runner import RECORDS, answer_all, read_records, sample
 from eval.systems import select
 
 
+@reports_errors
 def main(argv: list[str] | None = None) -> int:
     from eval.corpora import answer_coverage
 
@@ -61,10 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = load_run_context(args)
     resources = ctx.resources
     path = out / RECORDS
-    try:
-        answer_all(ctx, systems, examples, path)
-    except RunMismatchError as exc:
-        raise SystemExit(f"error: {exc}") from exc
+    answer_all(ctx, systems, examples, path)
 
     records = sample_records(path, examples)
     meta = {

@@ -4,21 +4,63 @@ its command-line options and its loaded context over the split's benchmark index
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from components.index import PassageIndex
-from components.embedder import QUERY_RUNTIMES
-from eval.datasets import DATASETS
+from components.embedder import QUERY_RUNTIMES, EmbedderError
+from components.index import IndexLoadError, PassageIndex
+from components.model_files import ModelFileError
+from components.reranker import RerankerError
+from components.sources import SourceError
+from eval.datasets import DATASETS, DatasetError
+from eval.run_setup import RunMismatchError
+from pipeline.configuration import ConfigurationError
 from pipeline.context import RAGContext, ResourceConfig
+from router.model import RouterError
+
+EXIT_USAGE, EXIT_RESOURCE = 2, 3  # as the app's command line exits on the same errors
+USAGE_ERRORS = (DatasetError, ConfigurationError, RunMismatchError)
+"""What was asked cannot be run: an unknown dataset split or system, a missing data folder, a run
+folder recorded with another setup."""
+RESOURCE_ERRORS = (IndexLoadError, ModelFileError, SourceError, EmbedderError, RerankerError, RouterError)
+"""What the run needs cannot be loaded: a damaged index, a missing model or package."""
+
+
+def reports_errors(main: Callable[..., int]) -> Callable[..., int]:
+    """A run command's ``main`` that says ``error: ...`` (and exits 2 or 3) on the errors a user can
+    mend, instead of a traceback; any other error is a bug, and keeps its traceback."""
+    @functools.wraps(main)
+    def wrapper(*args: Any, **kwargs: Any) -> int:
+        try:
+            return main(*args, **kwargs)
+        except USAGE_ERRORS as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except RESOURCE_ERRORS as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_RESOURCE
+    return wrapper
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help: str) -> None:
     """The options every run over a dataset sample shares (benchmark, RAGAS suite)."""
     parser.add_argument("--dataset", required=True, choices=DATASETS)
     parser.add_argument("--split", default="dev")
-    parser.add_argument("--limit", type=int, default=limit, help=limit_help)
+    parser.add_argument("--limit", type=count, default=limit, help=limit_help)
     parser.add_argument("--systems", default="baseline,adaptive")
     parser.add_argument("--adaptive-tier", default=None, choices=("easy", "medium", "hard"),
                         help="run the adaptive systems at this fixed tier instead of the trained router")

@@ -31,6 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable
 
+from eval.contexts import reports_errors
 from eval.datasets import Example
 
 LLM_METRICS = ("faithfulness", "answer_relevancy", "llm_context_precision_with_reference")
@@ -204,12 +205,12 @@ def load_judge(ctx, url: str | None, model: str | None, max_tokens: int = 768):
     return generator, f"{ctx.model_name or 'generator'} (local generator)"
 
 
+@reports_errors
 def main(argv: list[str] | None = None) -> int:
     from tqdm import tqdm
 
     from components.storage import atomic_write_text
     from eval.contexts import add_run_arguments, load_run_context
-    from eval.run_setup import RunMismatchError
     from eval.runner import answer_all, read_records, sample
     from eval.datasets import load
     from eval.systems import select
@@ -232,10 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     ctx = load_run_context(args)
     records_path, scores_path = out / "records.jsonl", out / SCORES
-    try:
-        answer_all(ctx, systems, examples, records_path)
-    except RunMismatchError as exc:
-        raise SystemExit(f"error: {exc}") from exc
+    answer_all(ctx, systems, examples, records_path)
 
     judge, judge_name = load_judge(ctx, args.judge_url, args.judge_model, args.judge_max_tokens)
     from ragas.embeddings import LangchainEmbeddingsWrapper

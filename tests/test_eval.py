@@ -348,6 +348,42 @@ class TestRunAndAggregate:
         assert read_records(path) == [{"system": "baseline", "id": "a"}]
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--dataset", "triviaqa", "--split", "dev"], "unknown dataset split triviaqa/dev; valid: "),
+    (["--dataset", "squad", "--systems", "baseline,nonsense"], "unknown system(s) ['nonsense']"),
+    (["--dataset", "squad", "--data-dir", "/nonexistent"], "benchmark data folder not found: /nonexistent"),
+])
+def test_benchmark_command_says_what_it_cannot_run(args, message, tiny_squad, tmp_path, capsys):
+    """A mistyped split or system, or a missing data folder: one line and exit status 2, no traceback,
+    nothing loaded and no run folder made."""
+    data = [] if "--data-dir" in args else ["--data-dir", str(tiny_squad)]
+    assert benchmark_main([*args, *data, "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("limit, message", [("-3", "must be >= 0, got -3"), ("ten", "expected a whole number")])
+def test_benchmark_command_refuses_a_limit_that_is_not_a_count(limit, message, tiny_squad, tmp_path, capsys):
+    """``--limit -3`` used to run all but three questions of the split (hours), as ``sample`` sliced [:-3]."""
+    with pytest.raises(SystemExit) as exited:
+        benchmark_main(["--dataset", "squad", "--limit", limit, "--systems", "baseline", "--model", "smollm2-135m",
+                        "--data-dir", str(tiny_squad), "--out", str(tmp_path / "run")])
+    assert exited.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_benchmark_command_on_a_damaged_corpus_says_so(tiny_squad, embedder, tmp_path, capsys):
+    from eval.corpora import benchmark_index
+
+    directory = benchmark_index("squad", "dev", embedder, str(tiny_squad)).directory
+    (directory / "manifest.json").write_text("{not json")
+    argv = ["--dataset", "squad", "--limit", "1", "--systems", "baseline", "--model", "smollm2-135m",
+            "--data-dir", str(tiny_squad), "--out", str(tmp_path / "run")]
+    assert benchmark_main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: index manifest") and f"remove {directory} and run again" in err
+
+
 def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     """The real command on a tiny SQuAD-format file: corpus build, records, summary, report, figures."""
     out = tmp_path / "run"
