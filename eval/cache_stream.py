@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from eval.contexts import positive, reports_errors
+
 PARAPHRASE_SYSTEM = ("You rewrite questions in other words. Keep the meaning exactly; change the wording and the word "
                      "order. Reply with the rewritten question only.")
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "cache"
@@ -229,6 +231,7 @@ def summarise(rows: list[dict[str, Any]], similarity: float) -> dict[str, Any]:
     }
 
 
+@reports_errors
 def main(argv: list[str] | None = None) -> int:
     from components.query_cache import DEFAULT_SIMILARITY
 
@@ -240,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--split", default="dev")
     run_parser.add_argument("--similarity", type=float, default=DEFAULT_SIMILARITY)
     for p in (fit_parser, run_parser):
-        p.add_argument("--intents", type=int, default=40, help="original questions in the stream")
+        p.add_argument("--intents", type=positive, default=40, help="original questions in the stream")
         p.add_argument("--seed", type=int, default=13)
         p.add_argument("--model", default=None)
         p.add_argument("--data-dir", default=None)

@@ -45,15 +45,20 @@ def reports_errors(main: Callable[..., int]) -> Callable[..., int]:
     return wrapper
 
 
-def count(text: str) -> int:
-    """An argparse type: a whole number >= 0."""
+def count(text: str, minimum: int = 0) -> int:
+    """An argparse type: a whole number >= ``minimum``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
     return value
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number >= 1."""
+    return count(text, 1)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help: str) -> None:

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 
+from eval.contexts import positive, reports_errors
 from eval.datasets import DatasetError, load
 from graph import RAGContext, ResourceConfig, graph
 from pipeline.configuration import PipelineConfig
@@ -47,9 +48,10 @@ def questions(n: int) -> list[str]:
         return list(itertools.islice(itertools.cycle(BUILTIN_QUESTIONS), n))
 
 
+@reports_errors
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--questions", type=positive, default=20)
     parser.add_argument("--policy", default="fixed")
     parser.add_argument("--tier", default="medium")
     parser.add_argument("--model", default=None)

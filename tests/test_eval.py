@@ -372,6 +372,24 @@ def test_benchmark_command_refuses_a_limit_that_is_not_a_count(limit, message, t
     assert exited.value.code == 2 and message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("main, argv, message", [
+    ("eval.latency", ["--policy", "nonsense"], "error: unknown policy 'nonsense'"),
+    ("eval.latency", ["--questions", "-2"], "must be >= 1, got -2"),
+    ("eval.cache_stream", ["run", "--intents", "0"], "must be >= 1, got 0"),
+])
+def test_the_other_measurement_commands_say_what_they_cannot_run(main, argv, message, capsys):
+    """``eval.latency --questions -2`` failed in islice with a traceback after loading every model."""
+    import importlib
+
+    command = importlib.import_module(main).main
+    try:
+        status = command(argv)
+    except SystemExit as exc:  # argparse
+        status = exc.code
+    err = capsys.readouterr().err
+    assert status == 2 and message in err and "Traceback" not in err
+
+
 def test_benchmark_command_on_a_damaged_corpus_says_so(tiny_squad, embedder, tmp_path, capsys):
     from eval.corpora import benchmark_index
 
