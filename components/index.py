@@ -30,6 +30,8 @@ from components.storage import atomic_path, atomic_write_text, sha256_file
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 _BUILD_HINT = "build it with: adaptive-rag ingest wiki --index {dir}"
+_REBUILD_HINT = "move {dir} aside and build it again: adaptive-rag ingest wiki --index {dir}"
+"""A damaged index cannot be added to, so building it again starts from an empty folder."""
 
 
 class SearchHit(NamedTuple):
@@ -212,8 +214,8 @@ class PassageIndex:
         """Load and verify an index; ``embedder``/``dimension`` are what the caller will query with.
         ``rebuild`` says how the index is built again, for the errors (default: ``adaptive-rag ingest``)."""
         directory = Path(directory)
-        hint = rebuild or _BUILD_HINT.format(dir=directory)
-        manifest = _read_manifest(directory, hint)
+        manifest = _read_manifest(directory, rebuild)
+        hint = rebuild or _REBUILD_HINT.format(dir=directory)
         if embedder is not None and manifest["embedder"] != embedder:
             raise IndexLoadError(
                 f"index at {directory} was built with embedder {manifest['embedder']!r}, but "
@@ -270,9 +272,9 @@ def _revision(manifest: dict) -> str:
 
 def _read_manifest(directory: Path, hint: str | None = None) -> dict:
     path = directory / MANIFEST
-    hint = hint or _BUILD_HINT.format(dir=directory)
     if not path.is_file():
-        raise IndexLoadError(f"no index found at {directory}; {hint}")
+        raise IndexLoadError(f"no index found at {directory}; {hint or _BUILD_HINT.format(dir=directory)}")
+    hint = hint or _REBUILD_HINT.format(dir=directory)
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         required = {"format_version", "embedder", "dimension", "count", "generation", "files", "sha256"}

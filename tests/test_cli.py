@@ -127,6 +127,16 @@ class TestIngest:
         assert "passages added: 0" in out and "already in the index (skipped): 3" in out
         assert len(PassageIndex.load(index_dir)) == 3
 
+    def test_a_damaged_index_is_not_told_to_run_the_command_that_failed(self, tmp_path, capsys):
+        """``ingest wiki --index X`` on a damaged X said 'rebuild the index (build it with: adaptive-rag
+        ingest wiki --index X)', the very command that had failed: a damaged index is moved aside first."""
+        damaged = tmp_path / "idx"
+        damaged.mkdir()
+        (damaged / "manifest.json").write_text("{oops")
+        assert main(["ingest", "folder", str(tmp_path), "--index", str(damaged)]) == 3
+        err = capsys.readouterr().err
+        assert "is unreadable" in err and f"move {damaged} aside" in err, err
+
     def test_the_end_of_a_long_table_is_retrievable(self, tmp_path, capsys):
         """A 72-row Markdown table was one passage of ~800 words: the embedder read its first ~200, so
         a row near the end was never found, and the cheapest tier read all of it (1,308 tokens for a
@@ -202,6 +212,14 @@ class TestIngest:
         assert f"passages added: {1500 - partial}" in result.stdout  # long lines are cut at sentence ends
         resumed = PassageIndex.load(index_dir)
         assert len(resumed) == 1500 and {p.text for p in resumed} == set(sentences)
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_serve_refuses_a_port_that_cannot_be(port, capsys):
+    """``serve --port 99999`` loaded every model, then died in bind() with an OverflowError traceback."""
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", port])
+    assert exited.value.code == 2 and "--port" in capsys.readouterr().err
 
 
 def test_serve_keeps_the_query_cache_where_it_is_told(monkeypatch, tmp_path):
