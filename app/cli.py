@@ -170,7 +170,7 @@ def _service(args: argparse.Namespace):
 
 # ---------------------------------------------------------------------------- commands
 def cmd_ask(args: argparse.Namespace) -> int:
-    validate_question(args.question, args.max_question_chars)  # fail before loading models
+    validate_question(args.question, _pipeline(args).max_question_chars)  # settings, then question: before models load
     service = _service(args)
     _ask_once(service, args.question, args.trace, stream=not args.no_stream)
     return 0

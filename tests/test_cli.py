@@ -46,6 +46,10 @@ class TestAskErrors:
         assert main(["ask", "x" * 50, "--max-question-chars", "10", "--index", str(index_dir)]) == 2
         assert "maximum is 10" in capsys.readouterr().err
 
+    def test_a_maximum_of_no_characters_is_a_bad_setting_not_a_long_question(self, capsys):
+        assert main(["ask", "Who?", "--max-question-chars", "0"]) == 2
+        assert "max_question_chars must be >= 1, got 0" in capsys.readouterr().err
+
     def test_missing_index_names_the_command(self, capsys, tmp_path):
         assert main(["ask", "Who?", "--index", str(tmp_path / "none"), "--model", "smollm2-135m"]) == 3
         assert "adaptive-rag ingest wiki" in capsys.readouterr().err
