@@ -1,5 +1,7 @@
 """What every run over a dataset sample shares (the benchmark, the RAGAS suite, oracle labelling):
-its command-line options and its loaded context over the split's benchmark index."""
+its command-line options and its loaded context over the split's benchmark index; and what the
+measurement commands share: one line and an exit status for the errors a user can mend
+(:func:`reports_errors`), and argparse types for counts."""
 
 from __future__ import annotations
 
