@@ -63,14 +63,16 @@ class AskRequest(BaseModel):
     tier: Optional[StrictStr] = Field(None, description="easy, medium or hard: a fixed tier (implies policy fixed)")
     model: Optional[StrictStr] = Field(None, description="generator preset, one of /health's `models`")
     abstain_threshold: Optional[float] = Field(
-        None, ge=0.0, le=1.0, description="withhold an answer whose probability of being right is below this: "
-                                          "0 never abstains, 1 always (default: the threshold fitted on the train splits); "
-                                          "a question read as multi-hop is held to the bar this gives it through the "
-                                          "check's fitted pair (lower)")
+        None, ge=0.0, le=1.0, allow_inf_nan=False,
+        description="withhold an answer whose probability of being right is below this: "
+                    "0 never abstains, 1 always (default: the threshold fitted on the train splits); "
+                    "a question read as multi-hop is held to the bar this gives it through the "
+                    "check's fitted pair (lower)")
     multi_hop_threshold: Optional[float] = Field(
-        None, ge=0.0, le=1.0, description="the cascade starts a question at least this likely multi-hop at the multi-hop "
-                                          "tier (Medium), any other at Easy: 0 starts every question there, 1 none "
-                                          "(default: the threshold fitted on the train splits)")
+        None, ge=0.0, le=1.0, allow_inf_nan=False,
+        description="the cascade starts a question at least this likely multi-hop at the multi-hop "
+                    "tier (Medium), any other at Easy: 0 starts every question there, 1 none "
+                    "(default: the threshold fitted on the train splits)")
 
 
 class ClosestPassage(BaseModel):

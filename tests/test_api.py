@@ -78,9 +78,11 @@ class TestAsk:
         ({"question": "Who?", "abstain_threshold": 1.5}, 422, "less than or equal to 1"),
         ({"question": "Who?", "abstain_threshold": "high"}, 422, "valid number"),
         ({"question": "Who?", "multi_hop_threshold": -0.1}, 422, "greater than or equal to 0"),
+        ({"question": "Who?", "abstain_threshold": float("nan")}, 422, "finite number"),  # said "less than or equal to 1"
+        ({"question": "Who?", "multi_hop_threshold": float("inf")}, 422, "finite number"),
     ])
     def test_bad_requests(self, client, payload, status, message):
-        response = client.post("/ask", json=payload)
+        response = client.post("/ask", content=json.dumps(payload), headers={"content-type": "application/json"})
         assert response.status_code == status, response.text
         assert message in response.text
 
