@@ -17,6 +17,7 @@ from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.embedder import QUERY_RUNTIMES
 from components.model_files import DEFAULT_PRESET, PRESETS
 from components.passages import MAX_PASSAGE_WORDS
+from pipeline.arguments import whole_number
 from pipeline.configuration import ANSWER_FORMS, POLICIES, PipelineConfig, validate_question
 
 
@@ -264,17 +265,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _port(text: str) -> int:
-    """An argparse type: a TCP port (0: any free one)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {port}")
-    return port
-
-
 def cmd_models(args: argparse.Namespace) -> int:
     for preset in PRESETS.values():
         default = " (default)" if preset.name == DEFAULT_PRESET else ""
@@ -316,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="the Gradio chat and the HTTP API on one server")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: this machine only)")
-    serve.add_argument("--port", type=_port, default=7860)
+    serve.add_argument("--port", type=whole_number(0, 65535), default=7860, help="0: any free port")
     serve.add_argument("--auth", action="append", default=None,
                        help="user:password for the one login of the chat and the API; repeat for more users "
                             "(or $ADAPTIVE_RAG_AUTH, comma-separated)")

@@ -19,6 +19,7 @@ from components.reranker import RerankerError
 from components.sources import SourceError
 from eval.datasets import DATASETS, DatasetError
 from eval.run_setup import RunMismatchError
+from pipeline.arguments import whole_number
 from pipeline.configuration import ConfigurationError
 from pipeline.context import RAGContext, ResourceConfig
 from router.model import RouterError
@@ -47,20 +48,8 @@ def reports_errors(main: Callable[..., int]) -> Callable[..., int]:
     return wrapper
 
 
-def count(text: str, minimum: int = 0) -> int:
-    """An argparse type: a whole number >= ``minimum``."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-    return value
-
-
-def positive(text: str) -> int:
-    """An argparse type: a whole number >= 1."""
-    return count(text, 1)
+count, positive = whole_number(0), whole_number(1)
+"""Argparse types: a whole number >= 0, and >= 1."""
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, *, limit: int, limit_help: str) -> None:
