@@ -8,16 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.embedder import EmbedderError
-from components.generator import PromptTooLongError
-from components.index import IndexLoadError
-from components.model_files import ModelFileError
-from components.reranker import RerankerError
-from components.sources import SourceError
-from pipeline.configuration import ConfigurationError, QuestionError
-from router.model import RouterError
+from pipeline.errors import EXIT_INTERRUPTED, EXIT_RESOURCE, EXIT_USAGE, INPUT_ERRORS, RESOURCE_ERRORS
 
-EXIT_USAGE, EXIT_RESOURCE, EXIT_INTERRUPTED = 2, 3, 130
+__all__ = ["EXIT_INTERRUPTED", "EXIT_RESOURCE", "EXIT_USAGE", "HANDLED", "NotFoundError", "Problem", "RequestError",
+           "TooBusyError", "describe"]
 
 
 class RequestError(ValueError):
@@ -40,9 +34,8 @@ class Problem:
     message: str
 
 
-_BAD_INPUT = (QuestionError, ConfigurationError, RequestError, PromptTooLongError)
-_UNAVAILABLE = (IndexLoadError, ModelFileError, RouterError, SourceError, EmbedderError, RerankerError,
-                FileNotFoundError)
+_BAD_INPUT = (*INPUT_ERRORS, RequestError)
+_UNAVAILABLE = (*RESOURCE_ERRORS, FileNotFoundError)  # a folder or file to ingest that is not there
 
 
 def describe(exc: BaseException) -> Problem | None:

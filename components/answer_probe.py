@@ -25,7 +25,8 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from components import logistic
-from components.logistic import LogisticModel, ModelFileError
+from components.logistic import LogisticModel
+from components.model_files import ModelFileError
 
 DEFAULT_PROBE = Path(__file__).resolve().parent / "answer_probe.json"
 """The probe of the default generator, fit on the train splits, that ships with the package."""

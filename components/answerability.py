@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import ClassVar, Mapping
 
 from components import logistic
-from components.logistic import LogisticModel, ModelFileError
+from components.logistic import LogisticModel
+from components.model_files import ModelFileError
 from components.reranker import content_terms
 
 FEATURES: Mapping[str, str] = {

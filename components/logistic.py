@@ -14,13 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence, TypeVar
 
+from components.model_files import ModelFileError
 from components.storage import atomic_write_text
 
 M = TypeVar("M", bound="LogisticModel")
-
-
-class ModelFileError(ValueError):
-    """A model file that is missing, unreadable or inconsistent."""
 
 
 def read_model_file(path: str | Path, kind: str, error: type[ModelFileError], fix: str = "") -> dict[str, Any]:

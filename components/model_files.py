@@ -19,7 +19,8 @@ from components.storage import atomic_path, atomic_write_text, sha256_file
 
 
 class ModelFileError(RuntimeError):
-    pass
+    """A model file that is missing, unreadable or inconsistent: a generator's weights, or one of the
+    small fitted models (the router, the answerability check, ...): each names the file and what to do."""
 
 
 @dataclass(frozen=True)

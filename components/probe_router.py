@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from components.logistic import ModelFileError, read_model_file
+from components.logistic import read_model_file
+from components.model_files import ModelFileError
 from components.retrieval_gate import ProbeModel, ProbeModelError
 from components.storage import atomic_write_text
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Mapping, Sequence
 
-from components.logistic import LogisticModel, ModelFileError
+from components.logistic import LogisticModel
+from components.model_files import ModelFileError
 
 DEFAULT_QUESTION_TYPE = Path(__file__).resolve().parent / "question_type.json"
 """The question-type model fit on the train splits that ships with the package."""

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 import numpy as np
 
-from components.logistic import LogisticModel, ModelFileError
+from components.logistic import LogisticModel
+from components.model_files import ModelFileError
 
 if TYPE_CHECKING:
     from components.index import PassageIndex

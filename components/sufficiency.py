@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from components.embedder import DEFAULT_EMBEDDER, resolve_embedder
-from components.logistic import ModelFileError
+from components.model_files import ModelFileError
 
 DEFAULT_SCORER = Path(__file__).resolve().parent / "sufficiency"
 """The scorer trained on the train splits that ships with the package (a folder: ``card.json`` and

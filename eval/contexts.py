@@ -12,24 +12,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from components.embedder import QUERY_RUNTIMES, EmbedderError
-from components.index import IndexLoadError, PassageIndex
-from components.model_files import ModelFileError
-from components.reranker import RerankerError
-from components.sources import SourceError
+from components.embedder import QUERY_RUNTIMES
+from components.index import PassageIndex
 from eval.datasets import DATASETS, DatasetError
 from eval.run_setup import RunMismatchError
 from pipeline.arguments import whole_number
-from pipeline.configuration import ConfigurationError
 from pipeline.context import RAGContext, ResourceConfig
-from router.model import RouterError
+from pipeline.errors import EXIT_RESOURCE, EXIT_USAGE, INPUT_ERRORS, RESOURCE_ERRORS
 
-EXIT_USAGE, EXIT_RESOURCE = 2, 3  # as the app's command line exits on the same errors
-USAGE_ERRORS = (DatasetError, ConfigurationError, RunMismatchError)
-"""What was asked cannot be run: an unknown dataset split or system, a missing data folder, a run
-folder recorded with another setup."""
-RESOURCE_ERRORS = (IndexLoadError, ModelFileError, SourceError, EmbedderError, RerankerError, RouterError)
-"""What the run needs cannot be loaded: a damaged index, a missing model or package."""
+USAGE_ERRORS = (*INPUT_ERRORS, DatasetError, RunMismatchError)
+"""What was asked cannot be run: the pipeline's own (an unknown system or setting, say), an unknown
+dataset split, a missing data folder, a run folder recorded with another setup."""
 
 
 def reports_errors(main: Callable[..., int]) -> Callable[..., int]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from components.energy import DEFAULT_WATTS_PER_CORE, METHODS, EnergyMeter, rapl_zones
-from components.logistic import ModelFileError
+from components.model_files import ModelFileError
 from components.passages import Passage
 from components.query_cache import DEFAULT_SIMILARITY, QueryCache, asks_the_same, normalise, scope_key
 from components.retrieval_gate import PROBE_FEATURES, PROBE_K, RetrievalGate, RetrievalGateError, probe_features
