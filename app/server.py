@@ -259,9 +259,9 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     if with_ui:
         import gradio as gr
 
-        from app.ui import CSS, JS, TRANSLATIONS, build_ui
+        from app.ui import CSS, JS, TRANSLATIONS, build_ui, theme
 
-        app = gr.mount_gradio_app(app, build_ui(service), path="/", show_error=True, css=CSS, js=JS,
+        app = gr.mount_gradio_app(app, build_ui(service), path="/", show_error=True, css=CSS, js=JS, theme=theme(),
                                   i18n=gr.I18n(**TRANSLATIONS), max_file_size=service.max_upload_bytes)
         app.add_middleware(GuardedRoutesMiddleware)
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=max_request_bytes, body_timeout_s=body_timeout_s,

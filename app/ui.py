@@ -118,6 +118,18 @@ JS = """
 """
 """Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
 
+def theme() -> gr.themes.Base:
+    """Gradio's default theme without the fonts' semi-bold (600) faces: Gradio 6.31 bundles those two
+    files as subsets (Source Sans Pro's holds 55 glyphs: A, B and Cyrillic; IBM Plex Mono's 75), so
+    semi-bold text (the title, the sidebar's headings, the upload buttons, the citation markers) was
+    drawn in two fonts, the A and B in one and every other letter in the system's bold sans. With no
+    600 face the browser draws semi-bold text with the intact bold (700) one. Pass to
+    ``gr.mount_gradio_app`` with :data:`CSS`."""
+    return gr.themes.Default(
+        font=(gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"),
+        font_mono=(gr.themes.LocalFont("IBM Plex Mono", weights=(400, 700)), "ui-monospace", "Consolas", "monospace"))
+
+
 TRANSLATIONS = {"en": {"common.complete": "Complete", "common.upload": "Upload"}}
 """Strings Gradio's own English lacks (``gr.I18n``; other languages fall back to English): after each
 finished event it announces ``common.complete`` in a live region, and with files chosen the upload

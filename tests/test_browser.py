@@ -544,6 +544,31 @@ def test_a_citation_marker_opens_its_passage(page):
     assert "en.wikipedia.org/wiki/" in page.locator("#chatbot").inner_text()
 
 
+def fonts_drawing(page, selector: str) -> list[str]:
+    """The fonts Chromium drew the first element matching ``selector`` with (a glyph a font lacks is
+    drawn with the next font that has it, so a font missing glyphs shows up here as a second font)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument")["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": selector})["nodeId"]
+    return [font["familyName"] for font in cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]]
+
+
+def test_bold_text_is_drawn_in_one_font(page):
+    """Gradio's bundled Source Sans Pro SemiBold (weight 600) is a subset of 55 glyphs (A, B and
+    Cyrillic), so the page's semi-bold text (the title, the sidebar's headings, the upload buttons,
+    the citation markers) was drawn with the A and B in Source Sans Pro and every other letter in
+    the system's bold sans: "Adaptive RAG" with two odd letters."""
+    ask(page, "When was the Eiffel Tower built?")
+    wait_answered(page)
+    page.locator("#chatbot a.cite").first.wait_for(timeout=10_000)
+    for selector in ("h1", "#sidebar h3", "#chatbot a.cite"):
+        assert page.locator(selector).first.evaluate("e => getComputedStyle(e).fontWeight") == "600", selector
+        drawn = fonts_drawing(page, selector)
+        assert len(drawn) == 1 and drawn[0].startswith("Source Sans"), (selector, drawn)  # the file's name: Source Sans 3
+
+
 @contextmanager
 def in_process_server(service, browser, viewport=(1200, 900)):
     """``service`` behind the real HTTP app in this process (so a test can patch what it calls),
