@@ -179,14 +179,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     service = _service(args)
-    print("Ask a question (empty line or Ctrl-D to quit).", file=sys.stderr)
+    print("Ask a question (Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
             question = input("\n? ")
         except EOFError:
             return 0
-        if not question.strip():
-            return 0
+        if not question.strip():  # an Enter too many: the conversation lives in this process, so it must not end it
+            continue
         try:
             result = _ask_once(service, question, args.trace, stream=True, session_id="terminal")
             if result.get("rewritten_question"):
