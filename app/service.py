@@ -42,6 +42,9 @@ from pipeline.configuration import ConfigurationError, PipelineConfig, is_probab
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
 
 DEFAULT_MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+UPLOAD_PREFIX, UPLOAD_DIGEST_CHARS = "upload/", 12
+"""An uploaded file's document id: the prefix, then its stored copy's name, the first characters of
+the sha256 of its bytes, a hyphen and the file's own name."""
 _WAIT_POLL_S = 0.25  # how often a waiting question looks whether it was cancelled
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
@@ -583,7 +586,7 @@ class RAGService:
                 items.append(Skipped(path.name, refusal))
                 continue
             try:
-                digest = sha256_file(path)[:12]
+                digest = sha256_file(path)[:UPLOAD_DIGEST_CHARS]
                 stored = uploads / f"{digest}-{path.name}"
                 if not stored.exists():
                     shutil.copyfile(path, stored)
@@ -594,8 +597,9 @@ class RAGService:
             if isinstance(item, Skipped):
                 items.append(Skipped(path.name, item.reason))
             else:  # ids name the stored copy, not where this server keeps it
-                items.append(replace(item, doc_id=f"upload/{stored.name}"))
+                items.append(replace(item, doc_id=f"{UPLOAD_PREFIX}{stored.name}"))
         with self._ingest_lock:
+            items = self._without_copies(ctx, items)
             report = ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
             # A file uploaded again under its name replaces the earlier version (once the new one is in).
             fresh = {item.metadata["name"]: item.doc_id for item in items if isinstance(item, SourceDocument)}
@@ -608,6 +612,35 @@ class RAGService:
             if stale:
                 ctx.index.save()
             return report
+
+    @staticmethod
+    def _without_copies(ctx: RAGContext, items: list[SourceDocument | Skipped]) -> list[SourceDocument | Skipped]:
+        """``items`` with each upload whose bytes the knowledge base already holds under another file
+        name (or an earlier file of this upload does) skipped, with the reason: a copy ("report
+        (1).pdf") put every passage in twice, and an answer that found one read both, two of the two
+        or three passages a first look reads. Content this upload replaces (a file of the same name
+        with other bytes) is not held. Uploads are told apart by the digest their stored name begins with."""
+        def digest(doc_id: str) -> str:
+            return doc_id.removeprefix(UPLOAD_PREFIX)[:UPLOAD_DIGEST_CHARS]
+
+        fresh = {item.metadata["name"]: digest(item.doc_id) for item in items if isinstance(item, SourceDocument)}
+        held: dict[str, str] = {}  # content digest -> the name of the file that holds it
+        for doc in ctx.index.documents():
+            name = doc["metadata"].get("name")
+            if doc["metadata"].get("source") != "file" or not doc["doc_id"].startswith(UPLOAD_PREFIX) or name is None:
+                continue
+            if fresh.get(name, digest(doc["doc_id"])) == digest(doc["doc_id"]):  # not replaced by this upload
+                held.setdefault(digest(doc["doc_id"]), name)
+        kept: list[SourceDocument | Skipped] = []
+        for item in items:
+            if isinstance(item, SourceDocument):
+                name = item.metadata["name"]
+                first = held.setdefault(digest(item.doc_id), name)
+                if first != name:
+                    kept.append(Skipped(name, f"the same content as {first}, already in the knowledge base"))
+                    continue
+            kept.append(item)
+        return kept
 
     def documents(self) -> list[dict[str, Any]]:
         """The knowledge base's documents: id, title, source (a page's address, a file's name),

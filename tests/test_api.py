@@ -326,6 +326,34 @@ class TestService:
         assert not list((tmp_path / "cache" / "uploads").iterdir())  # the stored copy is gone too
         assert client.delete(f"/documents/{files[0]['doc_id']}").status_code == 404
 
+    def test_a_copy_of_an_uploaded_file_is_not_added_twice(self, ctx, index_dir, tmp_path, monkeypatch):
+        """The same file under another name ("report (1).pdf") put every passage in twice, and each
+        answer that found one read both copies: two of the two or three passages a first look reads."""
+        shutil.copytree(index_dir, tmp_path / "index")
+        index = PassageIndex.load(tmp_path / "index")
+        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        before = len(index)
+        text = "The Zorblax engine was invented by Tilda Quenby in 1931."
+        for name in ("zorblax.txt", "zorblax (1).txt", "copy.md", "other.txt"):
+            (tmp_path / name).write_text(text if name != "other.txt" else "The Quenby prize is awarded in Oslo.")
+        report = service.add_documents([tmp_path / "zorblax.txt", tmp_path / "zorblax (1).txt"])  # in one upload
+        assert report.passages_added == 1
+        assert [(s.path, s.reason) for s in report.skipped] == [
+            ("zorblax (1).txt", "the same content as zorblax.txt, already in the knowledge base")]
+        report = service.add_documents([tmp_path / "other.txt", tmp_path / "copy.md"])  # in a later one
+        assert report.passages_added == 1 and [s.path for s in report.skipped] == ["copy.md"]
+        assert len(index) == before + 2
+        assert sorted(d["source"] for d in service.documents() if d["kind"] == "file") == ["other.txt", "zorblax.txt"]
+
+        # The copy is refused for the content the knowledge base holds, not for a file about to be replaced:
+        # zorblax.txt changing in the same upload takes its old content out, so its copy is new again.
+        (tmp_path / "zorblax.txt").write_text("The Zorblax engine was invented by Maro Vint in 1950.")
+        report = service.add_documents([tmp_path / "zorblax.txt", tmp_path / "zorblax (1).txt"])
+        assert report.replaced == ["zorblax.txt"] and not report.skipped
+        assert sorted(d["source"] for d in service.documents() if d["kind"] == "file") == [
+            "other.txt", "zorblax (1).txt", "zorblax.txt"]
+
     def test_undo_takes_the_last_turn_back(self, service, client):
         service.ask("Who developed the theory of relativity?", session_id="undo", tier="easy")
         service.ask("Who was Isaac Newton?", session_id="undo", tier="easy")
