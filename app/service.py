@@ -33,11 +33,12 @@ from components.answerability import AnswerabilityModel
 from components.generator import Generator, load_chat_model
 from components.ingest import IngestReport, ingest
 from components.model_files import PRESETS, cache_dir, gguf_file_name, preset_installed
-from components.passages import SourceDocument, ranking_score, source_of
+from components.passages import SourceDocument, closest, ranking_score, source_of
 from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import sha256_file
 from graph import build_graph
+from nodes.generate import is_abstention
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
 
@@ -178,10 +179,6 @@ def rewritten_question(trace: Mapping[str, Any]) -> str | None:
     return standalone
 
 
-CLOSEST_SHOWN = 3
-"""Passages shown with an answer that was not given (the chat, the CLI)."""
-
-
 def abstention_note(result: dict[str, Any]) -> str | None:
     """What a reader is told when no answer is given, in the chat and the terminal alike: that the
     knowledge base does not seem to hold it and, when the check withheld the model's answer, that
@@ -233,9 +230,7 @@ def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The best retrieved passages, best first by :func:`ranking_score` (the evidence's own order may be
     document-diverse), shown when the answer was not given or not supported. Each names its source; a
     passage kept before passages carried one (an old conversation or cached answer) names its id."""
-    passages = result.get("trace", {}).get("passages") or []
-    return [{**p, "source": p.get("source") or p["id"]}
-            for p in sorted(passages, key=ranking_score, reverse=True)[:CLOSEST_SHOWN]]
+    return [{**p, "source": p.get("source") or p["id"]} for p in closest(result.get("trace", {}).get("passages") or [])]
 
 
 def cost_line(result: dict[str, Any]) -> str:
@@ -550,11 +545,18 @@ class RAGService:
 
     def history(self, session_id: str, owner: str | None = None) -> list[dict[str, Any]]:
         """The conversation's turns: question, standalone rewrite, answer, its citations and how many passages
-        it read (0: closed book; ``None`` for a turn stored before session 32)."""
+        it read (0: closed book; ``None`` for a turn stored before session 32); whether a cited passage
+        holds the answer and whether it was given, the check's decision, the escalations and the
+        closest passages where no cited one holds an answer (``None`` for the check and escalations
+        of a turn stored before session 48)."""
         _, turns = self._turns(session_id, owner)
         return [{"question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
                  "citations": [public_citation(c) for c in t.get("citations", [])],
-                 "passages_read": t.get("passages_read")} for t in turns]
+                 "passages_read": t.get("passages_read"),
+                 "supported": t.get("supported", bool(t.get("citations"))),
+                 "abstained": t.get("abstained", is_abstention(t["answer"])),
+                 "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
+                 "closest": public_closest({"abstained": True, "passages": t.get("closest") or []})} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:
         """Take the conversation's last question and answer back (a retry, an undo), so the next

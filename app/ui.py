@@ -24,7 +24,8 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, unsupported_note
+from app.service import (Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read,
+                         rewritten_question, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from nodes.generate import is_abstention
@@ -203,9 +204,13 @@ def summary_line(result: dict[str, Any]) -> str:
     read more."""
     items = passages_read(result)
     read = f"{items} passage{'s' if items != 1 else ''}" if items else "no passages"
-    parts = [f"{result['timing_ms']['total'] / 1000:.1f} s", f"read {read}"]
+    parts = [f"read {read}"]
     if result.get("cache"):  # nothing was read or generated: the answer was given before
-        parts[1] = f"answered before (to “{result['cache']['cached_question']}”)"
+        parts = [f"answered before (to “{result['cache']['cached_question']}”)"]
+    elif items is None:  # a turn kept before session 32 does not say
+        parts = []
+    if "timing_ms" in result:  # an answer shown again after a reload has no time of its own
+        parts.insert(0, f"{result['timing_ms']['total'] / 1000:.1f} s")
     escalations = result.get("escalations") or 0
     if escalations:
         parts.append("first answer was unsure, so it read more" if escalations == 1
@@ -248,10 +253,7 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("unsure answers stopped early", f"{len(cut)}, after {', '.join(map(str, cut))} token(s)"))
     check = result.get("answerability") or {}
     if check.get("score") is not None:
-        # in percent, the threshold as the "Abstain below (%)" setting shows it
-        score, threshold = apart(check["score"], check["threshold"])
-        bar = " (a multi-hop question's)" if check.get("multi_hop") else ""
-        rows.append(("answerability", f"{score} likely right against threshold {threshold}{bar}: {check['decision']}"))
+        rows.append(answerability_figure(check))
     if trace.get("gate"):
         gate = trace["gate"]
         rows.append(("retrieve-or-not", f"{gate['decision']} (closed book {gate['closed_book_probability']:.0%}, "
@@ -268,6 +270,14 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("energy", f"{result['energy']['joules']:.1f} J ({result['energy']['method']})"))
     rows += [(f"{node} (ms)", f"{ms:,.0f}") for node, ms in result["timing_ms"].items()]
     return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
+
+
+def answerability_figure(check: dict[str, Any]) -> tuple[str, str]:
+    """The check's row of the figures: the score in percent against the threshold as the "Abstain
+    below (%)" setting shows it, and the decision."""
+    score, threshold = apart(check["score"], check["threshold"])
+    bar = " (a multi-hop question's)" if check.get("multi_hop") else ""
+    return "answerability", f"{score} likely right against threshold {threshold}{bar}: {check['decision']}"
 
 
 def rounded(value: Any) -> Any:
@@ -305,15 +315,9 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     """The answer (only the answer, so copying it copies nothing else), one expandable message per
     cited passage, numbered as the markers are, the cost in words with the figures a click away,
     and the trace when asked for."""
-    messages = [gr.ChatMessage(role="assistant", content=answer_text(result))]
-    for i, c in enumerate(result["citations"], 1):
-        messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
-    if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
-        for i, p in enumerate(closest_passages(result), 1):
-            messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p["source"],
-                                            ranking_score(p)))
-    messages.append(gr.ChatMessage(role="assistant", content=figures(result),
-                                   metadata={"title": summary_line(result), "status": "done"}))
+    messages = [*answer_messages(result),
+                gr.ChatMessage(role="assistant", content=figures(result),
+                               metadata={"title": summary_line(result), "status": "done"})]
     if show_trace:
         trace = json.dumps(rounded(result["trace"]), indent=2, ensure_ascii=False)
         messages.append(gr.ChatMessage(role="assistant", content=f"```json\n{trace}\n```",
@@ -321,14 +325,38 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     return messages
 
 
+def answer_messages(result: dict[str, Any]) -> list[gr.ChatMessage]:
+    """The answer, then its cited passages, or the closest passages found where no cited one holds it."""
+    messages = [gr.ChatMessage(role="assistant", content=answer_text(result))]
+    for i, c in enumerate(result["citations"], 1):
+        messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
+    if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
+        for i, p in enumerate(closest_passages(result), 1):
+            messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p["source"],
+                                            ranking_score(p)))
+    return messages
+
+
 def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
-    """An earlier turn as the chat shows it again after a reload."""
-    result = {"answer": turn["answer"], "citations": turn["citations"], "supported": bool(turn["citations"]),
-              "abstained": is_abstention(turn["answer"]), "passages_read": turn.get("passages_read")}
-    messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
-                gr.ChatMessage(role="assistant", content=answer_text(result))]
-    messages += [_source_message(i, c["title"], c["text"], c["source"], c["score"])
-                 for i, c in enumerate(turn["citations"], 1)]
+    """An earlier turn as the chat shows it again after a reload: the answer as it was given (the
+    withheld answer's note, the closest passages, the summary line), without the time and token
+    figures, which the conversation does not keep. A turn kept before session 48 shows its answer
+    and citations."""
+    result = {"answer": turn["answer"], "citations": turn["citations"],
+              "supported": turn.get("supported", bool(turn["citations"])),
+              "abstained": turn.get("abstained", is_abstention(turn["answer"])),
+              "passages_read": turn.get("passages_read"), "answerability": turn.get("answerability"),
+              "escalations": turn.get("escalations", 0), "trace": {"passages": turn.get("closest") or []},
+              "rewritten_question": rewritten_question({"rewrite": {"standalone": turn["standalone_question"],
+                                                                    "original": turn["question"]}})}
+    messages = [gr.ChatMessage(role="user", content=plain(turn["question"])), *answer_messages(result)]
+    line = summary_line(result)
+    if line:
+        check = result["answerability"] or {}
+        rows = [answerability_figure(check)] if check.get("score") is not None else []
+        rows.append(("time and tokens", "shown when an answer is given; the conversation does not keep them"))
+        messages.append(gr.ChatMessage(role="assistant", content="\n".join(f"- {k}: {plain(v)}" for k, v in rows),
+                                       metadata={"title": line, "status": "done"}))
     return messages
 
 

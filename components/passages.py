@@ -67,6 +67,16 @@ def ranking_score(passage: Mapping[str, Any]) -> float:
     return float(passage.get("score", 0.0) if rerank is None else rerank)
 
 
+CLOSEST_SHOWN = 3
+"""Passages shown with an answer that was not given or that no cited passage holds."""
+
+
+def closest(passages: Iterable[Mapping[str, Any]], n: int = CLOSEST_SHOWN) -> list[Any]:
+    """The ``n`` best of ``passages`` by :func:`ranking_score`, best first (the evidence's own order
+    may be document-diverse): what an abstention or an unsupported answer shows."""
+    return sorted(passages, key=ranking_score, reverse=True)[:n]
+
+
 MAX_PASSAGE_WORDS = 150
 """The most words one sentence brings to a passage. The embedder reads about the first 256 word
 pieces of a passage (all-MiniLM-L6-v2's ``max_seq_length``; 150 words and a title stay within it),

@@ -1,14 +1,17 @@
-"""What every node shares: the run context and per-node timing in the trace."""
+"""What every node shares: the run context, per-node timing in the trace, and the conversation's
+record of a finished answer."""
 
 from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
+from components.passages import closest
 from pipeline.context import RAGContext, default_context
+from pipeline.state import Citation, Turn
 
 NodeFn = Callable[..., dict[str, Any]]
 
@@ -35,3 +38,22 @@ def timed(name: str) -> Callable[[NodeFn], NodeFn]:
         return wrapper
 
     return decorate
+
+
+def finished_turn(question: str, standalone: str, answer: str, citations: Sequence[Citation],
+                  trace: Mapping[str, Any], passages_read: int | None = None) -> Turn:
+    """The conversation's record of a finished answer, from its trace: what the next question's
+    rewriting reads, and what a reload shows again (whether the answer was given and a cited passage
+    holds it, the check's decision without its features, the escalations, and the closest passages
+    where no cited one holds an answer)."""
+    abstained = bool(trace.get("abstained"))
+    supported = bool(trace.get("supported", bool(citations)))
+    turn: Turn = {"question": question, "standalone_question": standalone, "answer": answer,
+                  "citations": list(citations), "supported": supported, "abstained": abstained,
+                  "escalations": int(trace.get("escalations") or 0),
+                  "closest": [] if citations or (supported and not abstained) else closest(trace.get("passages") or [])}
+    if passages_read is not None:
+        turn["passages_read"] = passages_read
+    if trace.get("answerability"):
+        turn["answerability"] = {k: v for k, v in trace["answerability"].items() if k != "features"}
+    return turn

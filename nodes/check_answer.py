@@ -40,7 +40,7 @@ from components.answerability import ANSWER_PROBE, FEATURES_VERSION, ONLY_IN_QUE
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
 from components.short_answer import short_answer
-from nodes.base import context_of, timed
+from nodes.base import context_of, finished_turn, timed
 from nodes.generate import support
 from nodes.grade_answer import can_extend, extended
 from pipeline.configuration import DEFAULT_LAYOUT
@@ -180,6 +180,6 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         update["answer"] = given
         update["trace"]["written_answer"] = answer
         answer = given
-    update["turns"] = [{"question": state["question"], "standalone_question": question, "answer": answer,
-                        "citations": citations, "passages_read": len(evidence)}]
+    trace = {**(state.get("trace") or {}), **update["trace"], "escalations": state.get("escalations", 0)}
+    update["turns"] = [finished_turn(state["question"], question, answer, citations, trace, len(evidence))]
     return update

@@ -11,15 +11,15 @@ Questions that come with their own documents are never cached.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
 from components.query_cache import scope_key
-from nodes.base import context_of, timed
+from nodes.base import context_of, finished_turn, timed
 from pipeline.configuration import PipelineConfig
 from pipeline.context import RAGContext
-from pipeline.state import State
+from pipeline.state import Citation, State
 
 NOT_CACHED = ("question", "timings_ms", "energy", "cache", "rewrite")
 """Trace keys that describe one run, not the answer: never stored, never served (``rewrite``: how that
@@ -58,7 +58,6 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "citations": hit.citations,
         "overrides": {},
         "documents": [],
-        "turns": [{"question": state["question"], "standalone_question": question, "answer": hit.answer,
-                   "citations": hit.citations}],
+        "turns": [finished_turn(state["question"], question, hit.answer, cast(list[Citation], hit.citations), trace)],
         "trace": trace,
     }

@@ -346,6 +346,12 @@ class Turn(TypedDict):
     answer: str
     citations: list[Citation]
     passages_read: NotRequired[int]  # evidence items in the answer's prompt: 0 for a closed-book answer (since session 32)
+    # since session 48, so a reload shows an answer as it was given (a turn kept before reads them from its text):
+    supported: NotRequired[bool]  # a cited passage holds the answer
+    abstained: NotRequired[bool]  # no answer given (the model's or the check's decision)
+    answerability: NotRequired[dict[str, Any]]  # the check's decision: its AnswerabilityTrace without the features
+    escalations: NotRequired[int]  # times the cascade read more before it answered
+    closest: NotRequired[list[TracePassage]]  # the best passages found, where no cited passage holds an answer
 
 
 class OutputState(TypedDict):

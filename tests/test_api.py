@@ -354,6 +354,25 @@ class TestService:
         assert sorted(d["source"] for d in service.documents() if d["kind"] == "file") == [
             "other.txt", "zorblax (1).txt", "zorblax.txt"]
 
+    def test_a_conversation_keeps_how_each_answer_was_given(self, ctx):
+        """What a reload shows again: a withheld answer's decision and the closest passages it found
+        (``GET /session`` gave only the answer text, so the chat said "the closest passages it found
+        are below" over none). The check here withholds every answer (0.120 against 0.125)."""
+        import math
+
+        from components.answerability import AnswerabilityModel
+
+        check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
+        service = RAGService.from_context(replace(ctx, answerability=check), "smollm2-135m")
+        body = service.ask("Who directed 2001: A Space Odyssey?", session_id="kept", tier="easy")
+        if body["answerability"]["by"] != "score":
+            pytest.skip("the model abstained by itself: the check withheld nothing")
+        turn = TestClient(create_app(service, with_ui=False)).get("/session/kept").json()["turns"][0]
+        assert turn["abstained"] is True and turn["supported"] is False and turn["citations"] == []
+        assert turn["answerability"] == body["answerability"]  # the decision, the score, the withheld answer
+        assert turn["closest"] == body["closest"] and turn["closest"]
+        assert turn["passages_read"] >= 1 and turn["escalations"] == body["escalations"]
+
     def test_undo_takes_the_last_turn_back(self, service, client):
         service.ask("Who developed the theory of relativity?", session_id="undo", tier="easy")
         service.ask("Who was Isaac Newton?", session_id="undo", tier="easy")

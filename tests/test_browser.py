@@ -1060,6 +1060,34 @@ def test_a_withheld_answer_never_reads_as_at_its_own_threshold(browser, ctx, tmp
         assert said and float(said[1]) < float(said[2]), text
 
 
+def test_a_withheld_answer_keeps_its_closest_passages_after_a_reload(browser, ctx, tmp_path, monkeypatch):
+    """Found in session 48: after a reload (or a server restart) a withheld answer still said "The
+    closest passages it found are below." with none below it; the withheld answer's note, an
+    unsupported answer's closest passages and the summary line were gone too. The check here
+    withholds every answer (0.120 against 0.125)."""
+    import math
+
+    from app.service import RAGService
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
+    with in_process_server(RAGService.from_context(replace(ctx, answerability=check), "smollm2-135m"), browser) as page:
+        ask(page, "Who directed 2001: A Space Odyssey?")
+        text = wait_answered(page)
+        if "was withheld" not in text:
+            pytest.skip("the model abstained by itself: the check withheld nothing")
+        note = re.search(r"The knowledge base does not seem to hold the answer\..*?are below\.", text, re.DOTALL)[0]
+        closest = re.findall(r"\[\d\] closest: [^\n]+", text)
+        read = re.search(r"read \d+ passages?", text)[0]
+        assert closest and read
+        open_chat(page, page.url)
+        restored = wait_for_text(page, "#chatbot", "Who directed 2001: A Space Odyssey?")
+        assert note in restored
+        assert re.findall(r"\[\d\] closest: [^\n]+", restored) == closest
+        assert read in restored
+
+
 def test_choosing_another_model_shows_the_threshold_of_its_check(browser, ctx, tmp_path, monkeypatch):
     """Noticed in session 28: the abstain setting kept the served model's threshold whatever model
     was chosen, so a question to another model was checked against a threshold fit for another
