@@ -94,6 +94,19 @@ def ctx(embedder, index, tiny_generator):
                       answerability_fallback=AnswerabilityModel.load(FALLBACK_MODEL) if answerability.uses_answer_probe else None)
 
 
+@pytest.fixture(scope="session")
+def withholding_ctx(ctx):
+    """``ctx`` with an answerability check that scores every answer 0.120 and is fit at 0.125: it
+    withholds every answer the model gives (and the two read alike in whole percents)."""
+    import math
+    from dataclasses import replace
+
+    from components.answerability import AnswerabilityModel
+
+    check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
+    return replace(ctx, answerability=check)
+
+
 @functools.cache
 def sufficiency_scorer():
     """The shipped sufficiency scorer, loaded once per test process."""

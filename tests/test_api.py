@@ -354,16 +354,11 @@ class TestService:
         assert sorted(d["source"] for d in service.documents() if d["kind"] == "file") == [
             "other.txt", "zorblax (1).txt", "zorblax.txt"]
 
-    def test_a_conversation_keeps_how_each_answer_was_given(self, ctx):
+    def test_a_conversation_keeps_how_each_answer_was_given(self, withholding_ctx):
         """What a reload shows again: a withheld answer's decision and the closest passages it found
         (``GET /session`` gave only the answer text, so the chat said "the closest passages it found
-        are below" over none). The check here withholds every answer (0.120 against 0.125)."""
-        import math
-
-        from components.answerability import AnswerabilityModel
-
-        check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
-        service = RAGService.from_context(replace(ctx, answerability=check), "smollm2-135m")
+        are below" over none)."""
+        service = RAGService.from_context(withholding_ctx, "smollm2-135m")
         body = service.ask("Who directed 2001: A Space Odyssey?", session_id="kept", tier="easy")
         if body["answerability"]["by"] != "score":
             pytest.skip("the model abstained by itself: the check withheld nothing")

@@ -1040,43 +1040,35 @@ def test_a_setting_out_of_range_is_refused_and_the_box_shows_the_bar_in_use(brow
     context.close()
 
 
-def test_a_withheld_answer_never_reads_as_at_its_own_threshold(browser, ctx, tmp_path, monkeypatch):
-    """Found in session 30: the chat said a withheld answer "is 12% likely to be right, below the 12%
-    threshold" (0.120 against the fallback check's 0.125): in whole percents the two read the same.
-    The check here scores every answer 0.120 and is fit at 0.125."""
-    import math
-
+@contextmanager
+def withheld_answer(browser, ctx, tmp_path, monkeypatch):
+    """A page of a chat whose check withholds every answer (``withholding_ctx``), with one question
+    answered: the page and the chat's text."""
     from app.service import RAGService
 
     monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
-    with in_process_server(RAGService.from_context(replace(ctx, answerability=check), "smollm2-135m"), browser) as page:
+    with in_process_server(RAGService.from_context(ctx, "smollm2-135m"), browser) as page:
         ask(page, "Who directed 2001: A Space Odyssey?")
         text = wait_answered(page)
         if "was withheld" not in text:
             pytest.skip("the model abstained by itself: the check withheld nothing")
+        yield page, text
+
+
+def test_a_withheld_answer_never_reads_as_at_its_own_threshold(browser, withholding_ctx, tmp_path, monkeypatch):
+    """Found in session 30: the chat said a withheld answer "is 12% likely to be right, below the 12%
+    threshold" (0.120 against the fallback check's 0.125): in whole percents the two read the same."""
+    with withheld_answer(browser, withholding_ctx, tmp_path, monkeypatch) as (_, text):
         said = re.search(r"it is ([\d.]+)% likely to be right, below the ([\d.]+)% threshold", text)
         assert said and float(said[1]) < float(said[2]), text
 
 
-def test_a_withheld_answer_keeps_its_closest_passages_after_a_reload(browser, ctx, tmp_path, monkeypatch):
+def test_a_withheld_answer_keeps_its_closest_passages_after_a_reload(browser, withholding_ctx, tmp_path, monkeypatch):
     """Found in session 48: after a reload (or a server restart) a withheld answer still said "The
     closest passages it found are below." with none below it; the withheld answer's note, an
-    unsupported answer's closest passages and the summary line were gone too. The check here
-    withholds every answer (0.120 against 0.125)."""
-    import math
-
-    from app.service import RAGService
-
-    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    check = AnswerabilityModel(("support",), (0.5,), (0.25,), (0.0,), math.log(0.12 / 0.88), {"threshold": 0.125})
-    with in_process_server(RAGService.from_context(replace(ctx, answerability=check), "smollm2-135m"), browser) as page:
-        ask(page, "Who directed 2001: A Space Odyssey?")
-        text = wait_answered(page)
-        if "was withheld" not in text:
-            pytest.skip("the model abstained by itself: the check withheld nothing")
+    unsupported answer's closest passages and the summary line were gone too."""
+    with withheld_answer(browser, withholding_ctx, tmp_path, monkeypatch) as (page, text):
         note = re.search(r"The knowledge base does not seem to hold the answer\..*?are below\.", text, re.DOTALL)[0]
         closest = re.findall(r"\[\d\] closest: [^\n]+", text)
         read = re.search(r"read \d+ passages?", text)[0]
