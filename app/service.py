@@ -135,9 +135,14 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """The closest passages, as the API gives them when no answer is given or none is supported."""
     if not trace.get("abstained") and trace.get("supported", True):
         return []
+    return public_passages(trace.get("passages") or [])
+
+
+def public_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The best of ``passages`` (:func:`closest_passages`) as the API gives them."""
     return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), 4), "source": p["source"],
              "passage_id": p["id"]}
-            for p in closest_passages({"trace": trace})]
+            for p in closest_passages({"trace": {"passages": passages}})]
 
 
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
@@ -556,7 +561,7 @@ class RAGService:
                  "supported": t.get("supported", bool(t.get("citations"))),
                  "abstained": t.get("abstained", is_abstention(t["answer"])),
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
-                 "closest": public_closest({"abstained": True, "passages": t.get("closest") or []})} for t in turns]
+                 "closest": public_passages(t.get("closest") or [])} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:
         """Take the conversation's last question and answer back (a retry, an undo), so the next

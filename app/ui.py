@@ -119,6 +119,7 @@ JS = """
 """
 """Pass to ``gr.mount_gradio_app`` with :data:`CSS`."""
 
+
 def theme() -> gr.themes.Base:
     """Gradio's default theme without the fonts' semi-bold (600) faces: Gradio 6.31 bundles those two
     files as subsets (Source Sans Pro's holds 55 glyphs: A, B and Cyrillic; IBM Plex Mono's 75), so
