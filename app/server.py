@@ -159,6 +159,36 @@ class AskResponse(BaseModel):
     trace: dict[str, Any]
 
 
+class Turn(BaseModel):
+    question: str
+    standalone_question: str = Field(description="the question as it was answered: a follow-up rewritten to stand alone")
+    answer: str
+    citations: list[Citation]
+    passages_read: Optional[int] = Field(None, description="evidence items the answer read (0: closed book; null: "
+                                                           "a turn kept before that was recorded)")
+    supported: bool
+    abstained: bool
+    answerability: Optional[AnswerabilityCheck] = Field(None, description="the check after the answer (null: a turn "
+                                                        "kept before the check was recorded with it)")
+    escalations: Optional[int] = Field(None, description="how often the cascade extended the evidence")
+    closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer was given or no passage "
+                                          "supports it: the best passages retrieved")
+
+
+class SessionResponse(BaseModel):
+    session_id: str
+    turns: list[Turn]
+
+
+class TakenBack(BaseModel):
+    question: str
+    answer: str
+
+
+class UndoResponse(SessionResponse):
+    removed: TakenBack = Field(description="the question and answer taken back")
+
+
 def _safe_text(value: Any) -> Any:
     """A value as JSON can carry it: strings without lone surrogates, no NaN or infinities."""
     if isinstance(value, str):
@@ -218,12 +248,13 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         except Cancelled:
             return JSONResponse({"detail": "cancelled: the client disconnected"}, status_code=499)
 
-    @app.get("/session/{session_id}")
+    @app.get("/session/{session_id}", response_model=SessionResponse)
     def session_history(session_id: str, request: Request) -> dict[str, Any]:
-        """The conversation so far: each turn's question, standalone rewrite and answer."""
+        """The conversation so far: each turn's question, standalone rewrite and answer, as it was given
+        (its citations, or its closest passages where none holds an answer, and the check's decision)."""
         return {"session_id": session_id, "turns": service.history(session_id, owner=_user(request))}
 
-    @app.post("/session/{session_id}/undo")
+    @app.post("/session/{session_id}/undo", response_model=UndoResponse)
     def session_undo(session_id: str, request: Request) -> dict[str, Any]:
         """Take the last question and its answer back (before asking it again, for instance)."""
         removed = service.undo_last_turn(session_id, owner=_user(request))
@@ -242,7 +273,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         """Remove a document's passages from the knowledge base; the index is saved atomically."""
         return service.delete_document(doc_id)
 
-    @app.delete("/session/{session_id}")
+    @app.delete("/session/{session_id}", response_model=SessionResponse)
     def session_reset(session_id: str, request: Request) -> dict[str, Any]:
         service.reset_session(session_id, owner=_user(request))
         return {"session_id": session_id, "turns": []}

@@ -362,11 +362,14 @@ class TestService:
         body = service.ask("Who directed 2001: A Space Odyssey?", session_id="kept", tier="easy")
         if body["answerability"]["by"] != "score":
             pytest.skip("the model abstained by itself: the check withheld nothing")
-        turn = TestClient(create_app(service, with_ui=False)).get("/session/kept").json()["turns"][0]
+        client = TestClient(create_app(service, with_ui=False))
+        turn = client.get("/session/kept").json()["turns"][0]
         assert turn["abstained"] is True and turn["supported"] is False and turn["citations"] == []
         assert turn["answerability"] == body["answerability"]  # the decision, the score, the withheld answer
         assert turn["closest"] == body["closest"] and turn["closest"]
         assert turn["passages_read"] >= 1 and turn["escalations"] == body["escalations"]
+        documented = client.get("/openapi.json").json()["components"]["schemas"]["Turn"]["properties"]
+        assert set(turn) == set(documented)  # the API's docs describe every field a turn has
 
     def test_undo_takes_the_last_turn_back(self, service, client):
         service.ask("Who developed the theory of relativity?", session_id="undo", tier="easy")
