@@ -173,6 +173,7 @@ class Turn(BaseModel):
     escalations: Optional[int] = Field(None, description="how often the cascade extended the evidence")
     closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer was given or no passage "
                                           "supports it: the best passages retrieved")
+    cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
 
 
 class SessionResponse(BaseModel):

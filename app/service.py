@@ -551,9 +551,9 @@ class RAGService:
     def history(self, session_id: str, owner: str | None = None) -> list[dict[str, Any]]:
         """The conversation's turns: question, standalone rewrite, answer, its citations and how many passages
         it read (0: closed book; ``None`` for a turn stored before session 32); whether a cited passage
-        holds the answer and whether it was given, the check's decision, the escalations and the
-        closest passages where no cited one holds an answer (``None`` for the check and escalations
-        of a turn stored before session 48)."""
+        holds the answer and whether it was given, the check's decision, the escalations, the
+        closest passages where no cited one holds an answer, and the query cache's match for an
+        answer given before (``None`` for the check and escalations of a turn stored before session 48)."""
         _, turns = self._turns(session_id, owner)
         return [{"question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
                  "citations": [public_citation(c) for c in t.get("citations", [])],
@@ -561,7 +561,7 @@ class RAGService:
                  "supported": t.get("supported", bool(t.get("citations"))),
                  "abstained": t.get("abstained", is_abstention(t["answer"])),
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
-                 "closest": public_passages(t.get("closest") or [])} for t in turns]
+                 "closest": public_passages(t.get("closest") or []), "cache": t.get("cache")} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:
         """Take the conversation's last question and answer back (a retry, an undo), so the next

@@ -348,6 +348,7 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "abstained": turn.get("abstained", is_abstention(turn["answer"])),
               "passages_read": turn.get("passages_read"), "answerability": turn.get("answerability"),
               "escalations": turn.get("escalations", 0), "trace": {"passages": turn.get("closest") or []},
+              "cache": turn.get("cache"),
               "rewritten_question": rewritten_question({"rewrite": {"standalone": turn["standalone_question"],
                                                                     "original": turn["question"]}})}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])), *answer_messages(result)]

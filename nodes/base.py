@@ -44,8 +44,8 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
                   trace: Mapping[str, Any], passages_read: int | None = None) -> Turn:
     """The conversation's record of a finished answer, from its trace: what the next question's
     rewriting reads, and what a reload shows again (whether the answer was given and a cited passage
-    holds it, the check's decision without its features, the escalations, and the closest passages
-    where no cited one holds an answer)."""
+    holds it, the check's decision without its features, the escalations, the closest passages
+    where no cited one holds an answer, and the query cache's match for an answer given before)."""
     abstained = bool(trace.get("abstained"))
     supported = bool(trace.get("supported", bool(citations)))
     turn: Turn = {"question": question, "standalone_question": standalone, "answer": answer,
@@ -56,4 +56,6 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
         turn["passages_read"] = passages_read
     if trace.get("answerability"):
         turn["answerability"] = {k: v for k, v in trace["answerability"].items() if k != "features"}
+    if trace.get("cache"):
+        turn["cache"] = {k: trace["cache"][k] for k in ("hit", "similarity", "cached_question")}
     return turn

@@ -352,6 +352,7 @@ class Turn(TypedDict):
     answerability: NotRequired[dict[str, Any]]  # the check's decision: its AnswerabilityTrace without the features
     escalations: NotRequired[int]  # times the cascade read more before it answered
     closest: NotRequired[list[TracePassage]]  # the best passages found, where no cited passage holds an answer
+    cache: NotRequired[dict[str, Any]]  # the query cache's match, for an answer given before (hit, similarity, cached_question)
 
 
 class OutputState(TypedDict):

@@ -173,6 +173,9 @@ def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, in
         ask(fresh, rewrite.group(1).strip())
         text = wait_for_text(fresh, "#chatbot", "answered before")  # the cached answer, served
         assert "follow-up read as" not in text
+        open_chat(fresh, url)  # and so after a reload (session 48: the line came back without "answered before")
+        restored = wait_for_text(fresh, "#chatbot", "answered before", timeout=30)
+        assert "follow-up read as" not in restored
     finally:
         first.close()
         second.close()
