@@ -36,7 +36,7 @@ from components.model_files import PRESETS, cache_dir, gguf_file_name, preset_in
 from components.passages import SourceDocument, closest, ranking_score, source_of
 from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
-from components.storage import sha256_file
+from components.storage import atomic_path, sha256_file
 from graph import build_graph
 from nodes.generate import is_abstention
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
@@ -576,7 +576,8 @@ class RAGService:
     def add_documents(self, paths: Sequence[str | Path], *, allowed_dirs: Sequence[str | Path] | None = None,
                       on_progress: Callable[[int, int], None] | None = None) -> IngestReport:
         """Copy uploaded files into the uploads folder (named by content hash, so re-uploads are
-        recognised) and add them to the live index, which is saved before returning.
+        recognised; each copy written whole or not at all) and add them to the live index, which is
+        saved before returning. The stored copy of a file that is skipped does not stay.
 
         ``allowed_dirs``: where uploads may come from (the chat passes its upload folder); a path
         outside them, a link, or a file over ``max_upload_bytes`` is skipped unread, with the reason.
@@ -586,6 +587,7 @@ class RAGService:
         uploads = cache_dir() / "uploads"
         uploads.mkdir(parents=True, exist_ok=True)
         items: list[SourceDocument | Skipped] = []
+        stored_now: list[Path] = []  # this upload's stored copies: those no document holds go again
         for raw in paths:
             path = Path(raw)
             refusal = self._upload_refusal(path, roots)
@@ -596,7 +598,9 @@ class RAGService:
                 digest = sha256_file(path)[:UPLOAD_DIGEST_CHARS]
                 stored = uploads / f"{digest}-{path.name}"
                 if not stored.exists():
-                    shutil.copyfile(path, stored)
+                    with atomic_path(stored) as partial:  # a copy cut off must not pass for the file
+                        shutil.copyfile(path, partial)
+                stored_now.append(stored)
             except OSError as exc:
                 items.append(Skipped(path.name, f"unreadable: {exc.strerror or exc}"))
                 continue
@@ -618,6 +622,9 @@ class RAGService:
                 report.replaced.append(doc["metadata"]["name"])
             if stale:
                 ctx.index.save()
+            held = {Path(doc["metadata"]["path"]).resolve() for doc in ctx.index.documents() if doc["metadata"].get("path")}
+            for copy in {p.resolve() for p in stored_now} - held:  # skipped: empty, unreadable, a copy of another upload
+                copy.unlink(missing_ok=True)
             return report
 
     @staticmethod

@@ -4,6 +4,7 @@ from urllib.parse import quote
 import json
 import shutil
 import threading
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -282,6 +283,29 @@ class TestService:
         cited = [c for c in body["citations"] if "Zorblax" in c["text"]]
         assert all(c["source"] == "zorblax.txt" for c in cited)  # the file's name, not a server path
 
+    def test_an_upload_cut_off_while_stored_is_not_read_half(self, ctx, index_dir, tmp_path, monkeypatch):
+        """The stored copy was written in place: a copy cut off (a full disk, say) left half a file
+        under the name of the whole one, which the next upload of the same file took as stored and read."""
+        import app.service
+
+        shutil.copytree(index_dir, tmp_path / "index")
+        service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        doc = tmp_path / "zorblax.txt"
+        doc.write_text("The Zorblax engine was invented by Tilda Quenby in 1931.")
+
+        def cut_off(src, dst, **_):
+            Path(dst).write_bytes(Path(src).read_bytes()[:20])
+            raise OSError(28, "No space left on device")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(app.service.shutil, "copyfile", cut_off)
+            report = service.add_documents([doc])
+        assert report.passages_added == 0 and report.skipped[0].reason == "unreadable: No space left on device"
+        assert not [p for p in (tmp_path / "cache" / "uploads").iterdir() if not p.name.startswith(".")]
+        assert service.add_documents([doc]).passages_added == 1
+        assert any(p.text == "The Zorblax engine was invented by Tilda Quenby in 1931." for p in service.warm_up().index)
+
     def test_uploads_are_cut_as_the_index_was(self, ctx, index_dir, tmp_path, monkeypatch):
         """An index built with ``ingest --window 2`` cuts uploaded files two sentences a passage too."""
         from components.passages import ChunkingConfig
@@ -345,6 +369,8 @@ class TestService:
         assert report.passages_added == 1 and [s.path for s in report.skipped] == ["copy.md"]
         assert len(index) == before + 2
         assert sorted(d["source"] for d in service.documents() if d["kind"] == "file") == ["other.txt", "zorblax.txt"]
+        stored = sorted(p.name.split("-", 1)[1] for p in (tmp_path / "cache" / "uploads").iterdir())
+        assert stored == ["other.txt", "zorblax.txt"]  # a skipped file's stored copy does not stay behind
 
         # The copy is refused for the content the knowledge base holds, not for a file about to be replaced:
         # zorblax.txt changing in the same upload takes its old content out, so its copy is new again.
