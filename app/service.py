@@ -139,10 +139,10 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def public_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The best of ``passages`` (:func:`closest_passages`) as the API gives them."""
+    """The best of ``passages`` (:func:`~components.passages.closest`) as the API gives them."""
     return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), 4), "source": p["source"],
              "passage_id": p["id"]}
-            for p in closest_passages({"trace": {"passages": passages}})]
+            for p in sourced(closest(passages))]
 
 
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
@@ -175,11 +175,15 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
 
 
 def rewritten_question(trace: Mapping[str, Any]) -> str | None:
-    """The standalone question a follow-up was read as; ``None`` when there was no rewrite or it
-    gave the question back as asked (up to spacing and case), so nothing says it was read otherwise."""
+    """The standalone question a follow-up was read as (:func:`read_as`, from the trace's rewrite)."""
     rewrite = trace.get("rewrite") or {}
-    standalone = rewrite.get("standalone")
-    if not standalone or " ".join(standalone.split()).casefold() == " ".join(rewrite.get("original", "").split()).casefold():
+    return read_as(rewrite.get("original", ""), rewrite.get("standalone"))
+
+
+def read_as(question: str, standalone: str | None) -> str | None:
+    """``standalone``, the question a follow-up was read as; ``None`` when there was no rewrite or it
+    gave the question back as asked (up to spacing and case), so nothing says it was read otherwise."""
+    if not standalone or " ".join(standalone.split()).casefold() == " ".join(question.split()).casefold():
         return None
     return standalone
 
@@ -235,7 +239,12 @@ def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The best retrieved passages, best first by :func:`ranking_score` (the evidence's own order may be
     document-diverse), shown when the answer was not given or not supported. Each names its source; a
     passage kept before passages carried one (an old conversation or cached answer) names its id."""
-    return [{**p, "source": p.get("source") or p["id"]} for p in closest(result.get("trace", {}).get("passages") or [])]
+    return sourced(closest(result.get("trace", {}).get("passages") or []))
+
+
+def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each passage naming its source; one kept before passages carried one names its id."""
+    return [{**p, "source": p.get("source") or p["id"]} for p in passages]
 
 
 def cost_line(result: dict[str, Any]) -> str:

@@ -24,8 +24,8 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import (Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read,
-                         rewritten_question, unsupported_note)
+from app.service import (Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, read_as,
+                         sourced, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from nodes.generate import is_abstention
@@ -316,7 +316,7 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     """The answer (only the answer, so copying it copies nothing else), one expandable message per
     cited passage, numbered as the markers are, the cost in words with the figures a click away,
     and the trace when asked for."""
-    messages = [*answer_messages(result),
+    messages = [*answer_messages(result, closest_passages(result)),
                 gr.ChatMessage(role="assistant", content=figures(result),
                                metadata={"title": summary_line(result), "status": "done"})]
     if show_trace:
@@ -326,13 +326,13 @@ def result_messages(result: dict[str, Any], show_trace: bool) -> list[gr.ChatMes
     return messages
 
 
-def answer_messages(result: dict[str, Any]) -> list[gr.ChatMessage]:
-    """The answer, then its cited passages, or the closest passages found where no cited one holds it."""
+def answer_messages(result: dict[str, Any], closest: list[dict[str, Any]]) -> list[gr.ChatMessage]:
+    """The answer, then its cited passages, or the ``closest`` passages found where no cited one holds it."""
     messages = [gr.ChatMessage(role="assistant", content=answer_text(result))]
     for i, c in enumerate(result["citations"], 1):
         messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
     if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
-        for i, p in enumerate(closest_passages(result), 1):
+        for i, p in enumerate(closest, 1):
             messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p["source"],
                                             ranking_score(p)))
     return messages
@@ -347,11 +347,10 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "supported": turn.get("supported", bool(turn["citations"])),
               "abstained": turn.get("abstained", is_abstention(turn["answer"])),
               "passages_read": turn.get("passages_read"), "answerability": turn.get("answerability"),
-              "escalations": turn.get("escalations", 0), "trace": {"passages": turn.get("closest") or []},
-              "cache": turn.get("cache"),
-              "rewritten_question": rewritten_question({"rewrite": {"standalone": turn["standalone_question"],
-                                                                    "original": turn["question"]}})}
-    messages = [gr.ChatMessage(role="user", content=plain(turn["question"])), *answer_messages(result)]
+              "escalations": turn.get("escalations", 0), "cache": turn.get("cache"),
+              "rewritten_question": read_as(turn["question"], turn["standalone_question"])}
+    messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
+                *answer_messages(result, sourced(turn.get("closest") or []))]
     line = summary_line(result)
     if line:
         check = result["answerability"] or {}

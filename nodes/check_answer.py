@@ -180,6 +180,6 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         update["answer"] = given
         update["trace"]["written_answer"] = answer
         answer = given
-    trace = {**(state.get("trace") or {}), **update["trace"], "escalations": state.get("escalations", 0)}
+    trace = {**(state.get("trace") or {}), **update["trace"]}  # generate wrote the escalations there
     update["turns"] = [finished_turn(state["question"], question, answer, citations, trace, len(evidence))]
     return update
