@@ -623,15 +623,16 @@ class RAGService:
             report = ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
             # A file uploaded again under its name replaces the earlier version (once the new one is in).
             fresh = {item.metadata["name"]: item.doc_id for item in items if isinstance(item, SourceDocument)}
-            stale = [doc for doc in ctx.index.documents()
-                     if doc["metadata"].get("name") in fresh and doc["doc_id"] != fresh[doc["metadata"]["name"]]
-                     and doc["metadata"].get("source") == "file"]
-            for doc in stale:
-                self._remove_document(ctx, doc)
-                report.replaced.append(doc["metadata"]["name"])
-            if stale:
+            held = set()  # the stored copies the documents left in the index read
+            for doc in ctx.index.documents():
+                meta = doc["metadata"]
+                if meta.get("source") == "file" and meta.get("name") in fresh and doc["doc_id"] != fresh[meta["name"]]:
+                    self._remove_document(ctx, doc)
+                    report.replaced.append(meta["name"])
+                elif meta.get("path"):
+                    held.add(Path(meta["path"]).resolve())
+            if report.replaced:
                 ctx.index.save()
-            held = {Path(doc["metadata"]["path"]).resolve() for doc in ctx.index.documents() if doc["metadata"].get("path")}
             for copy in {p.resolve() for p in stored_now} - held:  # skipped: empty, unreadable, a copy of another upload
                 copy.unlink(missing_ok=True)
             return report
