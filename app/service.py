@@ -619,52 +619,25 @@ class RAGService:
             else:  # ids name the stored copy, not where this server keeps it
                 items.append(replace(item, doc_id=f"{UPLOAD_PREFIX}{stored.name}"))
         with self._ingest_lock:
-            items = self._without_copies(ctx, items)
-            report = ingest(items, ctx.index, ctx.embedder, on_progress=on_progress)
-            # A file uploaded again under its name replaces the earlier version (once the new one is in).
+            # A file uploaded again under its name replaces the earlier version (once the new one is in),
+            # and a file with the bytes of another one the knowledge base holds is skipped as a copy.
             fresh = {item.metadata["name"]: item.doc_id for item in items if isinstance(item, SourceDocument)}
-            held = set()  # the stored copies the documents left in the index read
-            for doc in ctx.index.documents():
-                meta = doc["metadata"]
-                if meta.get("source") == "file" and meta.get("name") in fresh and doc["doc_id"] != fresh[meta["name"]]:
+            earlier = [doc for doc in ctx.index.documents() if doc["metadata"].get("source") == "file"
+                       and doc["metadata"].get("name") in fresh and doc["doc_id"] != fresh[doc["metadata"]["name"]]]
+            report = ingest(items, ctx.index, ctx.embedder, on_progress=on_progress,
+                            replacing=[doc["doc_id"] for doc in earlier])
+            skipped = {s.path for s in report.skipped}  # a file skipped (a copy, empty) replaces nothing
+            for doc in earlier:
+                if doc["metadata"]["name"] not in skipped:
                     self._remove_document(ctx, doc)
-                    report.replaced.append(meta["name"])
-                elif meta.get("path"):
-                    held.add(Path(meta["path"]).resolve())
+                    report.replaced.append(doc["metadata"]["name"])
+            held = {Path(doc["metadata"]["path"]).resolve() for doc in ctx.index.documents()
+                    if doc["metadata"].get("path")}  # the stored copies the documents left in the index read
             if report.replaced:
                 ctx.index.save()
             for copy in {p.resolve() for p in stored_now} - held:  # skipped: empty, unreadable, a copy of another upload
                 copy.unlink(missing_ok=True)
             return report
-
-    @staticmethod
-    def _without_copies(ctx: RAGContext, items: list[SourceDocument | Skipped]) -> list[SourceDocument | Skipped]:
-        """``items`` with each upload whose bytes the knowledge base already holds under another file
-        name (or an earlier file of this upload does) skipped, with the reason: a copy ("report
-        (1).pdf") put every passage in twice, and an answer that found one read both, two of the two
-        or three passages a first look reads. Content this upload replaces (a file of the same name
-        with other bytes) is not held. Uploads are told apart by the digest their stored name begins with."""
-        def digest(doc_id: str) -> str:
-            return doc_id.removeprefix(UPLOAD_PREFIX)[:UPLOAD_DIGEST_CHARS]
-
-        fresh = {item.metadata["name"]: digest(item.doc_id) for item in items if isinstance(item, SourceDocument)}
-        held: dict[str, str] = {}  # content digest -> the name of the file that holds it
-        for doc in ctx.index.documents():
-            name = doc["metadata"].get("name")
-            if doc["metadata"].get("source") != "file" or not doc["doc_id"].startswith(UPLOAD_PREFIX) or name is None:
-                continue
-            if fresh.get(name, digest(doc["doc_id"])) == digest(doc["doc_id"]):  # not replaced by this upload
-                held.setdefault(digest(doc["doc_id"]), name)
-        kept: list[SourceDocument | Skipped] = []
-        for item in items:
-            if isinstance(item, SourceDocument):
-                name = item.metadata["name"]
-                first = held.setdefault(digest(item.doc_id), name)
-                if first != name:
-                    kept.append(Skipped(name, f"the same content as {first}, already in the knowledge base"))
-                    continue
-            kept.append(item)
-        return kept
 
     def documents(self) -> list[dict[str, Any]]:
         """The knowledge base's documents: id, title, source (a page's address, a file's name),

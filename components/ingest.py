@@ -6,10 +6,16 @@ the end, each save atomic, so an interrupted ingest keeps what it finished and a
 passages already present.
 
 A document already in the index comes out of ingest as its chunking cuts it now: a passage whose id
-it keeps but whose title or text changed is replaced, and one whose id it no longer makes (the
+it keeps but whose title, text or metadata changed is replaced, and one whose id it no longer makes (the
 file changed, or is cut differently: another ``--window``, or long sentences split since) is
 removed. The passages of a document an interrupted ingest left half done are all still made, so a
 rerun only adds the rest.
+
+A file document whose bytes (``CONTENT_DIGEST`` in its metadata) another document of the index
+already holds is a copy ("report (1).txt" beside "report.txt"): it is skipped, with the reason, and
+keeps no passages, since an answer that found one copy's passage would read the other's too. Copies
+are told at the end of an ingest, so that a document the same ingest changes no longer counts as
+holding its old content.
 
 The index records the chunking it was cut with, and an ingest that names none cuts the same way (a
 file uploaded to an index built with ``--window 3`` is cut three sentences a passage); one that names
@@ -21,12 +27,43 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Union
+from typing import Any, Callable, Collection, Iterable, Mapping, Union
 
 from components.embedder import Embedder
 from components.index import PassageIndex
 from components.passages import ChunkingConfig, Passage, SourceDocument, chunk_document
-from components.sources import Skipped
+from components.sources import CONTENT_DIGEST, Skipped
+
+
+def _called(metadata: Mapping[str, Any], doc_id: str) -> str:
+    """What a report calls a document: the name it was uploaded under, else its file's path."""
+    return metadata.get("name") or metadata.get("path") or doc_id
+
+
+class _Holders:
+    """Which document holds each content digest, as the ingest goes."""
+
+    def __init__(self) -> None:
+        self._digest: dict[str, str] = {}  # doc_id -> its content digest
+        self._holders: dict[str, dict[str, str]] = defaultdict(dict)  # digest -> {doc_id: what to call it}
+
+    def hold(self, doc_id: str, metadata: Mapping[str, Any]) -> None:
+        self.drop(doc_id)
+        digest = metadata.get(CONTENT_DIGEST)
+        if digest:
+            self._digest[doc_id] = digest
+            self._holders[digest][doc_id] = _called(metadata, doc_id)
+
+    def drop(self, doc_id: str) -> None:
+        digest = self._digest.pop(doc_id, None)
+        if digest is not None:
+            self._holders[digest].pop(doc_id, None)
+
+    def other(self, doc: SourceDocument) -> str | None:
+        """What to call another document with ``doc``'s content, if one holds it."""
+        digest = doc.metadata.get(CONTENT_DIGEST)
+        others = [name for held, name in self._holders.get(digest, {}).items() if held != doc.doc_id] if digest else []
+        return others[0] if others else None
 
 
 @dataclass
@@ -69,10 +106,13 @@ def ingest(
     batch_size: int = 256,
     checkpoint_every: int = 5000,
     on_progress: Callable[[int, int], None] | None = None,
+    replacing: Collection[str] = (),
 ) -> IngestReport:
     """Add the passages of ``items`` to ``index`` and save it (if it has a folder; an index without one
     stays in memory). ``chunking`` defaults to the index's (the default cut for an index that records
-    none). ``on_progress(documents, passages_added)``."""
+    none). ``on_progress(documents, passages_added)``. ``replacing``: the ids of documents the
+    caller removes once this ingest is done (earlier versions of uploaded files); their content
+    does not count as held when telling copies."""
     if batch_size < 1 or checkpoint_every < 1:
         raise ValueError("batch_size and checkpoint_every must be >= 1")
     if index.embedder != embedder.name:
@@ -87,8 +127,13 @@ def ingest(
     pending_ids: set[str] = set()
     outdated: list[str] = []  # indexed passages a pending one replaces: taken out just before it goes in
     indexed: dict[str, set[str]] = defaultdict(set)  # each document's passage ids in the index before this ingest
+    holders = _Holders()
+    gone_soon = set(replacing)
     for held in index:
-        indexed[PassageIndex.document_of(held)].add(held.id)
+        doc_id = PassageIndex.document_of(held)
+        indexed[doc_id].add(held.id)
+        if doc_id not in gone_soon:
+            holders.hold(doc_id, held.metadata)
     since_save = 0
 
     def flush() -> None:
@@ -105,11 +150,17 @@ def ingest(
             pending.clear()
             pending_ids.clear()
 
-    for item in items:
-        if isinstance(item, Skipped):
-            report.skipped.append(item)
-            continue
-        report.documents += 1
+    def remove_gone(doc_id: str, made: set[str]) -> None:
+        nonlocal since_save
+        gone = indexed.get(doc_id, set()) - made
+        if gone:
+            flush()
+            report.passages_removed += index.remove(gone)
+            since_save += len(gone)
+
+    def take(item: SourceDocument) -> None:
+        nonlocal since_save
+        holders.hold(item.doc_id, item.metadata)
         chunked = 0
         made: set[str] = set()
         for passage in chunk_document(item, chunking):  # lazily: a large file is never held whole
@@ -120,7 +171,7 @@ def ingest(
                 continue
             if passage.id in index:
                 held = index.passage(passage.id)
-                if (held.title, held.text) == (passage.title, passage.text):
+                if (held.title, held.text, held.metadata) == (passage.title, passage.text, passage.metadata):
                     report.passages_present += 1
                     continue
                 outdated.append(passage.id)
@@ -134,16 +185,31 @@ def ingest(
                     since_save = 0
                 if on_progress:
                     on_progress(report.documents - 1, report.passages_added)
-        gone = indexed.get(item.doc_id, set()) - made
-        if gone:
-            flush()
-            report.passages_removed += index.remove(gone)
-            since_save += len(gone)
+        remove_gone(item.doc_id, made)
         if not chunked:
-            report.skipped.append(Skipped(item.doc_id, "empty (no sentences)"))
+            report.skipped.append(Skipped(_called(item.metadata, item.doc_id), "empty (no sentences)"))
+
+    copies: list[SourceDocument] = []  # told only at the end: what they copy may change later in this ingest
+    for item in items:
+        if isinstance(item, Skipped):
+            report.skipped.append(item)
             continue
+        report.documents += 1
+        if holders.other(item) is not None:
+            copies.append(item)
+            continue
+        take(item)
         if on_progress:
             on_progress(report.documents, report.passages_added)
+    for item in copies:
+        original = holders.other(item)
+        if original is None:  # what it copied changed in this ingest: its content is new after all
+            take(item)
+            continue
+        report.skipped.append(Skipped(_called(item.metadata, item.doc_id),
+                                      f"the same content as {original}, already in the knowledge base"))
+        holders.drop(item.doc_id)
+        remove_gone(item.doc_id, set())  # a document that has become a copy keeps no passages of before
     flush()
     if index.directory is not None and (since_save or not (index.directory / "manifest.json").exists()):
         index.save()  # an index without a folder stays in memory: its owner saves it where it wants

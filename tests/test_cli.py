@@ -131,6 +131,22 @@ class TestIngest:
         assert "passages added: 0" in out and "already in the index (skipped): 3" in out
         assert len(PassageIndex.load(index_dir)) == 3
 
+    def test_a_copy_of_a_file_is_not_added_twice(self, tmp_path, capsys):
+        """"report (1).txt" beside "report.txt" (the same bytes) put every passage in twice, and an
+        answer that found one read both (noticed in session 48; the chat's uploads had the check)."""
+        docs, more = tmp_path / "docs", tmp_path / "more"
+        docs.mkdir(), more.mkdir()
+        text = "The project codename is Bluebird. It started in 2019."
+        for path in (docs / "report.txt", docs / "report (1).txt", more / "copy.txt"):
+            path.write_text(text)
+        index_dir = tmp_path / "idx"
+        assert main(["ingest", "folder", str(docs), "--index", str(index_dir)]) == 0
+        out = capsys.readouterr().out
+        assert "passages added: 2" in out and "files skipped: 1" in out
+        assert f"{docs / 'report.txt'}: the same content as {docs / 'report (1).txt'}, already in the knowledge base" in out
+        assert main(["ingest", "folder", str(more), "--index", str(index_dir)]) == 0  # a copy elsewhere, later
+        assert "passages added: 0" in capsys.readouterr().out and len(PassageIndex.load(index_dir)) == 2
+
     def test_a_damaged_index_is_not_told_to_run_the_command_that_failed(self, tmp_path, capsys):
         """``ingest wiki --index X`` on a damaged X said 'rebuild the index (build it with: adaptive-rag
         ingest wiki --index X)', the very command that had failed: a damaged index is moved aside first."""

@@ -210,6 +210,68 @@ class TestIngestAgain:
         assert self.texts(index) == [("d#p0s0-2", "One. Two. Three.")]
 
 
+class TestCopies:
+    """A document whose content (its file's ``sha256``) the index already holds under another id is
+    skipped, not added twice: ``ingest folder`` put every passage of "report (1).txt" in beside
+    "report.txt"'s, and an answer that found one read both (session 48 noticed it; uploads had
+    their own check, in the service)."""
+
+    @staticmethod
+    def doc(doc_id, text, digest, name=None):
+        from components.passages import SourceDocument
+
+        return SourceDocument(doc_id, doc_id, (text,), {"source": "file", "path": f"/d/{doc_id}", "sha256": digest,
+                                                        **({"name": name} if name else {})})
+
+    def test_a_copy_in_the_same_or_a_later_ingest_is_skipped_with_the_reason(self, embedder):
+        from components.ingest import ingest
+
+        index = PassageIndex(embedder.name, embedder.dimension)
+        report = ingest([self.doc("a", "Alpha one.", "d1"), self.doc("b", "Alpha one.", "d1", name="b.txt")], index, embedder)
+        assert report.passages_added == 1 and len(index) == 1
+        assert [(s.path, s.reason) for s in report.skipped] == [
+            ("b.txt", "the same content as /d/a, already in the knowledge base")]
+        report = ingest([self.doc("c", "Other.", "d2"), self.doc("z", "Alpha one.", "d1")], index, embedder)
+        assert report.passages_added == 1 and [s.path for s in report.skipped] == ["/d/z"]
+        # a document that has become a copy keeps none of its passages of before
+        report = ingest([self.doc("c", "Alpha one.", "d1")], index, embedder)
+        assert [s.path for s in report.skipped] == ["/d/c"] and report.passages_removed == 1
+        assert sorted(p.id for p in index) == ["a#p0s0"]
+        # the document itself ingested again is no copy of itself
+        report = ingest([self.doc("a", "Alpha one.", "d1")], index, embedder)
+        assert (report.passages_present, report.skipped) == (1, [])
+        # a document without a digest (a benchmark's context, the wiki) is never taken for a copy
+        from components.passages import SourceDocument
+
+        report = ingest([SourceDocument("w", "W", ("Alpha one.",))], index, embedder)
+        assert report.passages_added == 1 and not report.skipped
+
+    def test_content_an_ingest_replaces_is_not_held(self, embedder):
+        """The content of a document this ingest changes, or one its owner replaces after it
+        (``replacing``: an upload of the same name), is not in the knowledge base for long."""
+        from components.ingest import ingest
+
+        index = PassageIndex(embedder.name, embedder.dimension)
+        ingest([self.doc("a", "Alpha one.", "d1"), self.doc("b", "Beta.", "d2")], index, embedder)
+        # "0" holds a's old bytes and comes first; a changes after it: 0 is added after all
+        report = ingest([self.doc("0", "Alpha one.", "d1"), self.doc("a", "Alpha two.", "d3")], index, embedder)
+        assert not report.skipped and report.passages_added == 1 and report.passages_replaced == 1
+        assert sorted(p.id for p in index) == ["0#p0s0", "a#p0s0", "b#p0s0"]
+        report = ingest([self.doc("c", "Beta.", "d2")], index, embedder, replacing=["b"])
+        assert not report.skipped and report.passages_added == 1
+
+    def test_a_passage_keeps_its_documents_current_metadata(self, embedder):
+        """A file whose bytes changed but not its sentences keeps its passages, with the new digest:
+        a stale one would take the next copy of the file for new content."""
+        from components.ingest import ingest
+
+        index = PassageIndex(embedder.name, embedder.dimension)
+        ingest([self.doc("a", "Alpha one.", "d1")], index, embedder)
+        report = ingest([self.doc("a", "Alpha one.", "d9")], index, embedder)  # a trailing space more, say
+        assert report.passages_replaced == 1 and index.passage("a#p0s0").metadata["sha256"] == "d9"
+        assert [s.path for s in ingest([self.doc("b", "Alpha one.", "d9")], index, embedder).skipped] == ["/d/b"]
+
+
 class TestChunkingRecorded:
     """An index records how its passages were cut, and a later ingest that names no chunking cuts the
     same way: an index built with ``ingest --window 3`` used to take the files uploaded through the
