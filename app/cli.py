@@ -7,11 +7,12 @@ Exit codes: 0 success, 2 bad input or configuration (the message says what is va
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.embedder import QUERY_RUNTIMES
@@ -140,9 +141,19 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
         result = service.ask(question, session_id=session_id)
         print(format_answer(result, show_trace))
         return result
+    events = service.stream(question, session_id=session_id)
+    with contextlib.closing(events):  # closed (Ctrl-C while printing), the stream stops its run
+        result = _print_stream(events)
+    print("\n")
+    print(format_answer(result, show_trace, include_answer=False).lstrip("\n"))
+    return result
+
+
+def _print_stream(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
+    """Print a streamed answer as it comes; the final result."""
     result: dict[str, Any] = {}
     held = ""  # trailing whitespace, printed only once a word follows it (an answer ends at its last word)
-    for event in service.stream(question, session_id=session_id):
+    for event in events:
         if event["type"] == "token":
             text = held + event["text"]
             shown = text.rstrip()
@@ -153,8 +164,6 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
             print(f"\n(not sure: reading more evidence, tier {event['to']})", flush=True)
         elif event["type"] == "result":
             result = event
-    print("\n")
-    print(format_answer(result, show_trace, include_answer=False).lstrip("\n"))
     return result
 
 
@@ -179,13 +188,17 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     service = _service(args)
-    print("Ask a question (Ctrl-D to quit).", file=sys.stderr)
+    print("Ask a question (Ctrl-C stops an answer, Ctrl-D quits).", file=sys.stderr)
+    # The conversation lives in this process: neither an Enter too many nor Ctrl-C may end it.
     while True:
         try:
             question = input("\n? ")
         except EOFError:
             return 0
-        if not question.strip():  # an Enter too many: the conversation lives in this process, so it must not end it
+        except KeyboardInterrupt:  # clears the line being typed, as a shell's prompt does
+            print(file=sys.stderr)
+            continue
+        if not question.strip():
             continue
         try:
             result = _ask_once(service, question, args.trace, stream=True, session_id="terminal")
@@ -193,6 +206,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
                 print(f"(follow-up read as: {result['rewritten_question']})")
         except HANDLED as exc:
             print(f"error: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:
+            print("\n(stopped)", flush=True)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

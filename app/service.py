@@ -494,7 +494,9 @@ class RAGService:
                 pass
             result = graph.invoke(inputs, config, context=ctx)
             outcome = "answered"
-        except Cancelled:
+        except (Cancelled, KeyboardInterrupt):
+            if cancel is not None:
+                cancel.set()  # an interrupt reaches the main thread, not the worker that may be generating
             outcome = "cancelled"
             raise
         finally:
@@ -538,7 +540,7 @@ class RAGService:
                 else:
                     final = payload
             outcome = "answered"
-        except (Cancelled, GeneratorExit):
+        except (Cancelled, GeneratorExit, KeyboardInterrupt):  # the last: Ctrl-C in the terminal chat
             cancel.set()  # a closed stream stops the generation still running in LangGraph's workers
             outcome = "cancelled"
             raise

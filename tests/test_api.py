@@ -426,6 +426,22 @@ class TestService:
         assert waiting == [{"type": "status", "requests_ahead": 0}]
         assert list(second)[-1]["type"] == "result" and service.status()["in_flight"] == 0
 
+    def test_an_interrupt_while_streaming_stops_the_run(self, ctx, monkeypatch):
+        """Ctrl-C in the terminal chat raises KeyboardInterrupt where the main thread waits for the
+        graph, whose generation may be running in a worker: the run must be told to stop (it went on
+        generating, holding the model, with the question counted in flight)."""
+        service = RAGService.from_context(ctx, "smollm2-135m")
+
+        def interrupted(*args, **kwargs):
+            yield "updates", {"retrieve": {}}
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(service.graph, "stream", interrupted)
+        cancel = threading.Event()
+        with pytest.raises(KeyboardInterrupt):
+            list(service.stream("What is Jupiter?", session_id="terminal", tier="easy", cancel=cancel))
+        assert cancel.is_set() and service.status()["cancelled"] == 1 and service.status()["in_flight"] == 0
+
     def test_stateless_questions_leave_no_thread_and_sessions_are_capped(self, ctx):
         service = RAGService.from_context(ctx, "smollm2-135m", max_sessions=2)
         service.ask("What is Jupiter?", tier="easy")

@@ -113,6 +113,45 @@ class TestChat:
         assert "follow-up read as:" in result.stdout  # the conversation went on past it
 
 
+class TestChatInterrupted:
+    """Ctrl-C in the terminal chat ended it, and with it the conversation (it lives in the process):
+    now it stops the answer being given, or clears the line being typed, as in Python's or a shell's
+    prompt; Ctrl-D quits (noticed in session 48)."""
+
+    class Service:
+        def __init__(self):
+            self.asked = []
+
+        def stream(self, question, session_id=None):
+            self.asked.append((question, session_id))
+            yield {"type": "token", "text": "Isaac"}
+            if len(self.asked) == 1:
+                raise KeyboardInterrupt  # Ctrl-C while the first answer streams (the service stops its run)
+            yield {"type": "result", "answer": "Isaac Newton", "citations": [], "trace": {}}
+
+    def test_ctrl_c_stops_an_answer_or_a_line_and_keeps_the_chat(self, monkeypatch, capsys):
+        import builtins
+
+        import app.cli
+
+        service = self.Service()
+        monkeypatch.setattr(app.cli, "_service", lambda args: service)
+        monkeypatch.setattr(app.cli, "format_answer", lambda result, *a, **k: f"[{result['answer']}]")
+        lines = iter(["Who was Isaac Newton?", KeyboardInterrupt, "When was he born?", EOFError])
+
+        def typed(prompt=""):
+            line = next(lines)
+            if isinstance(line, type):
+                raise line()
+            return line
+
+        monkeypatch.setattr(builtins, "input", typed)
+        assert main(["chat"]) == 0
+        assert service.asked == [("Who was Isaac Newton?", "terminal"), ("When was he born?", "terminal")]
+        out = capsys.readouterr()
+        assert "(stopped)" in out.out and "[Isaac Newton]" in out.out
+
+
 class TestIngest:
     def test_folder_with_bad_files(self, tmp_path, capsys):
         docs = tmp_path / "docs"
