@@ -31,6 +31,7 @@ from eval.report import headline_system, markdown_report
 from eval.run_setup import previous_peak_rss
 from eval.runner import RECORDS, answer_all, read_records, sample
 from eval.systems import select
+from pipeline.arguments import whole_number
 
 
 @reports_errors
@@ -41,14 +42,18 @@ def main(argv: list[str] | None = None) -> int:
     add_run_arguments(parser, limit=200, limit_help="questions (a seeded sample); 0 for all")
     parser.add_argument("--out", type=Path, default=None,
                         help="run folder (default: runs/<dataset>-<split>-s<seed>-<router|tier>; a larger --limit extends it)")
+    parser.add_argument("--skip", type=whole_number(), default=0,
+                        help="leave out the first N questions of the seeded order (an earlier run's --limit N): "
+                             "a sample of questions that run never saw")
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--report-only", action="store_true",
                         help="write summary.json, report.md and the figures again from the run's records; answer nothing")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
-    examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed)
-    out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}-{args.adaptive_tier or 'router'}"
+    examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed, args.skip)
+    skipped = f"-skip{args.skip}" if args.skip else ""
+    out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}{skipped}-{args.adaptive_tier or 'router'}"
     if args.report_only:
         try:
             meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]

@@ -34,12 +34,16 @@ RECORDS = "records.jsonl"
 RETRIEVAL_METRICS = ("recall@5", "recall@10", "precision@5", "mrr")
 
 
-def sample(examples: Iterable[Example], limit: int | None, seed: int) -> list[Example]:
+def sample(examples: Iterable[Example], limit: int | None, seed: int, skip: int = 0) -> list[Example]:
     """A seeded sample: the same command always picks the same questions, and a larger limit picks
-    the same ones first (so a run can be extended with more questions)."""
+    the same ones first (so a run can be extended with more questions). ``skip``: leave out the
+    first ``skip`` of that order, the questions an earlier run of the same seed answered, so the
+    sample holds none of them."""
+    if skip < 0:
+        raise ValueError(f"skip must be >= 0, got {skip}")
     examples = list(examples)
     random.Random(seed).shuffle(examples)
-    return examples[:limit] if limit else examples
+    return examples[skip:skip + limit] if limit else examples[skip:]
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

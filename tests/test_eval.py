@@ -89,6 +89,15 @@ class TestDatasets:
         assert [e.id for e in sample(examples, 5, 1)] != [e.id for e in sample(examples, 5, 2)]
         assert [e.id for e in sample(examples, 10, 1)][:5] == [e.id for e in sample(examples, 5, 1)]
 
+    def test_skip_gives_the_questions_after_an_earlier_sample(self):
+        """``--skip 5 --limit 5``: the next five of the same seeded order, none of an earlier run's
+        five (a check on questions never looked at); 0 for all after the skipped ones."""
+        examples = [Example(str(i), "q", ("a",), "x") for i in range(50)]
+        assert [e.id for e in sample(examples, 5, 1, skip=5)] == [e.id for e in sample(examples, 10, 1)][5:]
+        assert len(sample(examples, None, 1, skip=45)) == 5 and sample(examples, 5, 1, skip=50) == []
+        with pytest.raises(ValueError, match="skip"):
+            sample(examples, 5, 1, skip=-1)
+
 
 class TestSystems:
     def test_router_by_default(self):
