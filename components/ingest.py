@@ -160,6 +160,7 @@ def ingest(
 
     def take(item: SourceDocument) -> None:
         nonlocal since_save
+        report.documents += 1  # a copy skipped is not one
         holders.hold(item.doc_id, item.metadata)
         chunked = 0
         made: set[str] = set()
@@ -194,7 +195,6 @@ def ingest(
         if isinstance(item, Skipped):
             report.skipped.append(item)
             continue
-        report.documents += 1
         if holders.other(item) is not None:
             copies.append(item)
             continue

@@ -228,7 +228,7 @@ class TestCopies:
 
         index = PassageIndex(embedder.name, embedder.dimension)
         report = ingest([self.doc("a", "Alpha one.", "d1"), self.doc("b", "Alpha one.", "d1", name="b.txt")], index, embedder)
-        assert report.passages_added == 1 and len(index) == 1
+        assert report.passages_added == 1 and len(index) == 1 and report.documents == 1  # "from 1 document"
         assert [(s.path, s.reason) for s in report.skipped] == [
             ("b.txt", "the same content as /d/a, already in the knowledge base")]
         report = ingest([self.doc("c", "Other.", "d2"), self.doc("z", "Alpha one.", "d1")], index, embedder)
