@@ -174,6 +174,10 @@ class Turn(BaseModel):
     closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer was given or no passage "
                                           "supports it: the best passages retrieved")
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
+    tier: Optional[str] = Field(None, description="the tier the answer started at (null: a turn kept before it was recorded)")
+    final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
+    tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "
+                                                       "output (null: a turn kept before they were recorded)")
 
 
 class SessionResponse(BaseModel):

@@ -38,6 +38,7 @@ from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import atomic_path, sha256_file
 from graph import build_graph
+from nodes.base import token_counts
 from nodes.generate import is_abstention
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
@@ -161,8 +162,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "answerability": public_check(trace.get("answerability")),
         "closest": public_closest(trace),
         "timing_ms": {"total": round(wall_ms, 1), **timings},
-        "tokens": {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens"),
-                   "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")},
+        "tokens": token_counts(trace),
         "final_tier": trace.get("final_tier", trace.get("tier")),
         "escalations": trace.get("escalations", 0),
         "corrected": bool(trace.get("corrected")),
@@ -564,7 +564,8 @@ class RAGService:
         it read (0: closed book; ``None`` for a turn stored before session 32); whether a cited passage
         holds the answer and whether it was given, the check's decision, the escalations, the
         closest passages where no cited one holds an answer, and the query cache's match for an
-        answer given before (``None`` for the check and escalations of a turn stored before session 48)."""
+        answer given before (``None`` for the check and escalations of a turn stored before session 48);
+        the tiers and tokens (``None`` for a turn stored before session 49)."""
         _, turns = self._turns(session_id, owner)
         return [{"question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
                  "citations": [public_citation(c) for c in t.get("citations", [])],
@@ -572,7 +573,8 @@ class RAGService:
                  "supported": t.get("supported", bool(t.get("citations"))),
                  "abstained": t.get("abstained", is_abstention(t["answer"])),
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
-                 "closest": public_passages(t.get("closest") or []), "cache": t.get("cache")} for t in turns]
+                 "closest": public_passages(t.get("closest") or []), "cache": t.get("cache"),
+                 "tier": t.get("tier"), "final_tier": t.get("final_tier"), "tokens": t.get("tokens")} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:
         """Take the conversation's last question and answer back (a retry, an undo), so the next

@@ -233,8 +233,7 @@ def summary_line(result: dict[str, Any]) -> str:
 def figures(result: dict[str, Any]) -> str:
     """The raw figures behind the summary line, a line each."""
     tokens, router = result["tokens"], result.get("router")
-    tier = result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
-    rows = [("tier", tier)]
+    rows = [tier_row(result)]
     if result.get("written_answer"):
         rows.append(("answer as written", result["written_answer"]))
     if router:
@@ -245,9 +244,7 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("multi-hop question", f"{reading['multi_hop_probability']:.1%} likely, "
                                            f"{'at or above' if above else 'below'} the threshold {reading['threshold']:.1%}: "
                                            f"started at {reading['start']}"))
-    prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
-    rows += [("prompt tokens", f"{prompt}"), ("prompt tokens computed (the rest reused)", f"{tokens.get('evaluated')}"),
-             ("output tokens", f"{tokens['output']}"), ("corrective retrieval", "yes" if result["corrected"] else "no")]
+    rows += [*token_rows(tokens), ("corrective retrieval", "yes" if result["corrected"] else "no")]
     trace = result.get("trace") or {}
     cut = [step.get("output_tokens") for step in trace.get("steps") or [] if step.get("stopped_early")]
     if cut:  # answers the cascade extended, stopped as soon as they were known to be unsure
@@ -271,6 +268,18 @@ def figures(result: dict[str, Any]) -> str:
         rows.append(("energy", f"{result['energy']['joules']:.1f} J ({result['energy']['method']})"))
     rows += [(f"{node} (ms)", f"{ms:,.0f}") for node, ms in result["timing_ms"].items()]
     return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
+
+
+def tier_row(result: dict[str, Any]) -> tuple[str, str]:
+    """The tier an answer started at, and where the cascade stopped if it read more."""
+    return "tier", result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
+
+
+def token_rows(tokens: dict[str, Any]) -> list[tuple[str, str]]:
+    """An answer's tokens: every prompt's, those the model computed (the rest reused), its output."""
+    prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
+    return [("prompt tokens", f"{prompt}"), ("prompt tokens computed (the rest reused)", f"{tokens.get('evaluated')}"),
+            ("output tokens", f"{tokens['output']}")]
 
 
 def answerability_figure(check: dict[str, Any]) -> tuple[str, str]:
@@ -340,9 +349,9 @@ def answer_messages(result: dict[str, Any], closest: list[dict[str, Any]]) -> li
 
 def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
     """An earlier turn as the chat shows it again after a reload: the answer as it was given (the
-    withheld answer's note, the closest passages, the summary line), without the time and token
-    figures, which the conversation does not keep. A turn kept before session 48 shows its answer
-    and citations."""
+    withheld answer's note, the closest passages, the summary line, the tiers and tokens), without
+    its time, which the conversation does not keep. A turn kept before session 48 shows its answer
+    and citations, one kept before session 49 no tiers or tokens."""
     result = {"answer": turn["answer"], "citations": turn["citations"],
               "supported": turn.get("supported", bool(turn["citations"])),
               "abstained": turn.get("abstained", is_abstention(turn["answer"])),
@@ -354,8 +363,11 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
     line = summary_line(result)
     if line:
         check = result["answerability"] or {}
-        rows = [answerability_figure(check)] if check.get("score") is not None else []
-        rows.append(("time and tokens", "shown when an answer is given; the conversation does not keep them"))
+        rows = [tier_row({**result, "tier": turn["tier"], "final_tier": turn.get("final_tier")})] if turn.get("tier") else []
+        rows += token_rows(turn["tokens"]) if turn.get("tokens") and not turn.get("cache") else []
+        rows += [answerability_figure(check)] if check.get("score") is not None else []
+        rows.append(("time", "shown when the answer is given; the conversation does not keep it") if turn.get("tokens")
+                    else ("time and tokens", "shown when an answer is given; the conversation does not keep them"))
         messages.append(gr.ChatMessage(role="assistant", content="\n".join(f"- {k}: {plain(v)}" for k, v in rows),
                                        metadata={"title": line, "status": "done"}))
     return messages

@@ -40,18 +40,29 @@ def timed(name: str) -> Callable[[NodeFn], NodeFn]:
     return decorate
 
 
+def token_counts(trace: Mapping[str, Any]) -> dict[str, int | None]:
+    """An answer's tokens as the front doors show them: ``prompt`` (the final answer's), ``input``
+    (all its prompts), ``evaluated`` (prompt tokens the model computed; the rest was reused) and
+    ``output``; ``None`` where the trace has none (an answer from the query cache)."""
+    return {"prompt": trace.get("prompt_tokens"), "output": trace.get("output_tokens"),
+            "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")}
+
+
 def finished_turn(question: str, standalone: str, answer: str, citations: Sequence[Citation],
                   trace: Mapping[str, Any], passages_read: int | None = None) -> Turn:
     """The conversation's record of a finished answer, from its trace: what the next question's
     rewriting reads, and what a reload shows again (whether the answer was given and a cited passage
-    holds it, the check's decision without its features, the escalations, the closest passages
-    where no cited one holds an answer, and the query cache's match for an answer given before)."""
+    holds it, the check's decision without its features, the escalations, the tiers and tokens, the
+    closest passages where no cited one holds an answer, and the query cache's match for an answer
+    given before). Not its time, which the service measures around the graph."""
     abstained = bool(trace.get("abstained"))
     supported = bool(trace.get("supported", bool(citations)))
     turn: Turn = {"question": question, "standalone_question": standalone, "answer": answer,
                   "citations": list(citations), "supported": supported, "abstained": abstained,
                   "escalations": int(trace.get("escalations") or 0),
-                  "closest": [] if citations or (supported and not abstained) else closest(trace.get("passages") or [])}
+                  "closest": [] if citations or (supported and not abstained) else closest(trace.get("passages") or []),
+                  "tier": trace.get("tier"), "final_tier": trace.get("final_tier", trace.get("tier")),
+                  "tokens": token_counts(trace)}
     if passages_read is not None:
         turn["passages_read"] = passages_read
     if trace.get("answerability"):

@@ -394,6 +394,9 @@ class TestService:
         assert turn["answerability"] == body["answerability"]  # the decision, the score, the withheld answer
         assert turn["closest"] == body["closest"] and turn["closest"]
         assert turn["passages_read"] >= 1 and turn["escalations"] == body["escalations"]
+        # what it cost, which a reload showed as "not kept" (session 49): the tiers and the tokens
+        assert (turn["tier"], turn["final_tier"], turn["tokens"]) == (body["tier"], body["final_tier"], body["tokens"])
+        assert turn["tokens"]["evaluated"] >= 1
         documented = client.get("/openapi.json").json()["components"]["schemas"]["Turn"]["properties"]
         assert set(turn) == set(documented)  # the API's docs describe every field a turn has
 

@@ -192,3 +192,20 @@ def test_a_closest_passage_stored_without_a_source_shows_its_id_in_every_front_d
     assert [p["source"] for p in closest_passages({"trace": old})] == ["wiki/Louvre#p0s0"]
     assert [p["source"] for p in public_closest(old)] == ["wiki/Louvre#p0s0"]
     assert "source" not in old["passages"][0]  # the stored trace is not changed
+
+
+def test_a_reloaded_answer_shows_its_tier_and_tokens():
+    """Found in session 48: an answer shown again after a reload said its time and tokens were not
+    kept; the tokens (what #19's cascade saves) and the tiers are now kept with the turn, the time
+    is not (the service measures it around the graph)."""
+    from app.ui import turn_messages
+
+    turn = {"question": "Who wrote Hamlet?", "standalone_question": "Who wrote Hamlet?", "answer": "William Shakespeare",
+            "citations": [], "supported": True, "abstained": False, "passages_read": 2, "escalations": 1,
+            "tier": "easy", "final_tier": "medium", "tokens": {"prompt": 250, "input": 420, "evaluated": 150, "output": 4}}
+    details = turn_messages(turn)[-1].content
+    assert "- tier: easy → medium" in details and "- prompt tokens: 420" in details
+    assert "- prompt tokens computed (the rest reused): 150" in details and "- output tokens: 4" in details
+    assert "- time: shown when the answer is given" in details
+    kept_before = {k: v for k, v in turn.items() if k not in ("tier", "final_tier", "tokens")}  # a turn of before
+    assert "time and tokens: shown when an answer is given" in turn_messages(kept_before)[-1].content
