@@ -39,7 +39,7 @@ from components.sources import Skipped, read_file
 from components.storage import atomic_path, sha256_file
 from graph import build_graph
 from nodes.base import token_counts
-from nodes.generate import is_abstention
+from nodes.generate import is_abstention, pin_answer_prefix
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
 
@@ -379,8 +379,13 @@ class RAGService:
         with self._load_lock:
             if self._context is None:
                 self._context = RAGContext.load(self.resources, self.pipeline)
+                self._pin(self._context.generator)
                 self._generators[self.resources.model] = self._context.generator
             return self._context
+
+    def _pin(self, generator: Generator) -> None:
+        """The answer prompt's instructions, evaluated before the first question (which paid for them)."""
+        pin_answer_prefix(generator, self.pipeline.prompt_layout, self.pipeline.answer_examples)
 
     def check_model(self, model: str | None) -> str:
         """The generator a request names (the served one when it names none), if this server enables it."""
@@ -397,6 +402,7 @@ class RAGService:
                 if name not in self._generators:
                     loaded = load_chat_model(name, n_threads=self.resources.n_threads, n_ctx=self.resources.n_ctx)
                     loaded.warm_up()
+                    self._pin(loaded)
                     self._generators[name] = loaded
         return self._generators.get(name, ctx.generator)
 

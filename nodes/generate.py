@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
-from components.generator import StopRule, context_room, max_tokens_kwargs
+from components.generator import LlamaCppChatModel, StopRule, context_room, max_tokens_kwargs
 from components.passages import ranking_score, source_of
 from components.reranker import content_words
 from pipeline.context import RAGContext
@@ -290,6 +290,16 @@ def question_likelihood(metadata: Mapping[str, Any]) -> QuestionLikelihood | Non
     return {"mean": sum(logprobs) / len(logprobs), "min": min(logprobs), "tokens": len(logprobs),
             "values": [float(x) for x in logprobs]}
 
+
+def pin_answer_prefix(generator: Any, layout: str = DEFAULT_LAYOUT, examples: bool = False) -> None:
+    """Evaluate and pin the answer prompt's instructions and opening now (a server starting up), so
+    the first question costs what every later one does instead of paying for them; one generated
+    token. A model that keeps no cache (transformers) has nothing to pin."""
+    if not isinstance(generator, LlamaCppChatModel):
+        return
+    generator.invoke(answer_messages("?", [{"n": 1, "title": "", "text": "."}], layout, examples),
+                     **max_tokens_kwargs(generator, 1, opening=answer_opening(layout)))
+    generator.reset_cache()  # the placeholder question's cache and snapshot go; the pinned prefix stays
 
 @timed("generate")
 def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:

@@ -445,6 +445,18 @@ class TestService:
             list(service.stream("What is Jupiter?", session_id="terminal", tier="easy", cancel=cancel))
         assert cancel.is_set() and service.status()["cancelled"] == 1 and service.status()["in_flight"] == 0
 
+    def test_the_first_question_after_start_up_reuses_the_instructions(self, index_dir):
+        """Noticed in session 49: the first question a fresh server answered evaluated its whole
+        prompt (187 of 187 tokens; the next one 80 of 185), since the instructions were pinned on
+        first use: the first user paid for them. They are pinned while the service warms up."""
+        from pipeline.configuration import PipelineConfig
+        from pipeline.context import ResourceConfig
+
+        service = RAGService(ResourceConfig(index_dir=index_dir, model="smollm2-135m"), PipelineConfig())
+        service.warm_up()
+        tokens = service.ask("What is Jupiter?", tier="easy")["tokens"]
+        assert 0 < tokens["evaluated"] < tokens["prompt"], tokens
+
     def test_stateless_questions_leave_no_thread_and_sessions_are_capped(self, ctx):
         service = RAGService.from_context(ctx, "smollm2-135m", max_sessions=2)
         service.ask("What is Jupiter?", tier="easy")
