@@ -38,7 +38,7 @@ from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import atomic_path, sha256_file
 from graph import build_graph
-from nodes.base import token_counts
+from nodes.base import cache_match, token_counts
 from nodes.generate import is_abstention, pin_answer_prefix
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
@@ -167,7 +167,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "escalations": trace.get("escalations", 0),
         "corrected": bool(trace.get("corrected")),
         "rewritten_question": rewritten_question(trace),
-        "cache": {k: trace["cache"][k] for k in ("hit", "similarity", "cached_question")} if trace.get("cache") else None,
+        "cache": cache_match(trace),
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
                    if trace.get("energy") else None),
         "trace": trace,

@@ -25,10 +25,9 @@ import gradio as gr
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
 from app.service import (Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, read_as,
-                         sourced, unsupported_note)
+                         unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
-from nodes.generate import is_abstention
 from components.storage import atomic_write_text
 from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, is_probability, validate_question
 
@@ -267,6 +266,11 @@ def figures(result: dict[str, Any]) -> str:
     if result.get("energy"):
         rows.append(("energy", f"{result['energy']['joules']:.1f} J ({result['energy']['method']})"))
     rows += [(f"{node} (ms)", f"{ms:,.0f}") for node, ms in result["timing_ms"].items()]
+    return bullets(rows)
+
+
+def bullets(rows: list[tuple[str, str]]) -> str:
+    """Figures as the chat lists them, a line each."""
     return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
 
 
@@ -348,28 +352,26 @@ def answer_messages(result: dict[str, Any], closest: list[dict[str, Any]]) -> li
 
 
 def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
-    """An earlier turn as the chat shows it again after a reload: the answer as it was given (the
-    withheld answer's note, the closest passages, the summary line, the tiers and tokens), without
-    its time, which the conversation does not keep. A turn kept before session 48 shows its answer
-    and citations, one kept before session 49 no tiers or tokens."""
-    result = {"answer": turn["answer"], "citations": turn["citations"],
-              "supported": turn.get("supported", bool(turn["citations"])),
-              "abstained": turn.get("abstained", is_abstention(turn["answer"])),
-              "passages_read": turn.get("passages_read"), "answerability": turn.get("answerability"),
-              "escalations": turn.get("escalations", 0), "cache": turn.get("cache"),
+    """An earlier turn (as :meth:`RAGService.history` gives it) as the chat shows it again after a
+    reload: the answer as it was given (the withheld answer's note, the closest passages, the summary
+    line, the tiers and tokens), without its time, which the conversation does not keep. A turn kept
+    before session 48 shows its answer and citations, one kept before session 49 no tiers or tokens."""
+    result = {"answer": turn["answer"], "citations": turn["citations"], "supported": turn["supported"],
+              "abstained": turn["abstained"], "passages_read": turn.get("passages_read"),
+              "answerability": turn.get("answerability"), "escalations": turn.get("escalations") or 0,
+              "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
               "rewritten_question": read_as(turn["question"], turn["standalone_question"])}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
-                *answer_messages(result, sourced(turn.get("closest") or []))]
+                *answer_messages(result, turn.get("closest") or [])]
     line = summary_line(result)
     if line:
         check = result["answerability"] or {}
-        rows = [tier_row({**result, "tier": turn["tier"], "final_tier": turn.get("final_tier")})] if turn.get("tier") else []
-        rows += token_rows(turn["tokens"]) if turn.get("tokens") and not turn.get("cache") else []
+        rows = [tier_row(result)] if result["tier"] else []
+        rows += token_rows(turn["tokens"]) if turn.get("tokens") and not result["cache"] else []
         rows += [answerability_figure(check)] if check.get("score") is not None else []
         rows.append(("time", "shown when the answer is given; the conversation does not keep it") if turn.get("tokens")
                     else ("time and tokens", "shown when an answer is given; the conversation does not keep them"))
-        messages.append(gr.ChatMessage(role="assistant", content="\n".join(f"- {k}: {plain(v)}" for k, v in rows),
-                                       metadata={"title": line, "status": "done"}))
+        messages.append(gr.ChatMessage(role="assistant", content=bullets(rows), metadata={"title": line, "status": "done"}))
     return messages
 
 

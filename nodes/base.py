@@ -48,6 +48,13 @@ def token_counts(trace: Mapping[str, Any]) -> dict[str, int | None]:
             "input": trace.get("input_tokens"), "evaluated": trace.get("prompt_tokens_evaluated")}
 
 
+def cache_match(trace: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The query cache's match an answer was served from (``hit``, ``similarity``, ``cached_question``);
+    ``None`` for an answer given afresh."""
+    cache = trace.get("cache")
+    return {k: cache[k] for k in ("hit", "similarity", "cached_question")} if cache else None
+
+
 def finished_turn(question: str, standalone: str, answer: str, citations: Sequence[Citation],
                   trace: Mapping[str, Any], passages_read: int | None = None) -> Turn:
     """The conversation's record of a finished answer, from its trace: what the next question's
@@ -67,6 +74,7 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
         turn["passages_read"] = passages_read
     if trace.get("answerability"):
         turn["answerability"] = {k: v for k, v in trace["answerability"].items() if k != "features"}
-    if trace.get("cache"):
-        turn["cache"] = {k: trace["cache"][k] for k in ("hit", "similarity", "cached_question")}
+    match = cache_match(trace)
+    if match:
+        turn["cache"] = match
     return turn

@@ -301,6 +301,7 @@ def pin_answer_prefix(generator: Any, layout: str = DEFAULT_LAYOUT, examples: bo
                      **max_tokens_kwargs(generator, 1, opening=answer_opening(layout)))
     generator.reset_cache()  # the placeholder question's cache and snapshot go; the pinned prefix stays
 
+
 @timed("generate")
 def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
