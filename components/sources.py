@@ -161,25 +161,68 @@ BYTE_ORDER_MARKS = (  # UTF-32's little-endian mark starts with UTF-16's: it is 
 )
 """Marks a text file may start with, and the codec that reads such a file (and drops the mark):
 Windows Notepad saves "Unicode" as UTF-16 with a mark, and some editors put one before UTF-8."""
-NOT_TEXT = "not text (UTF-8, or UTF-16 or UTF-32 with a byte-order mark)"
+LEGACY_ENCODING = "cp1252"
+"""How text that is neither UTF-8 nor marked is read: Windows-1252, what older Windows editors and
+Word's "Plain Text" save on a Western Windows (its printable characters are Latin-1's, plus curled
+quotes and dashes)."""
+MAX_LEGACY_NON_ASCII = 0.1
+"""The largest share of a Windows-1252 reading's characters that may be other than ASCII. French or
+German text has a few in a hundred; another legacy encoding read as Windows-1252 (Windows-1251's
+Cyrillic, say) comes out mostly accented Latin letters, which would be passages of nonsense."""
+NOT_TEXT = ("not text (UTF-8, UTF-16 or UTF-32 with a byte-order mark, "
+            "or Windows-1252 that is mostly ASCII; save it as UTF-8)")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+"""Characters no text holds: the C0 controls but tab, line feed, vertical tab, form feed and carriage return."""
 
 
 def text_encoding(path: Path) -> str:
-    """The encoding of a text file: the one its byte-order mark names, else UTF-8."""
+    """The encoding a text file is read in: the one its byte-order mark names; else UTF-8 if it
+    decodes as UTF-8; else, if it holds no UTF-8 character beyond ASCII (then it is damaged UTF-8),
+    Windows-1252 (:data:`LEGACY_ENCODING`) if it is mostly ASCII there.
+    Raises ``UnicodeDecodeError`` for a file that is none of these, or holds a NUL (UTF-16 without a
+    mark read as UTF-8) or, read as Windows-1252, another control character. Reads a block at a time."""
     with path.open("rb") as fh:
         head = fh.read(4)
-    return next((encoding for mark, encoding in BYTE_ORDER_MARKS if head.startswith(mark)), "utf-8")
+    marked = next((encoding for mark, encoding in BYTE_ORDER_MARKS if head.startswith(mark)), None)
+    if marked is not None:
+        _check_text(path, marked)
+        return marked
+    try:
+        _check_text(path, "utf-8")
+        return "utf-8"
+    except UnicodeDecodeError:
+        if _holds_utf8_characters(path):  # damaged UTF-8: "café" would read "cafÃ©"
+            raise
+        _check_text(path, LEGACY_ENCODING, legacy=True)
+        return LEGACY_ENCODING
 
 
-def _check_text(path: Path, encoding: str) -> None:
+_UTF8_CHARACTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+"""A character of UTF-8 beyond ASCII. Windows-1252 text hardly ever holds one: it would take an
+accented capital or a symbol followed by a curled quote, a dash or the like."""
+
+
+def _holds_utf8_characters(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return any(_UTF8_CHARACTER.search(block) for block in iter(lambda: fh.read(1 << 20), b""))
+
+
+def _check_text(path: Path, encoding: str, legacy: bool = False) -> None:
     """Raise ``UnicodeDecodeError`` if the file does not decode as ``encoding`` or holds a NUL
-    character (as UTF-16 without a mark does, read as UTF-8), reading it a block at a time."""
+    character, or (``legacy``: a guess, not a mark or a valid UTF-8) holds another control character
+    or more than :data:`MAX_LEGACY_NON_ASCII` characters that are not ASCII."""
     decoder = codecs.getincrementaldecoder(encoding)()
+    characters = non_ascii = 0
     with path.open("rb") as fh:
         while block := fh.read(1 << 20):
-            if "\x00" in decoder.decode(block):
-                raise UnicodeDecodeError(encoding, block, 0, len(block), "a NUL character: not text")
+            text = decoder.decode(block)
+            if "\x00" in text or (legacy and _CONTROL.search(text)):
+                raise UnicodeDecodeError(encoding, block, 0, len(block), "a control character: not text")
+            characters += len(text)
+            non_ascii += len(text) - len(text.encode("ascii", errors="ignore"))
     decoder.decode(b"", final=True)
+    if legacy and non_ascii > MAX_LEGACY_NON_ASCII * characters:
+        raise UnicodeDecodeError(encoding, b"", 0, 0, "mostly not ASCII: another encoding")
 
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.DOTALL | re.MULTILINE)
@@ -268,7 +311,6 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
             first, paragraphs = _first(_pdf_paragraphs(path))
         else:
             encoding = text_encoding(path)
-            _check_text(path, encoding)
             skip = 0
             if suffix == ".md":
                 meta_title, skip = _front_matter(path, encoding)

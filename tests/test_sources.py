@@ -82,11 +82,43 @@ class TestEncodings:
         assert doc.title == "Kettle Guide"
         assert tuple(doc.paragraphs) == ("The kettle boils in 90 seconds.", "Care\nDescale it monthly.")
 
-    @pytest.mark.parametrize("data", [b"\x93quoted\x94 in Windows-1252", "# Kettle Guide".encode("utf-16-le")],
-                             ids=["windows-1252", "utf-16-without-mark"])
-    def test_without_a_mark_a_file_must_be_utf8_and_hold_no_nul(self, tmp_path, data):
-        """UTF-16 without a mark decodes as UTF-8 (every other byte a NUL): text holds no NUL."""
+    def test_utf16_without_a_mark_is_not_text(self, tmp_path):
+        """UTF-16 without a mark decodes as UTF-8 or Windows-1252 with every other byte a NUL: text
+        holds no NUL."""
         path = tmp_path / "kettle.txt"
+        path.write_bytes("# Kettle Guide".encode("utf-16-le"))
+        skipped = read_file(path)
+        assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
+
+    @pytest.mark.parametrize("suffix", [".txt", ".md"])
+    def test_windows_1252_text_is_read(self, tmp_path, suffix):
+        """Noticed in session 50: a note saved by an older Windows editor (or Word's "Plain Text" on a
+        Western Windows) in Windows-1252, "Le café du Vorlund ..." with its quotes curled, was skipped
+        as "not text" when uploaded. Text that is not UTF-8 but mostly ASCII, with no control
+        characters, is read as Windows-1252."""
+        path = tmp_path / f"cafe{suffix}"
+        text = "# Café notes\n\nThe Vorlund café was opened by Jens Aalto in 2004.\n\n“Open at 7”, the sign says."
+        path.write_bytes(text.encode("cp1252"))
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped), doc
+        paragraphs = tuple(doc.paragraphs)
+        if suffix == ".md":
+            assert doc.title == "Café notes"
+            assert paragraphs == tuple(text.split("\n\n")[1:])
+        else:
+            assert paragraphs == tuple(text.split("\n\n"))
+
+    @pytest.mark.parametrize("data", [
+        "Город Ворлунд основан в 1820 году.".encode("cp1251"),
+        b"PK\x03\x04\x14\x06\x08\x21 not really a zip \x93\x02\x05",
+        "The café opened in 2004 on the corner of the market square, by the old town hall.".encode() + "é".encode()[:1],
+    ], ids=["windows-1251-cyrillic", "control-characters", "damaged-utf-8"])
+    def test_other_bytes_are_still_not_text(self, tmp_path, data):
+        """Bytes that are no UTF-8 and mostly not ASCII are another legacy encoding (Windows-1251's
+        Cyrillic reads as accented Latin letters in Windows-1252), control characters are no text,
+        and UTF-8 cut in the middle of a character is UTF-8 (read as Windows-1252, "café" would be
+        "cafÃ©"): all skipped rather than read as nonsense."""
+        path = tmp_path / "other.txt"
         path.write_bytes(data)
         skipped = read_file(path)
         assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
