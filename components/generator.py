@@ -85,7 +85,7 @@ from langchain_huggingface import ChatHuggingFace
 from pydantic import Field, PrivateAttr
 
 from components.layer_tap import LayerTap
-from components.model_files import PRESETS, gguf_path
+from components.model_files import PRESETS, ModelFileError, gguf_path
 
 _MODEL_PARAMS_LOCK = threading.Lock()
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -761,6 +761,13 @@ def load_chat_model(model: str, *, n_threads: int = 2, n_ctx: int = 4096, seed: 
         if not path.is_file():
             raise FileNotFoundError(f"GGUF model file not found: {path}")
         return LlamaCppChatModel(model_path=str(path.resolve()), n_threads=n_threads, n_ctx=n_ctx, seed=seed)
+    if path.is_file():
+        raise ModelFileError(f"{path} is not a .gguf file: give a preset ({', '.join(PRESETS)}), a .gguf file, "
+                             "a folder holding a transformers model or a Hugging Face name")
+    if path.is_dir() and not (path / "config.json").is_file():
+        raise ModelFileError(f"{path} holds no transformers model (no config.json); for a GGUF model give its .gguf file")
+    if not path.exists() and (path.is_absolute() or model.startswith((".", "~"))):
+        raise ModelFileError(f"no model at {path}")
     return _load_transformers_chat_model(model, n_threads=n_threads)
 
 
@@ -770,11 +777,17 @@ def _load_transformers_chat_model(model: str, *, n_threads: int) -> HuggingFaceC
     from langchain_huggingface import HuggingFacePipeline
 
     torch.set_num_threads(n_threads)
-    llm = HuggingFacePipeline.from_model_id(
-        model_id=model,
-        task="text-generation",
-        pipeline_kwargs={"max_new_tokens": 128, "do_sample": False, "return_full_text": False},
-    )
+    try:
+        llm = HuggingFacePipeline.from_model_id(
+            model_id=model,
+            task="text-generation",
+            pipeline_kwargs={"max_new_tokens": 128, "do_sample": False, "return_full_text": False},
+        )
+    except Exception as exc:  # offline, not in the cache, no such repository, a model transformers cannot read
+        why = next(iter(str(exc).splitlines()), "no message")
+        raise ModelFileError(f"could not load {model!r} as a Hugging Face model ({type(exc).__name__}: {why}); "
+                             f"this machine may be offline: the presets ({', '.join(PRESETS)}) and .gguf files "
+                             "load without a network") from exc
     return HuggingFaceChatModel(llm=llm)
 
 

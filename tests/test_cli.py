@@ -66,6 +66,14 @@ class TestAskErrors:
         assert "could not load reranker 'hybird'" in err and "retrieval-order, hybrid" in err
         assert "Traceback" not in err
 
+    def test_a_model_path_that_is_no_model(self, capsys, index_dir, tmp_path):
+        """``--model`` given a text file printed transformers' traceback (session 50)."""
+        notes = tmp_path / "notes.txt"
+        notes.write_text("not a model")
+        assert main(["ask", "Who?", "--model", str(notes), "--index", str(index_dir)]) == 3
+        err = capsys.readouterr().err
+        assert "is not a .gguf file" in err and "Traceback" not in err
+
     def test_unknown_policy_and_tier(self, capsys, index_dir):
         assert main(["ask", "Who?", "--policy", "yolo", "--index", str(index_dir)]) == 2
         assert "valid policies: cascade, adaptive, fixed, baseline" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from components.generator import (
     max_tokens_kwargs,
     token_entropy,
 )
+from components.model_files import ModelFileError
 
 
 def test_token_entropy_matches_definition():
@@ -396,3 +397,30 @@ class TestLoadChatModel:
     def test_bad_threads(self):
         with pytest.raises(ValueError, match="n_threads"):
             load_chat_model("smollm2-135m", n_threads=0)
+
+    def test_a_file_that_is_not_gguf(self, tmp_path):
+        """Noticed in session 50: ``--model notes.txt`` (or a PDF) was taken for a transformers model
+        folder and ended in transformers' traceback about a config file that is not JSON."""
+        path = tmp_path / "notes.txt"
+        path.write_text("not a model")
+        with pytest.raises(ModelFileError, match=r"notes\.txt is not a \.gguf file"):
+            load_chat_model(str(path))
+
+    def test_a_folder_without_a_model(self, tmp_path):
+        """A folder with no ``config.json`` ended in a tokenizer-conversion traceback."""
+        (tmp_path / "notes.txt").write_text("not a model")
+        with pytest.raises(ModelFileError, match="holds no transformers model"):
+            load_chat_model(str(tmp_path))
+
+    @pytest.mark.parametrize("relative", [False, True])
+    def test_a_path_that_is_not_there(self, tmp_path, monkeypatch, relative):
+        """A path to nothing was taken for a Hugging Face name (HFValidationError's traceback)."""
+        monkeypatch.chdir(tmp_path)
+        missing = "./models/qwen" if relative else str(tmp_path / "models" / "qwen")
+        with pytest.raises(ModelFileError, match="no model at"):
+            load_chat_model(missing)
+
+    def test_a_hugging_face_name_that_does_not_load(self):
+        """A name transformers cannot load is reported with its first line, not a traceback."""
+        with pytest.raises(ModelFileError, match="could not load 'no such/model!' as a Hugging Face model"):
+            load_chat_model("no such/model!")
