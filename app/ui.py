@@ -646,6 +646,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
         lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
         for skipped in report.skipped:
             lines.append(f"- skipped {plain(Path(skipped.path).name)}: {skipped.reason}")
+        for partly in report.read_in_part:
+            lines.append(f"- {plain(Path(partly.path).name)}: {partly.reason}")
         if refused:
             lines.append(f"- refused {counted(len(refused), 'file')} not uploaded through this page")
         lines.append(f"\nThe knowledge base now holds {counted(service.status()['index_passages'], 'passage')}.")

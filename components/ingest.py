@@ -74,6 +74,7 @@ class IngestReport:
     passages_replaced: int = 0  # same id, new title or text
     passages_removed: int = 0  # ids a document already in the index no longer has
     skipped: list[Skipped] = field(default_factory=list)
+    read_in_part: list[Skipped] = field(default_factory=list)  # added, with what kept the reader from all of it
     replaced: list[str] = field(default_factory=list)  # earlier versions of re-uploaded files, removed
     chunking_before: ChunkingConfig | None = None  # the index's chunking, where this ingest cut another way
 
@@ -91,6 +92,9 @@ class IngestReport:
         lines += [f"  - {s.path}: {s.reason}" for s in self.skipped[:20]]
         if len(self.skipped) > 20:
             lines.append(f"  ... and {len(self.skipped) - 20} more")
+        if self.read_in_part:
+            lines.append(f"files read in part: {len(self.read_in_part)}")
+            lines += [f"  - {s.path}: {s.reason}" for s in self.read_in_part]
         if self.chunking_before is not None:
             lines.append(f"the index's other documents keep the cut of before ({self.chunking_before}): "
                          "ingest them again to cut them alike")
@@ -189,6 +193,8 @@ def ingest(
         remove_gone(item.doc_id, made)
         if not chunked:
             report.skipped.append(Skipped(_called(item.metadata, item.doc_id), "empty (no sentences)"))
+        elif item.warning:
+            report.read_in_part.append(Skipped(_called(item.metadata, item.doc_id), item.warning))
 
     copies: list[SourceDocument] = []  # told only at the end: what they copy may change later in this ingest
     for item in items:

@@ -26,6 +26,7 @@ class SourceDocument:
     title: str
     paragraphs: Iterable[str]
     metadata: dict[str, Any] = field(default_factory=dict)
+    warning: str | None = None  # what the reader could not do fully (a damaged file read in part): the report says it
 
 
 @dataclass(frozen=True)

@@ -285,6 +285,7 @@ def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:
     return first, (paragraphs if first is None else itertools.chain([first], paragraphs))
 
 
+DAMAGED_PDF = "damaged: the PDF reader repaired it and added what it could read, which may not be all of it"
 CONTENT_DIGEST = "sha256"  # a file document's metadata: the digest of its bytes, which tells a copy (see ingest)
 
 
@@ -296,6 +297,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     suffix = path.suffix.lower()
     label = name or str(path)
     meta_title: str | None = None  # a Markdown file's front matter's
+    repaired = False
     if suffix not in SUPPORTED_SUFFIXES:
         return Skipped(label, f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
     try:
@@ -308,6 +310,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
             with pymupdf.open(path) as pdf:
                 if pdf.needs_pass:
                     raise ValueError("PDF is encrypted")
+                repaired = pdf.is_repaired  # damaged (cut short, say): MuPDF rebuilt what it could find
             first, paragraphs = _first(_pdf_paragraphs(path))
         else:
             encoding = text_encoding(path)
@@ -340,6 +343,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         paragraphs=paragraphs,
         metadata={"source": "file", "path": resolved, **({"name": name} if name else {}),
                   CONTENT_DIGEST: digest},
+        warning=DAMAGED_PDF if repaired else None,
     )
 
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 import httpx
+import pymupdf
 import pytest
 from components.answerability import FALLBACK_MODEL, AnswerabilityModel
 from app.ui import ASK
@@ -210,6 +211,16 @@ def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
     # noticed in session 32: the reason named the server's copy ('…/cache/uploads/5f5f…-notes.pdf')
     assert "uploads" not in summary and "'notes.pdf'" in summary, summary
     wait_for_text(page, "#documents", "zorblax_engine.md")  # listed with its passage count
+    # noticed in session 50: a PDF cut short was repaired by the reader and added without a word
+    pdf = pymupdf.open()
+    pdf.new_page().insert_text((72, 72), "The Zorblax engine weighs nine tonnes.")
+    data = pdf.tobytes()
+    cut = tmp_path / "cut_short.pdf"
+    cut.write_bytes(data[:data.rindex(b"xref")])
+    page.locator("#upload input[type=file]").set_input_files([str(cut)])  # beside the files still chosen
+    page.get_by_role("button", name="Add to knowledge base").click()
+    summary = wait_for_text(page, "#upload-summary", "cut_short.pdf")
+    assert "Added 1 passage" in summary and "cut_short.pdf: damaged" in summary, summary
     page.get_by_label("Show trace").check()
     ask(page, "Who invented the Zorblax engine?")
     wait_answered(page)

@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+import pymupdf
 import pytest
 
 from app.cli import main
@@ -177,6 +178,18 @@ class TestIngest:
         out = capsys.readouterr().out
         assert "passages added: 0" in out and "already in the index (skipped): 3" in out
         assert len(PassageIndex.load(index_dir)) == 3
+
+    def test_a_damaged_pdf_is_added_with_a_warning(self, tmp_path, capsys):
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        pdf = pymupdf.open()
+        pdf.new_page().insert_text((72, 72), "The project codename is Bluebird.")
+        data = pdf.tobytes()
+        (docs / "cut.pdf").write_bytes(data[:data.rindex(b"xref")])
+        assert main(["ingest", "folder", str(docs), "--index", str(tmp_path / "idx")]) == 0
+        out = capsys.readouterr().out
+        assert "passages added: 1" in out and "files read in part: 1" in out
+        assert f"{docs / 'cut.pdf'}: damaged" in out
 
     def test_a_copy_of_a_file_is_not_added_twice(self, tmp_path, capsys):
         """"report (1).txt" beside "report.txt" (the same bytes) put every passage in twice, and an

@@ -53,6 +53,20 @@ class TestFolder:
         assert skipped["image.png"].startswith("unsupported type .png")
         assert skipped["broken.pdf"].startswith("unreadable") and str(tmp_path) not in skipped["broken.pdf"]
 
+    def test_a_damaged_pdf_is_read_with_a_warning(self, tmp_path):
+        """Noticed in session 50: a PDF cut short (a download that stopped) was repaired by MuPDF and
+        added without a word, though only what the repair found was read."""
+        pdf = pymupdf.open()
+        pdf.new_page().insert_text((72, 72), "The secret river is the Orinoco.")
+        data = pdf.tobytes()
+        (tmp_path / "cut.pdf").write_bytes(data[:data.rindex(b"xref")])  # no cross-reference table: repaired
+        (tmp_path / "whole.pdf").write_bytes(data)
+        cut, whole = read_file(tmp_path / "cut.pdf"), read_file(tmp_path / "whole.pdf")
+        assert not isinstance(cut, Skipped) and not isinstance(whole, Skipped)
+        assert "Orinoco" in next(iter(cut.paragraphs))
+        assert cut.warning is not None and cut.warning.startswith("damaged")
+        assert whole.warning is None
+
     def test_missing_folder(self, tmp_path):
         with pytest.raises(SourceError, match="no such file"):
             list(folder_documents(tmp_path / "nope"))
