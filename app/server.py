@@ -178,6 +178,15 @@ class Turn(BaseModel):
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "
                                                        "output (null: a turn kept before they were recorded)")
+    # the rest of the answer's figures, as POST /ask gave them (null: a turn kept before they were recorded)
+    timing_ms: Optional[dict[str, float]] = Field(None, description="as the answer's: the total and each step's")
+    energy: Optional[Energy] = None
+    router: Optional[RouterDecision] = None
+    question_type: Optional[QuestionType] = None
+    corrected: Optional[bool] = None
+    written_answer: Optional[str] = None
+    trace: Optional[dict[str, Any]] = Field(None, description="the part of the answer's trace its figures read: the "
+                                            "routing decisions (gate, probe_router, self_route), steps stopped early")
 
 
 class SessionResponse(BaseModel):

@@ -174,6 +174,26 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     }
 
 
+FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "written_answer")
+"""What an answer's figures show (the chat's summary line and details, the terminal's cost line) beyond
+what the graph keeps with the turn (its tiers, tokens, check and escalations): the time and energy the
+service measures around the graph, and what the trace says of the routing and the answer."""
+TRACE_FIGURES = ("gate", "probe_router", "self_route")
+
+
+def kept_figures(result: Mapping[str, Any]) -> dict[str, Any]:
+    """:data:`FIGURES` of an answer as the API returned it (:func:`public_result`), and the part of
+    its trace the figures read (the routing decisions of :data:`TRACE_FIGURES`, the answers stopped
+    early), kept with the conversation's turn so a reload shows the answer's figures as they were."""
+    trace = result.get("trace") or {}
+    kept_trace: dict[str, Any] = {key: trace[key] for key in TRACE_FIGURES if trace.get(key)}
+    stopped = [{"stopped_early": True, "output_tokens": step.get("output_tokens")}
+               for step in trace.get("steps") or [] if step.get("stopped_early")]
+    if stopped:
+        kept_trace["steps"] = stopped
+    return {**{key: result.get(key) for key in FIGURES}, "trace": kept_trace}
+
+
 def rewritten_question(trace: Mapping[str, Any]) -> str | None:
     """The standalone question a follow-up was read as (:func:`read_as`, from the trace's rewrite)."""
     rewrite = trace.get("rewrite") or {}
@@ -507,7 +527,9 @@ class RAGService:
             raise
         finally:
             self._leave(line, ticket, outcome)
-        return public_result(result, (time.perf_counter() - start) * 1000)
+        public = public_result(result, (time.perf_counter() - start) * 1000)
+        self._keep_figures(graph, config, public)
+        return public
 
     def stream(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
                tier: str | None = None, model: str | None = None, owner: str | None = None,
@@ -552,7 +574,24 @@ class RAGService:
             raise
         finally:
             self._leave(line, ticket, outcome)
-        yield {"type": "result", **public_result(final, (time.perf_counter() - start) * 1000)}
+        public = public_result(final, (time.perf_counter() - start) * 1000)
+        self._keep_figures(graph, config, public)
+        yield {"type": "result", **public}
+
+    def _keep_figures(self, graph, config: RunnableConfig | None, result: dict[str, Any]) -> None:
+        """Keep the answer's figures (:func:`kept_figures`) with the conversation's turn it just
+        finished, which the graph wrote without them: the time is measured around the graph. A
+        question asked without a session keeps no turn; a turn that is not this answer's (another
+        question of the conversation finished since) is left as it is."""
+        if graph is not self.graph or not config:
+            return
+        thread: RunnableConfig = {"configurable": dict(config["configurable"])}
+        state = graph.get_state(thread)
+        turns = list(state.values.get("turns", [])) if state and state.values else []
+        if not turns or "figures" in turns[-1] or turns[-1]["answer"] != result["answer"]:
+            return
+        graph.update_state(thread, {"turns": Overwrite([*turns[:-1], {**turns[-1], "figures": kept_figures(result)}])},
+                           as_node="finish_turn")
 
     def reset_session(self, session_id: str, owner: str | None = None) -> None:
         thread = self.thread_id(session_id, owner)
@@ -571,9 +610,11 @@ class RAGService:
         holds the answer and whether it was given, the check's decision, the escalations, the
         closest passages where no cited one holds an answer, and the query cache's match for an
         answer given before (``None`` for the check and escalations of a turn stored before session 48);
-        the tiers and tokens (``None`` for a turn stored before session 49)."""
+        the tiers and tokens (``None`` for a turn stored before session 49); the rest of its figures
+        (:data:`FIGURES` and the trace's part they read, ``None`` for a turn stored before session 50)."""
         _, turns = self._turns(session_id, owner)
-        return [{"question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
+        return [{**dict.fromkeys((*FIGURES, "trace")), **(t.get("figures") or {}),
+                 "question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
                  "citations": [public_citation(c) for c in t.get("citations", [])],
                  "passages_read": t.get("passages_read"),
                  "supported": t.get("supported", bool(t.get("citations"))),

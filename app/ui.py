@@ -24,8 +24,8 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import (Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read, read_as,
-                         unsupported_note)
+from app.service import (FIGURES, Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read,
+                         read_as, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.storage import atomic_write_text
@@ -354,8 +354,9 @@ def answer_messages(result: dict[str, Any], closest: list[dict[str, Any]]) -> li
 def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
     """An earlier turn (as :meth:`RAGService.history` gives it) as the chat shows it again after a
     reload: the answer as it was given (the withheld answer's note, the closest passages, the summary
-    line, the tiers and tokens), without its time, which the conversation does not keep. A turn kept
-    before session 48 shows its answer and citations, one kept before session 49 no tiers or tokens."""
+    line and the figures). A turn kept before session 48 shows its answer and citations, one kept
+    before session 49 no tiers or tokens, one kept before session 50 no time or the figures read
+    from the trace."""
     result = {"answer": turn["answer"], "citations": turn["citations"], "supported": turn["supported"],
               "abstained": turn["abstained"], "passages_read": turn.get("passages_read"),
               "answerability": turn.get("answerability"), "escalations": turn.get("escalations") or 0,
@@ -363,6 +364,11 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "rewritten_question": read_as(turn["question"], turn["standalone_question"])}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
+    if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown
+        result.update({key: turn.get(key) for key in (*FIGURES, "trace", "tokens")})
+        messages.append(gr.ChatMessage(role="assistant", content=figures(result),
+                                       metadata={"title": summary_line(result), "status": "done"}))
+        return messages
     line = summary_line(result)
     if line:
         check = result["answerability"] or {}

@@ -353,10 +353,13 @@ class Turn(TypedDict):
     escalations: NotRequired[int]  # times the cascade read more before it answered
     closest: NotRequired[list[TracePassage]]  # the best passages found, where no cited passage holds an answer
     cache: NotRequired[dict[str, Any]]  # the query cache's match, for an answer given before (hit, similarity, cached_question)
-    # since session 49, so a reload shows what the answer cost (not its time, measured around the graph):
+    # since session 49, so a reload shows what the answer cost:
     tier: NotRequired[str | None]  # the tier it started at
     final_tier: NotRequired[str | None]  # the tier the cascade stopped at
     tokens: NotRequired[dict[str, int | None]]  # prompt, input, evaluated, output (nodes.base.token_counts)
+    # since session 50, written by the service once the run is over (app.service.kept_figures): the time and
+    # energy it measured around the graph, and the rest of what the answer's figures showed
+    figures: NotRequired[dict[str, Any]]
 
 
 class OutputState(TypedDict):

@@ -397,6 +397,8 @@ class TestService:
         # what it cost, which a reload showed as "not kept" (session 49): the tiers and the tokens
         assert (turn["tier"], turn["final_tier"], turn["tokens"]) == (body["tier"], body["final_tier"], body["tokens"])
         assert turn["tokens"]["evaluated"] >= 1
+        # and its time and energy, measured around the graph, which a reload did not show (session 50)
+        assert turn["timing_ms"] == body["timing_ms"] and turn["energy"] == body["energy"]
         documented = client.get("/openapi.json").json()["components"]["schemas"]["Turn"]["properties"]
         assert set(turn) == set(documented)  # the API's docs describe every field a turn has
 

@@ -1100,21 +1100,22 @@ def test_a_withheld_answer_keeps_its_closest_passages_after_a_reload(browser, wi
     """Found in session 48: after a reload (or a server restart) a withheld answer still said "The
     closest passages it found are below." with none below it; the withheld answer's note, an
     unsupported answer's closest passages and the summary line were gone too (and, until session 49,
-    its tiers and tokens)."""
+    its tiers and tokens; until session 50, its time)."""
     with withheld_answer(browser, withholding_ctx, tmp_path, monkeypatch) as (page, text):
         note = re.search(r"The knowledge base does not seem to hold the answer\..*?are below\.", text, re.DOTALL)[0]
         closest = re.findall(r"\[\d\] closest: [^\n]+", text)
-        read = re.search(r"read \d+ passages?", text)[0]
-        assert closest and read
+        line = re.search(r"\d+\.\d s · read \d+ passages?[^\n]*", text)[0]  # the summary line, its time first
+        assert closest and line
         open_chat(page, page.url)
         restored = wait_for_text(page, "#chatbot", "Who directed 2001: A Space Odyssey?")
         assert note in restored
         assert re.findall(r"\[\d\] closest: [^\n]+", restored) == closest
-        assert read in restored
+        assert line in restored, restored
         # and what it cost (session 49: the details said "the conversation does not keep them")
-        page.get_by_text(read, exact=False).first.click()  # the summary line: no time after a reload
+        page.get_by_text(line, exact=False).first.click()
         shown = wait_for_text(page, "#chatbot", "prompt tokens computed")
         assert re.search(r"prompt tokens computed \(the rest reused\): \d+", shown) and "tier: " in shown
+        assert re.search(r"total \(ms\): [\d,]+", shown) and "generate (ms): " in shown, shown
 
 
 def test_choosing_another_model_shows_the_threshold_of_its_check(browser, ctx, tmp_path, monkeypatch):

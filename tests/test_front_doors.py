@@ -194,10 +194,27 @@ def test_a_closest_passage_stored_without_a_source_shows_its_id_in_every_front_d
     assert "source" not in old["passages"][0]  # the stored trace is not changed
 
 
+def test_a_reloaded_answer_shows_the_figures_it_was_given_with(service):
+    """Found in session 49: after a reload an answer's summary had no time, and its details no
+    multi-hop reading, corrective retrieval, energy or steps' times; the chat now shows the same
+    summary line and details it showed when the answer was given (the service keeps the figures
+    with the turn once the run is over)."""
+    from app.ui import result_messages, turn_messages
+
+    live = result_messages(service.ask("Who directed 2001: A Space Odyssey?", session_id="again"), show_trace=False)[-1]
+    kept = turn_messages(service.history("again")[-1])[-1]
+    assert kept.metadata["title"] == live.metadata["title"] and " s · read " in kept.metadata["title"]
+    assert kept.content == live.content and "- total (ms): " in kept.content and "- energy: " in kept.content
+    live = result_messages(service.ask("Who was his wife?", session_id="again"), show_trace=False)[-1]  # a follow-up
+    kept = turn_messages(service.history("again")[-1])[-1]
+    assert (kept.metadata["title"], kept.content) == (live.metadata["title"], live.content)
+    assert len(service.history("again")) == 2
+
+
 def test_a_reloaded_answer_shows_its_tier_and_tokens():
     """Found in session 48: an answer shown again after a reload said its time and tokens were not
-    kept; the tokens (what #19's cascade saves) and the tiers are now kept with the turn, the time
-    is not (the service measures it around the graph)."""
+    kept; the tokens (what #19's cascade saves) and the tiers are now kept with the turn (a turn kept
+    in session 49 has no time: the service measures it around the graph, and now keeps it too)."""
     from app.ui import turn_messages
 
     turn = {"question": "Who wrote Hamlet?", "standalone_question": "Who wrote Hamlet?", "answer": "William Shakespeare",
