@@ -56,11 +56,12 @@ from pipeline.configuration import ANSWER_FORMS, DEFAULT_TIERS, PipelineConfig
 from prompts import ABSTENTION
 from training.cascade import auroc, shown_path
 from training.labelling import TrainingSet, run_fit_parser
+from training.question_type import ANSWERABILITY_RUNS
 from training.question_type import CROSS_FIT as QUESTION_TYPE_CROSS_FIT
 from training.sufficiency import CROSS_FIT
 
 SETS = (TrainingSet("squad", "train", 240), TrainingSet("hotpotqa", "train", 120))
-RUNS_FILE = Path(__file__).resolve().parent / "labels" / "answerability_runs_question_type.jsonl"
+RUNS_FILE = ANSWERABILITY_RUNS
 LIKELIHOOD_RUNS = RUNS_FILE.with_name("answerability_runs_question_likelihood.jsonl")
 """The same training questions answered again once the pipeline read the question's likelihood (session
 36: ``run --size 480 --out`` this file); the fit joins that feature from here (:func:`with_question_likelihood`)."""

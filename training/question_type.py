@@ -16,9 +16,12 @@ No generator runs. Two steps:
    cheapest threshold (modelled time, ``training.cascade.time_model``) whose train F1 stays within
    ``--max-f1-loss`` of the k = 5 baseline's on every dataset, the cascade fit's rule.
 
-A run question the model was trained on gets its out-of-fold probability; one it never saw (most
-SQuAD ones: the model sees a sample of the articles' questions) gets the final model's. Nothing here
-looks at a dev question.
+The folds hold out a SQuAD 2.0 question's whole article (the train data here hold 20 articles, about a
+hundred sampled questions each; session 50: with random folds every fold model had seen the held-out
+question's article, and read 9.6% of SQuAD's questions as multi-hop at 5% where a dev article, never
+seen, gets 16.6%). A run question the model was trained on gets its out-of-fold probability; one it
+never saw (the SQuAD ones: the model sees a sample of the articles' questions) gets the probability of
+the fold model that has not seen its article. Nothing here looks at a dev question.
 
 Every training question's out-of-fold probability is also written to :data:`CROSS_FIT`: the reading
 that a question the model never saw would get. The answerability check's per-type thresholds are fit
@@ -54,12 +57,17 @@ better than 1 or 30 (AUROC 0.920 against 0.874 and 0.912, session 25)."""
 FOLDS = 5
 REPORT_DIR = Path(__file__).resolve().parent.parent / "docs" / "question_type"
 CROSS_FIT = Path(__file__).resolve().parent / "labels" / "question_type_cross_fit.jsonl"
-"""Each training question's out-of-fold ``multi_hop_probability`` (``dataset``, ``id``)."""
+"""Each training question's out-of-fold ``multi_hop_probability`` (``dataset``, ``id``), and that of
+every question of the recorded answers the train-side fits read (the cascade's runs, ``--also-read``),
+by a model that has not seen its SQuAD 2.0 article."""
+ANSWERABILITY_RUNS = Path(__file__).resolve().parent / "labels" / "answerability_runs_question_type.jsonl"
+"""The answerability check's recorded training answers (``training.answerability.RUNS_FILE``)."""
 THRESHOLDS = (0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5)
 
 
 def training_rows(seed: int, root: str | None) -> list[dict[str, Any]]:
-    """The labelled train questions of :data:`SOURCES` (dataset, id, question, label)."""
+    """The labelled train questions of :data:`SOURCES` (dataset, id, question, label, and the
+    :func:`group` a fold holds out whole)."""
     from eval.datasets import load
 
     rows = []
@@ -67,8 +75,42 @@ def training_rows(seed: int, root: str | None) -> list[dict[str, Any]]:
         examples = list(load(dataset, "train", root))
         if size is not None and len(examples) > size:
             examples = random.Random(seed).sample(examples, size)
-        rows += [{"dataset": dataset, "id": e.id, "question": e.question, "label": label} for e in examples]
+        rows += [{"dataset": dataset, "id": e.id, "question": e.question, "label": label,
+                  "group": group(dataset, e.id, e.meta.get("title"))} for e in examples]
     return rows
+
+
+def group(dataset: str, question_id: str, article: str | None) -> str:
+    """What a fold holds out whole: a SQuAD 2.0 question's article (the train data here hold 20, about a
+    hundred sampled questions each: a fold model that has seen the article reads its other questions as
+    it read those, and a dev article is one it has never seen), any other question on its own."""
+    return f"{dataset}:{article}" if dataset == "squad" and article else f"{dataset}/{question_id}"
+
+
+def run_groups(runs: Sequence[Mapping[str, Any]], root: str | None) -> dict[tuple[str, str], str]:
+    """The :func:`group` of each recorded run's question (a SQuAD 2.0 one's article from the train data)."""
+    from eval.datasets import load
+
+    articles = ({e.id: e.meta.get("title") for e in load("squad", "train", root)}
+                if any(r["dataset"] == "squad" for r in runs) else {})
+    return {(r["dataset"], r["id"]): group(r["dataset"], r["id"], articles.get(r["id"])) for r in runs}
+
+
+def fold_assignment(groups: Sequence[str], folds: int, seed: int) -> np.ndarray:
+    """Each row's fold, every group's rows in one fold: the groups shuffled (by ``seed``), then dealt
+    out largest first to the fold with the fewest rows so far."""
+    sizes: dict[str, int] = {}
+    for g in groups:
+        sizes[g] = sizes.get(g, 0) + 1
+    order = sorted(sizes)
+    np.random.default_rng(seed).shuffle(order)
+    order.sort(key=lambda g: -sizes[g])  # stable: ties keep the shuffled order
+    filled, fold_of = [0] * folds, {}
+    for g in order:
+        k = int(np.argmin(filled))
+        fold_of[g] = k
+        filled[k] += sizes[g]
+    return np.array([fold_of[g] for g in groups], dtype=int)
 
 
 def feature_matrix(questions: Sequence[str], embeddings: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -77,18 +119,21 @@ def feature_matrix(questions: Sequence[str], embeddings: np.ndarray) -> tuple[li
     return names, np.asarray([[question_features(q, e)[n] for n in names] for q, e in zip(questions, embeddings, strict=True)])
 
 
-def out_of_fold(x: np.ndarray, labels: Sequence[int], names: Sequence[str], folds: int, seed: int,
-                l2: float = L2) -> np.ndarray:
-    """Each row's probability from a model fit on the other folds."""
-    assignment = np.arange(len(labels)) % folds
-    np.random.default_rng(seed).shuffle(assignment)
+def fold_models(x: np.ndarray, labels: Sequence[int], names: Sequence[str], assignment: np.ndarray,
+                l2: float = L2) -> list[QuestionTypeModel]:
+    """One model per fold, fit on the other folds' rows."""
     y = np.asarray(labels)
-    scores = np.zeros(len(labels))
-    for k in range(folds):
-        held = assignment == k
-        model = fit_logistic(x[~held].tolist(), y[~held].tolist(), names, l2=l2, model=QuestionTypeModel)
-        scores[held] = [model.score(dict(zip(names, row, strict=True))) for row in x[held]]
-    return scores
+    return [fit_logistic(x[assignment != k].tolist(), y[assignment != k].tolist(), names, l2=l2, model=QuestionTypeModel)
+            for k in range(int(assignment.max()) + 1)]
+
+
+def out_of_fold(x: np.ndarray, labels: Sequence[int], names: Sequence[str], folds: int, seed: int,
+                l2: float = L2, groups: Sequence[str] | None = None) -> np.ndarray:
+    """Each row's probability from a model fit on the other folds (``groups``: each held out whole,
+    :func:`fold_assignment`; none: each row on its own)."""
+    assignment = fold_assignment(groups if groups is not None else [str(i) for i in range(len(labels))], folds, seed)
+    models = fold_models(x, labels, names, assignment, l2)
+    return np.array([models[k].score(dict(zip(names, row, strict=True))) for k, row in zip(assignment, x, strict=True)])
 
 
 def replay(runs: Sequence[Mapping[str, Any]], probability: Mapping[tuple[str, str], float], threshold: float,
@@ -141,14 +186,22 @@ def fit(args: argparse.Namespace) -> dict[str, Any]:
     embedder.warm_up()
     names, x = feature_matrix([r["question"] for r in rows], np.asarray([embedder.embed_query(r["question"]) for r in rows]))
     labels = [r["label"] for r in rows]
-    oof = out_of_fold(x, labels, names, FOLDS, args.seed)
+    assignment = fold_assignment([r["group"] for r in rows], FOLDS, args.seed)
+    models = fold_models(x, labels, names, assignment)
+    oof = np.array([models[k].score(dict(zip(names, row, strict=True))) for k, row in zip(assignment, x, strict=True)])
     final = fit_logistic(x.tolist(), labels, names, l2=L2, model=QuestionTypeModel)
     probability = {(r["dataset"], r["id"]): float(p) for r, p in zip(rows, oof, strict=True)}
-    unseen = [r for r in runs if (r["dataset"], r["id"]) not in probability]
+    # the recorded questions the fits read that the model was not trained on: read by the fold model that
+    # has not seen their article (the final model where no fold has: it has not seen it either)
+    fold_of = {r["group"]: int(k) for r, k in zip(rows, assignment, strict=True)}
+    recorded = {(r["dataset"], r["id"]): r for path in (args.runs, *args.also_read) for r in read_runs(path)}
+    unseen = [r for key, r in recorded.items() if key not in probability]
+    groups = run_groups(unseen, args.data_dir)
     if unseen:
         _, xu = feature_matrix([r["question"] for r in unseen], np.asarray([embedder.embed_query(r["question"]) for r in unseen]))
-        probability.update({(r["dataset"], r["id"]): final.score(dict(zip(names, row, strict=True)))
-                            for r, row in zip(unseen, xu, strict=True)})
+        for r, row in zip(unseen, xu, strict=True):
+            k = fold_of.get(groups[(r["dataset"], r["id"])])
+            probability[(r["dataset"], r["id"])] = (final if k is None else models[k]).score(dict(zip(names, row, strict=True)))
     model = time_model(runs)
     base = baseline_figures(runs, model, reference)
     pipeline = PipelineConfig()
@@ -166,8 +219,7 @@ def fit(args: argparse.Namespace) -> dict[str, Any]:
                 "auroc_out_of_fold": auroc(oof, [bool(y) for y in labels]),
                 "runs": shown_path(args.runs), "fitted_by": "python -m training.question_type"}
     final = QuestionTypeModel(final.features, final.mean, final.scale, final.coef, final.intercept, metadata)
-    cross_fit = [{"dataset": r["dataset"], "id": r["id"], "multi_hop_probability": float(p)}
-                 for r, p in zip(rows, oof, strict=True)]
+    cross_fit = [{"dataset": dataset, "id": qid, "multi_hop_probability": float(p)} for (dataset, qid), p in probability.items()]
     return {"model": final, "metadata": metadata, "reference": base, "results": results, "everyone": everyone,
             "chosen": chosen, "cross_fit": cross_fit, "cross_fit_file": shown_path(args.cross_fit),
             "mean_probability": by_dataset, "flagged": flagged, "runs": len(runs),
@@ -190,7 +242,9 @@ def report(result: Mapping[str, Any]) -> str:
              "HotpotQA train question, single-hop for a seeded sample of SQuAD 2.0 train-article, NQ-open train and "
              "TriviaQA train questions (" + ", ".join(f"{d} {n}" for d, n in meta["trained_on"].items()) + "). "
              f"A logistic regression (L2 {meta['l2']:g}) over the question's MiniLM embedding and its word counts; "
-             f"out of fold ({FOLDS} folds) its AUROC is **{meta['auroc_out_of_fold']:.3f}**.", "",
+             f"out of fold ({FOLDS} folds, each SQuAD 2.0 article's questions in one: a model that has seen an "
+             "article reads its other questions as it read those, and a dev article is new) its AUROC is "
+             f"**{meta['auroc_out_of_fold']:.3f}**.", "",
              "| train questions | mean P(multi-hop), out of fold | " + " | ".join(f"≥ {t:g}" for t in THRESHOLDS) + " |",
              "| --- | --- |" + " --- |" * len(THRESHOLDS)]
     for d, mean in result["mean_probability"].items():
@@ -213,8 +267,10 @@ def report(result: Mapping[str, Any]) -> str:
         starts = ", ".join(f"{tier}: " + "/".join(str(c) for c in counts.values()) for tier, counts in r["starts"].items())
         lines.append(_row(f"threshold {r['threshold']:g}{mark} ({starts})", r, base))
     lines += ["", f"Starts are counted as {datasets} questions.", "",
-              f"Each training question's out-of-fold probability is in `{result['cross_fit_file']}`: the answerability "
-              "check's thresholds per question type are fit on these readings (`python -m training.answerability fit`)."]
+              f"Each training question's out-of-fold probability is in `{result['cross_fit_file']}`, with the reading "
+              "of every recorded question above and of the answerability check's training answers by the fold model "
+              "that has not seen its article: the check's thresholds per question type are fit on these readings "
+              "(`python -m training.answerability fit`)."]
     return "\n".join(lines) + "\n"
 
 
@@ -229,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     parser.add_argument("--model", type=Path, default=DEFAULT_QUESTION_TYPE, help="where to write the model")
     parser.add_argument("--report", type=Path, default=REPORT_DIR)
+    parser.add_argument("--also-read", type=Path, nargs="*", default=[ANSWERABILITY_RUNS],
+                        help="more recorded answers whose questions the cross-fit file reads as unseen "
+                             f"(default: the answerability check's, {shown_path(ANSWERABILITY_RUNS)})")
     parser.add_argument("--cross-fit", type=Path, default=CROSS_FIT,
                         help=f"where each training question's out-of-fold probability goes (default: {shown_path(CROSS_FIT)})")
     args = parser.parse_args(argv)
