@@ -620,9 +620,11 @@ def build_ui(service: RAGService) -> gr.Blocks:
     def example(evt: gr.SelectData, history: list, saved: dict | None):
         return begin(evt.value["text"], history, saved)
 
-    def add_documents(files: list[str] | None, progress: gr.Progress = gr.Progress()) -> str:
+    def add_documents(files: list[str] | None, progress: gr.Progress = gr.Progress()) -> tuple[str, Any]:
+        """The report of an add, and the upload box emptied of the files it added (a file chosen next
+        is added alone); the files stay chosen where nothing could be added."""
         if not files:
-            return "Choose one or more `.pdf`, `.txt` or `.md` files first."
+            return "Choose one or more `.pdf`, `.txt` or `.md` files first.", gr.skip()
         files = [getattr(f, "path", f) for f in files]
         total = len(files)
 
@@ -633,14 +635,14 @@ def build_ui(service: RAGService) -> gr.Blocks:
         # an API call, and Gradio copies such a path into its cache before this function runs.
         received = getattr(demo, "upload_file_set", None)
         if received is None:
-            return "**Could not add the documents:** this Gradio version does not record uploads."
+            return "**Could not add the documents:** this Gradio version does not record uploads.", gr.skip()
         refused = [f for f in files if str(f) not in received]
         files = [f for f in files if str(f) in received]
         try:
             report = service.add_documents(files, allowed_dirs=[upload_folder()], on_progress=on_progress)
         except Exception as exc:  # never let a bad upload break the app
             log.exception("adding documents failed")
-            return f"**Could not add the documents:** {plain(str(exc))}"
+            return f"**Could not add the documents:** {plain(str(exc))}", gr.skip()
         lines = [f"**Added {counted(report.passages_added, 'passage')}** from {counted(report.documents, 'document')}."]
         if report.passages_present:
             lines.append(f"{counted(report.passages_present, 'passage')} {was(report.passages_present)} "
@@ -657,7 +659,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         if refused:
             lines.append(f"- refused {counted(len(refused), 'file')} not uploaded through this page")
         lines.append(f"\nThe knowledge base now holds {counted(service.status()['index_passages'], 'passage')}.")
-        return "\n".join(lines)
+        return "\n".join(lines), None
 
     def uploaded() -> list[dict]:
         return [d for d in service.documents() if d["kind"] == "file"]
@@ -759,7 +761,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         chatbot.undo(undo, [chatbot, saved], [chatbot, box])
         chatbot.clear(clear, saved, saved)
 
-        add.click(add_documents, files, summary, concurrency_limit=1).then(document_list, None, [documents, chosen])
+        add.click(add_documents, files, [summary, files], concurrency_limit=1).then(document_list, None, [documents, chosen])
         remove.click(remove_document, chosen, summary, concurrency_limit=1).then(
             document_list, None, [documents, chosen])
     return demo

@@ -217,7 +217,7 @@ def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
     data = pdf.tobytes()
     cut = tmp_path / "cut_short.pdf"
     cut.write_bytes(data[:data.rindex(b"xref")])
-    page.locator("#upload input[type=file]").set_input_files([str(cut)])  # beside the files still chosen
+    page.locator("#upload input[type=file]").set_input_files([str(cut)])
     page.get_by_role("button", name="Add to knowledge base").click()
     summary = wait_for_text(page, "#upload-summary", "cut_short.pdf")
     assert "Added 1 passage" in summary and "cut_short.pdf: damaged" in summary, summary
@@ -286,6 +286,33 @@ CUT_NAMES = """() => [...document.querySelectorAll('#upload td.filename')]
 """The files chosen for upload whose name the upload box shows cut short (each by its full name)."""
 LINES = "(e) => { const text = document.createRange(); text.selectNodeContents(e); return text.getClientRects().length; }"
 """How many lines an element's text takes."""
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_files_added_leave_the_upload_box(browser, server, tmp_path, width):
+    """Noticed in session 50: after "Add to knowledge base" the files stayed chosen, so a file chosen
+    next was added beside them again: "Added 1 passage from 2 documents. 1 passage was already in the
+    knowledge base." for one new file."""
+    url, _ = server
+    with sidebar_open(browser, url, width) as page:
+        first, second = tmp_path / f"kettle_{width}.md", tmp_path / f"teapot_{width}.md"
+        first.write_text(f"# Kettle {width}\n\nThe Quibble kettle model {width} boils water in 75 seconds.")
+        second.write_text(f"# Teapot {width}\n\nThe Quibble teapot model {width} holds 1.2 litres.")
+        for chosen in (first, second):
+            page.locator("#upload input[type=file]").set_input_files([str(chosen)])
+            wait_for_text(page, "#upload", chosen.name)
+            before = page.locator("#upload-summary").inner_text()
+            page.get_by_role("button", name="Add to knowledge base").click()
+            deadline = time.time() + 120  # the summary after this add (it names the passages the index holds)
+            while (page.locator("#upload-summary").inner_text() == before
+                   or "now holds" not in page.locator("#upload-summary").inner_text()) and time.time() < deadline:
+                time.sleep(0.1)
+            summary = page.locator("#upload-summary").inner_text()
+            assert "Added 1 passage from 1 document." in summary and "already" not in summary, summary
+            deadline = time.time() + 30
+            while page.locator("#upload td.filename").count() and time.time() < deadline:
+                time.sleep(0.1)
+            assert page.locator("#upload td.filename").count() == 0  # the box is empty for the next files
 
 
 @pytest.mark.parametrize("width", [1400, 390])
