@@ -120,16 +120,23 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
             "doc_id": (c.get("metadata") or {}).get("doc_id")}
 
 
+PROBABILITY_DECIMALS = 6
+"""How the API rounds a probability (the check's score and threshold, the knob)."""
+
+
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
     threshold (and whether it was a multi-hop question's, and the setting it came from), and the
-    answer it withheld."""
+    answer it withheld. Probabilities to six decimals: the chat shows them in percent to one or two,
+    and a value rounded to four first could cross a tie the real one does not (0.004528 → 0.0045,
+    which reads "0.4%")."""
     if not check:
         return None
     score, knob = check.get("score"), check.get("knob")
-    return {"decision": check["decision"], "by": check["by"], "score": None if score is None else round(score, 4),
-            "threshold": round(check["threshold"], 4), "multi_hop": check.get("multi_hop"),
-            "knob": None if knob is None else round(knob, 4), "withheld_answer": check.get("withheld_answer")}
+    return {"decision": check["decision"], "by": check["by"],
+            "score": None if score is None else round(score, PROBABILITY_DECIMALS),
+            "threshold": round(check["threshold"], PROBABILITY_DECIMALS), "multi_hop": check.get("multi_hop"),
+            "knob": None if knob is None else round(knob, PROBABILITY_DECIMALS), "withheld_answer": check.get("withheld_answer")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:

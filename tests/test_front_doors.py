@@ -111,6 +111,19 @@ def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
     assert "answerability: 3% likely right against threshold 7% (a multi-hop question's): abstain" in figures(multi)
 
 
+def test_a_threshold_is_shown_rounded_once():
+    """Found in session 50's CI: "Abstain below" at 7% gave a multi-hop question the bar 0.4528%, which
+    the API rounded to 0.0045 and the chat then showed as "0.4%" (0.0045 is stored a hair below 0.45%):
+    rounded twice, the figure crossed a tie the real bar does not."""
+    from app.service import public_check
+    from app.ui import answerability_figure
+
+    check = public_check({"decision": "answer", "by": "score", "score": 0.5391, "threshold": 0.004527578467116867,
+                          "multi_hop": True, "knob": 0.07})
+    assert answerability_figure(check) == ("answerability", "53.9% likely right against threshold 0.5% "
+                                                            "(a multi-hop question's): answer")
+
+
 def test_the_summary_names_the_multi_hop_bar_only_under_an_answer_the_setting_would_withhold():
     from app.ui import summary_line
 
