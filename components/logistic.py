@@ -8,9 +8,11 @@ and the error it raises for a bad file.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence, TypeVar
 
@@ -100,6 +102,12 @@ class LogisticModel:
         z = self.intercept + sum(c * (float(values[f]) - m) / s
                                  for f, m, s, c in zip(self.features, self.mean, self.scale, self.coef, strict=True))
         return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of the whole model (features, weights, metadata with its thresholds): what an answer
+        it decided depends on, so a cached answer is not served under a refit model."""
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
     def as_dict(self) -> dict[str, Any]:
         return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),

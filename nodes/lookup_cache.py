@@ -28,8 +28,12 @@ turn's question was read, which a later turn asking the same did not need)."""
 
 def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     """What a cached answer depends on: the generator, the effective configuration, the knowledge
-    base's revision and the reranker, which chooses the evidence from it."""
-    return scope_key(ctx.model_name, pipeline, ctx.index.revision, ctx.reranker.name)
+    base's revision, the reranker, which chooses the evidence from it, and the fitted models that
+    decide whether it is given and how much evidence it reads (the check, the check without the
+    probe, the probe, the question-type reading): a refit one makes answers of its own."""
+    fitted = [None if model is None else model.fingerprint
+              for model in (ctx.answerability, ctx.answerability_fallback, ctx.answer_probe, ctx.question_type)]
+    return scope_key(ctx.model_name, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
 
 
 @timed("lookup_cache")

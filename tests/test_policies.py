@@ -370,6 +370,21 @@ class TestQueryCacheInTheGraph:
         dense = graph.invoke({"question": QUESTION}, context=replace(hybrid, reranker=RetrievalOrder()))
         assert "cache" not in dense["trace"]
 
+    def test_an_answer_decided_by_another_fit_is_not_served(self, ctx):
+        """Found trying the fresh clone (session 50): the check was refit (its bar 0.176 → 0.208), and the
+        chat's query cache, kept across releases, went on serving answers the old check had decided,
+        their trace saying threshold 0.176. The fitted models that decide an answer (the check, the one
+        without the probe, the probe, the question-type reading) are part of what it depends on."""
+        from components.answerability import AnswerabilityModel, DEFAULT_MODEL
+
+        cache = QueryCache()
+        check = AnswerabilityModel.load(DEFAULT_MODEL)
+        fitted = replace(ctx, query_cache=cache, answerability=check)
+        assert "cache" not in graph.invoke({"question": QUESTION}, context=fitted)["trace"]
+        assert "cache" in graph.invoke({"question": QUESTION}, context=fitted)["trace"]
+        refit = replace(check, metadata={**check.metadata, "threshold": 0.3})
+        assert "cache" not in graph.invoke({"question": QUESTION}, context=replace(fitted, answerability=refit))["trace"]
+
     def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
         """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
         die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
