@@ -32,6 +32,7 @@ which reads 195 of the 200 HotpotQA train questions as multi-hop where out of fo
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 import json
 import random
 import sys
@@ -99,9 +100,7 @@ def run_groups(runs: Sequence[Mapping[str, Any]], root: str | None) -> dict[tupl
 def fold_assignment(groups: Sequence[str], folds: int, seed: int) -> np.ndarray:
     """Each row's fold, every group's rows in one fold: the groups shuffled (by ``seed``), then dealt
     out largest first to the fold with the fewest rows so far."""
-    sizes: dict[str, int] = {}
-    for g in groups:
-        sizes[g] = sizes.get(g, 0) + 1
+    sizes = Counter(groups)
     order = sorted(sizes)
     np.random.default_rng(seed).shuffle(order)
     order.sort(key=lambda g: -sizes[g])  # stable: ties keep the shuffled order
@@ -127,13 +126,18 @@ def fold_models(x: np.ndarray, labels: Sequence[int], names: Sequence[str], assi
             for k in range(int(assignment.max()) + 1)]
 
 
+def scored_by(models: Sequence[QuestionTypeModel], which: Sequence[int], x: np.ndarray,
+              names: Sequence[str]) -> np.ndarray:
+    """Each row's probability from ``models[which[i]]``."""
+    return np.array([models[k].score(dict(zip(names, row, strict=True))) for k, row in zip(which, x, strict=True)])
+
+
 def out_of_fold(x: np.ndarray, labels: Sequence[int], names: Sequence[str], folds: int, seed: int,
                 l2: float = L2, groups: Sequence[str] | None = None) -> np.ndarray:
     """Each row's probability from a model fit on the other folds (``groups``: each held out whole,
     :func:`fold_assignment`; none: each row on its own)."""
     assignment = fold_assignment(groups if groups is not None else [str(i) for i in range(len(labels))], folds, seed)
-    models = fold_models(x, labels, names, assignment, l2)
-    return np.array([models[k].score(dict(zip(names, row, strict=True))) for k, row in zip(assignment, x, strict=True)])
+    return scored_by(fold_models(x, labels, names, assignment, l2), assignment, x, names)
 
 
 def replay(runs: Sequence[Mapping[str, Any]], probability: Mapping[tuple[str, str], float], threshold: float,
@@ -188,20 +192,20 @@ def fit(args: argparse.Namespace) -> dict[str, Any]:
     labels = [r["label"] for r in rows]
     assignment = fold_assignment([r["group"] for r in rows], FOLDS, args.seed)
     models = fold_models(x, labels, names, assignment)
-    oof = np.array([models[k].score(dict(zip(names, row, strict=True))) for k, row in zip(assignment, x, strict=True)])
+    oof = scored_by(models, assignment, x, names)
     final = fit_logistic(x.tolist(), labels, names, l2=L2, model=QuestionTypeModel)
     probability = {(r["dataset"], r["id"]): float(p) for r, p in zip(rows, oof, strict=True)}
     # the recorded questions the fits read that the model was not trained on: read by the fold model that
     # has not seen their article (the final model where no fold has: it has not seen it either)
     fold_of = {r["group"]: int(k) for r, k in zip(rows, assignment, strict=True)}
-    recorded = {(r["dataset"], r["id"]): r for path in (args.runs, *args.also_read) for r in read_runs(path)}
+    recorded = {(r["dataset"], r["id"]): r for r in [*runs, *(r for path in args.also_read for r in read_runs(path))]}
     unseen = [r for key, r in recorded.items() if key not in probability]
-    groups = run_groups(unseen, args.data_dir)
     if unseen:
+        groups = run_groups(unseen, args.data_dir)
+        which = [fold_of.get(groups[(r["dataset"], r["id"])], len(models)) for r in unseen]  # len(models): the final one
         _, xu = feature_matrix([r["question"] for r in unseen], np.asarray([embedder.embed_query(r["question"]) for r in unseen]))
-        for r, row in zip(unseen, xu, strict=True):
-            k = fold_of.get(groups[(r["dataset"], r["id"])])
-            probability[(r["dataset"], r["id"])] = (final if k is None else models[k]).score(dict(zip(names, row, strict=True)))
+        probability.update({(r["dataset"], r["id"]): float(p)
+                            for r, p in zip(unseen, scored_by([*models, final], which, xu, names), strict=True)})
     model = time_model(runs)
     base = baseline_figures(runs, model, reference)
     pipeline = PipelineConfig()
