@@ -8,7 +8,6 @@ and the error it raises for a bad file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence, TypeVar
 
 from components.model_files import ModelFileError
-from components.storage import atomic_write_text
+from components.storage import atomic_write_text, model_digest
 
 M = TypeVar("M", bound="LogisticModel")
 
@@ -107,7 +106,7 @@ class LogisticModel:
     def fingerprint(self) -> str:
         """A digest of the whole model (features, weights, metadata with its thresholds): what an answer
         it decided depends on, so a cached answer is not served under a refit model."""
-        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode("utf-8")).hexdigest()[:16]
+        return model_digest(self.as_dict())
 
     def as_dict(self) -> dict[str, Any]:
         return {"features": list(self.features), "mean": list(self.mean), "scale": list(self.scale),

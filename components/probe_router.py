@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from components.logistic import read_model_file
 from components.model_files import ModelFileError
 from components.retrieval_gate import ProbeModel, ProbeModelError
-from components.storage import atomic_write_text
+from components.storage import atomic_write_text, model_digest
 
 DEFAULT_PROBE_ROUTER = Path(__file__).resolve().parent / "probe_router.json"
 """The probe router fit on the train splits that ships with the package."""
@@ -94,6 +95,11 @@ class ProbeRouter:
                          for rung, model in zip(self.rungs, self.models, strict=False)}
         rung = next((r for r in self.rungs[:-1] if probabilities[r] >= threshold), self.rungs[-1])
         return ProbeRoute(rung, probabilities, threshold)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of the whole router (rungs, threshold, every rung's model, metadata): see the query cache."""
+        return model_digest(self.as_dict())
 
     def as_dict(self) -> dict[str, Any]:
         return {"kind": KIND, "rungs": list(self.rungs), "threshold": self.threshold,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 
 @contextlib.contextmanager
@@ -37,6 +38,15 @@ def atomic_path(target: Path) -> Iterator[Path]:
 def atomic_write_text(target: Path, text: str) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def model_digest(data: Any, *blobs: bytes) -> str:
+    """A short digest of a fitted model: its JSON-able parts (keys sorted) and any raw arrays' bytes. What
+    an answer the model decided depends on, so that a cached answer is not served under a refit one."""
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8"))
+    for blob in blobs:
+        digest.update(blob)
+    return digest.hexdigest()[:16]
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:

@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import os
 import threading
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from components.embedder import DEFAULT_EMBEDDER, resolve_embedder
 from components.model_files import ModelFileError
+from components.storage import model_digest, sha256_file
 
 DEFAULT_SCORER = Path(__file__).resolve().parent / "sufficiency"
 """The scorer trained on the train splits that ships with the package (a folder: ``card.json`` and
@@ -81,6 +83,12 @@ class SufficiencyScorer:
     @property
     def name(self) -> str:
         return str(self.card.get("name", self.path.name))
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of the card and the weights file: a retrained scorer decides answers of its own (see the
+        query cache)."""
+        return model_digest(dict(self.card), sha256_file(self.path / WEIGHTS).encode("ascii"))
 
     def warm_up(self) -> None:
         with self._lock:

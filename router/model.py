@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -117,6 +118,17 @@ class TierRouter:
             raise RouterError(f"router weights {path} have shapes {[w.shape for w, _ in layers]}, which do not fit "
                               f"{trained_dim}-d input and labels {list(labels)}; {retrain}")
         return cls(labels, trained_for, trained_dim, layers, meta, path)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of the trained router (labels, embedder, metadata, every weight): a refit one routes
+        answers of its own, so an answer it routed is not served under another (the query cache)."""
+        from components.storage import model_digest
+
+        about = {"labels": list(self.labels), "embedder": self.embedder, "dimension": self.dimension,
+                 "metadata": dict(self.metadata)}
+        return model_digest(about, *(np.ascontiguousarray(a, dtype=np.float32).tobytes()
+                                     for layer in self.weights for a in layer))
 
     def check_tiers(self, tiers: Sequence[str]) -> None:
         missing = [label for label in self.labels if label not in tiers]

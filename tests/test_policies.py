@@ -385,6 +385,39 @@ class TestQueryCacheInTheGraph:
         refit = replace(check, metadata={**check.metadata, "threshold": 0.3})
         assert "cache" not in graph.invoke({"question": QUESTION}, context=replace(fitted, answerability=refit))["trace"]
 
+    @pytest.mark.parametrize("fitted", ["router", "retrieval_gate", "probe_router", "sufficiency"])
+    def test_an_answer_routed_by_another_fit_is_not_served(self, ctx, fitted, tmp_path):
+        """Session 50 kept a cached answer from outliving a refit check; the models that choose the tier,
+        whether to retrieve at all, and whether the evidence suffices decide the answer as much (the
+        router's policy answers from the tier it picks), so a refit one makes answers of its own too."""
+        import shutil
+
+        from components.probe_router import ProbeRouter
+        from components.sufficiency import DEFAULT_SCORER, WEIGHTS, SufficiencyScorer
+
+        def refit(model):
+            if fitted == "router":
+                (w, b), *rest = model.weights
+                return replace(model, weights=((w * 1.01, b), *rest))
+            if fitted == "sufficiency":
+                folder = tmp_path / "refit"
+                shutil.copytree(model.path, folder)
+                weights = bytearray((folder / WEIGHTS).read_bytes())
+                weights[-1] ^= 1
+                (folder / WEIGHTS).write_bytes(bytes(weights))
+                return SufficiencyScorer(folder)
+            if fitted == "probe_router":
+                return replace(model, threshold=model.threshold / 2)
+            return replace(model, metadata={**model.metadata, "threshold": 0.123})
+
+        model = {"router": ctx.router, "retrieval_gate": RetrievalGate.load(), "probe_router": ProbeRouter.load(),
+                 "sufficiency": SufficiencyScorer(DEFAULT_SCORER)}[fitted]
+        pipeline = ctx.pipeline.with_overrides(None)
+        shipped = answer_scope(replace(ctx, **{fitted: model}), pipeline)
+        assert answer_scope(replace(ctx, **{fitted: model}), pipeline) == shipped  # the same fit: served
+        assert answer_scope(replace(ctx, **{fitted: refit(model)}), pipeline) != shipped
+        assert answer_scope(replace(ctx, **{fitted: None}), pipeline) != shipped
+
     def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
         """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
         die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
