@@ -1,6 +1,6 @@
 """How well the condense step makes follow-ups standalone, on invented conversations.
 
-``eval/follow_ups.json`` holds 24 invented follow-ups, each after one earlier turn: a pronoun that
+``eval/follow_ups.json`` holds invented follow-ups (36 since session 51), each after one earlier turn: a pronoun that
 refers back ("When did she die?"), a question that names only a new subject ("what about Spain?"),
 or a standalone question that the refers-back test also sends to the rewrite ("Were Marie Curie and
 Albert Einstein of the same nationality?"). Each is rewritten as the graph's condense step rewrites it
