@@ -23,14 +23,47 @@ NO_SUBJECT = re.compile(r"^\s*(?:and|what about|how about)\b", re.IGNORECASE)
 Sundays?"): no standalone question begins so, so a rewrite that gives it back as it was has failed."""
 
 
+MADE_BY = re.compile(r"^\s*who\s+(?:(?:first|originally|actually|really|also|\w+ly)\s+)?(?P<verb>\w+)\s+"
+                     r"(?P<thing>[^?.!]+?)\s*[?.!]*\s*$", re.IGNORECASE)
+"""A question about who made something ("Who wrote Pride and Prejudice?"): its answer is the maker,
+``thing`` what was made."""
+
+NOT_MAKING = frozenset("is was were are be been am did does do has had have will would can could shall should "
+                       "may might must else".split())
+"""Words after "who" that make no question about who made something ("Who was ...?", "Who did ...?")."""
+
+PASSIVE_IT = re.compile(r"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+(?:ed|en|wn|lt|ght|ung|un|ne|de|t)\b)",
+                        re.IGNORECASE)
+""""it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
+
+
+def made_thing(question: str, previous: str, rewrite: str) -> str | None:
+    """The follow-up ``question`` with its passive "it" read as the thing ``previous`` asked about,
+    when ``previous`` asks who made something and ``rewrite`` lost that thing ("When was it
+    published?" after "Who wrote Pride and Prejudice?" is "When was Pride and Prejudice published?");
+    else ``None``. The small model reads such an "it" as the maker the answer named ("When was Jane
+    Austen published?"), which a thing written, painted or built never is."""
+    made, passive = MADE_BY.match(previous), PASSIVE_IT.search(question)
+    if made is None or passive is None or made["verb"].casefold() in NOT_MAKING:
+        return None
+    if made["thing"].casefold() in rewrite.casefold():
+        return None  # the model read it so
+    if re.search(r"\b(he|she|him|her|his|hers|they|them|their)\b", question, re.IGNORECASE):
+        return None  # a person is referred to as well: the model's reading of the sentence stands
+    return f"{question[:passive.start()]}{passive['be']} {made['thing']} {question[passive.end():]}"
+
+
 def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | None = None) -> tuple[str, str]:
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
     rewriting, give an earlier question back as it was, which drops the follow-up, or give back a
-    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked."""
+    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked. A rewrite that loses the thing
+    a passive "it" stands for after a question about who made it gives way to :func:`made_thing`'s."""
     anchor = previous if anchor is None else anchor
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
+    if (resolved := made_thing(question, previous, line)) is not None:
+        return resolved, "resolved"
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
     unresolved = NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:

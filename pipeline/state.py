@@ -201,7 +201,7 @@ class ProbeRouterTrace(TypedDict):
 class RewriteTrace(TypedDict):
     original: str  # the follow-up as asked
     standalone: str  # what was retrieved and answered for
-    method: str  # "rewritten" by the model, or "joined" to the previous question when it failed
+    method: str  # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), or "joined" to the previous question when the rewrite failed
     history_turns: int
 
 

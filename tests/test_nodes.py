@@ -91,6 +91,36 @@ class TestCondenseQuestion:
         same = "Were Isaac Newton and Albert Einstein of the same nationality?"
         assert rewrite_or_fallback(same, same, previous) == (same, "rewritten")
 
+    @pytest.mark.parametrize("previous, asked, reply, expected", [
+        ("Who wrote Pride and Prejudice?", "When was it published?", "When was Jane Austen published?",
+         "When was Pride and Prejudice published?"),
+        ("Who painted the Mona Lisa?", "When was it painted?", "When was Leonardo da Vinci painted?",
+         "When was the Mona Lisa painted?"),
+        ("Who designed the Eiffel Tower?", "Why was it built?", "Why was Gustave Eiffel's company built?",
+         "Why was the Eiffel Tower built?"),
+    ])
+    def test_it_after_a_question_about_who_made_something_is_the_thing_made(self, previous, asked, reply, expected):
+        """Found trying the chat (session 51): after "Who wrote Pride and Prejudice?" ("Jane Austen"),
+        "When was it published?" was rewritten "When was Jane Austen published?" and answered 1847. The
+        thing published, painted or built is the one the earlier question asked about, never its maker:
+        the rewrite that put the maker there gives way to the follow-up with "it" read as that thing."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        assert rewrite_or_fallback(reply, asked, previous) == (expected, "resolved")
+
+    @pytest.mark.parametrize("previous, asked, reply", [
+        ("Who wrote Pride and Prejudice?", "When did she die?", "When did Jane Austen die?"),  # she: the maker
+        ("Who painted the Mona Lisa?", "When was it painted?", "When was the Mona Lisa painted?"),  # already right
+        ("Which river flows through Cairo?", "How long is it?", "How long is the Nile?"),  # it: the answer
+        ("Who founded Microsoft?", "When did they found it?", "When did Bill Gates and Paul Allen found Microsoft?"),
+        ("Who was the first president?", "When was it founded?", "When was George Washington founded?"),  # no maker verb
+        ("Who wrote Hamlet?", "Is it long?", "Is Hamlet long?"),  # not a passive
+    ])
+    def test_a_rewrite_the_rule_does_not_concern_stands(self, previous, asked, reply):
+        from nodes.condense_question import rewrite_or_fallback
+
+        assert rewrite_or_fallback(reply, asked, previous) == (reply, "rewritten")
+
     def test_a_run_of_failed_rewrites_does_not_grow_the_question(self, runtime):
         """Each fallback joined the follow-up to the previous standalone question, itself a join, so
         a chat whose model kept answering instead of rewriting asked a longer question every turn
