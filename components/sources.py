@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Union
+from typing import Any, Iterable, Iterator, Mapping, Union
 from urllib.parse import quote
 
 from components.passages import SourceDocument
@@ -280,6 +280,18 @@ def _pdf_paragraphs(path: Path) -> Iterator[str]:
                                           for block in page.get_text("blocks") if block[6] == 0)
 
 
+_NO_TITLE = re.compile(r"^(?:microsoft \w+ - |untitled\b)|\.(?:pdf|docx?|odt|rtf|tex|dvi|pptx?|xlsx?|indd|pages)$|^[\W\d_]*$",
+                       re.IGNORECASE)
+"""What a converter writes as a PDF's title when its author gave none: a file's name, "Microsoft Word
+- name.docx", "untitled", or no word at all."""
+
+
+def pdf_title(metadata: Mapping[str, Any] | None) -> str | None:
+    """The title a PDF's metadata gives, ``None`` for none or only a converter's (:data:`_NO_TITLE`)."""
+    title = " ".join(str((metadata or {}).get("title") or "").split())
+    return None if _NO_TITLE.search(title) else title
+
+
 def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:
     first = next(paragraphs, None)
     return first, (paragraphs if first is None else itertools.chain([first], paragraphs))
@@ -296,7 +308,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     path = Path(path)
     suffix = path.suffix.lower()
     label = name or str(path)
-    meta_title: str | None = None  # a Markdown file's front matter's
+    meta_title: str | None = None  # a Markdown file's front matter's, a PDF's metadata's
     repaired = False
     if suffix not in SUPPORTED_SUFFIXES:
         return Skipped(label, f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
@@ -311,6 +323,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
                 if pdf.needs_pass:
                     raise ValueError("PDF is encrypted")
                 repaired = pdf.is_repaired  # damaged (cut short, say): MuPDF rebuilt what it could find
+                meta_title = pdf_title(pdf.metadata)
             first, paragraphs = _first(_pdf_paragraphs(path))
         else:
             encoding = text_encoding(path)
@@ -325,7 +338,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         return Skipped(label, f"unreadable: {str(exc).replace(str(path), Path(label).name)}")
     if first is None:
         return Skipped(label, "empty (no extractable text)")
-    title = Path(name or path.name).stem.replace("_", " ").replace("-", " ")
+    title = meta_title if suffix == ".pdf" and meta_title else Path(name or path.name).stem.replace("_", " ").replace("-", " ")
     if suffix == ".md":
         # the title: the front matter's, else an opening heading's; the heading is no passage either way
         heading = HEADING.match(first)

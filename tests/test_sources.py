@@ -67,6 +67,26 @@ class TestFolder:
         assert cut.warning is not None and cut.warning.startswith("damaged")
         assert whole.warning is None
 
+    @pytest.mark.parametrize("given, title", [
+        ("Quarterly report of Brindlewood Ceramics", "Quarterly report of Brindlewood Ceramics"),
+        ("  Quarterly   report\n", "Quarterly report"),
+        ("", "q3 2026"),  # none given: the file's name
+        ("Microsoft Word - q3_final.docx", "q3 2026"),  # what a converter wrote: no title
+        ("q3_final.pdf", "q3 2026"),
+        ("untitled", "q3 2026"),
+        ("1", "q3 2026"),
+    ])
+    def test_a_pdf_is_titled_by_its_own_title(self, tmp_path, given, title):
+        """Noticed and left in session 50: every uploaded PDF was cited by its file's name, though most
+        PDFs name their title, as a Markdown file's heading does (which is read). A title that is only
+        what a converter wrote (a file name, "Microsoft Word - ...", "untitled") is none."""
+        pdf = pymupdf.open()
+        pdf.new_page().insert_text((72, 72), "The secret river is the Orinoco.")
+        pdf.set_metadata({"title": given})
+        pdf.save(tmp_path / "q3-2026.pdf")
+        doc = read_file(tmp_path / "q3-2026.pdf")
+        assert not isinstance(doc, Skipped) and doc.title == title
+
     def test_missing_folder(self, tmp_path):
         with pytest.raises(SourceError, match="no such file"):
             list(folder_documents(tmp_path / "nope"))
