@@ -114,8 +114,13 @@ def validate_session_id(session_id: object) -> str:
     return session_id
 
 
+SCORE_DECIMALS = 6
+"""How the API rounds a passage's score: the chat and the terminal show two decimals, and a score rounded
+to four first could cross a tie the real one does not (0.664996 → 0.665, which reads "0.67")."""
+
+
 def public_citation(c: dict[str, Any]) -> dict[str, Any]:
-    return {"n": c["n"], "title": c["title"], "text": c["text"], "score": round(float(c["score"]), 4),
+    return {"n": c["n"], "title": c["title"], "text": c["text"], "score": round(float(c["score"]), SCORE_DECIMALS),
             "source": source_of(c.get("metadata") or {}, c["passage_id"]), "passage_id": c["passage_id"],
             "doc_id": (c.get("metadata") or {}).get("doc_id")}
 
@@ -148,7 +153,7 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 def public_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The best of ``passages`` (:func:`~components.passages.closest`) as the API gives them."""
-    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), 4), "source": p["source"],
+    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), SCORE_DECIMALS), "source": p["source"],
              "passage_id": p["id"]}
             for p in sourced(closest(passages))]
 

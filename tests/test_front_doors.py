@@ -124,6 +124,22 @@ def test_a_threshold_is_shown_rounded_once():
                                                             "(a multi-hop question's): answer")
 
 
+def test_a_passage_score_is_shown_rounded_once():
+    """Left noted in session 50 (as session 50 found for the check's bar): a citation's score rounded to
+    four decimals by the API, then to two by the chat and the terminal, could cross a tie the real score
+    does not (0.664996 → 0.665 → "0.67")."""
+    from app.service import public_citation, public_passages
+    from app.ui import answer_messages
+
+    citation = public_citation({"n": 1, "title": "Danube", "text": "The Danube is a river.", "score": 0.664996,
+                                "passage_id": "wiki/Danube#p0s0", "metadata": {"source": "wikipedia"}})
+    assert f"{citation['score']:.2f}" == "0.66"  # as the terminal prints it
+    assert answer_messages({"answer": "x", "citations": [citation]}, [])[1].metadata["title"] == "[1] Danube · score 0.66"
+    passage = {"id": "wiki/Danube#p0s0", "title": "Danube", "text": "The Danube is a river.", "score": 0.664996,
+               "source": "https://en.wikipedia.org/wiki/Danube"}
+    assert f"{public_passages([passage])[0]['score']:.2f}" == "0.66"
+
+
 def test_the_summary_names_the_multi_hop_bar_only_under_an_answer_the_setting_would_withhold():
     from app.ui import summary_line
 
