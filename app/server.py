@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import math
+import socket
 import sys
 import threading
 from typing import Any, AsyncIterator, Iterator, Mapping, Optional
@@ -30,7 +31,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from starlette.concurrency import run_in_threadpool
 
-from app.errors import HANDLED, describe
+from app.errors import HANDLED, RequestError, describe
 from app.security import (
     USER_KEY,
     BasicAuthMiddleware,
@@ -347,32 +348,58 @@ open: an open chat page holds a connection for as long as it is open, so without
 would wait for every user to close their tab (a question cut short comes back in the box on reload)."""
 
 
+LISTEN_BACKLOG = 2048  # uvicorn's default
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, listening before anything loads (the models take a minute on a cold start),
+    so that a port another server holds, or a host this machine is not, is said at once. A browser that
+    connects while the models load waits for the page rather than being refused."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise RequestError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; check --host") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart need not wait
+        sock.bind(address)
+        sock.listen(LISTEN_BACKLOG)  # bound alone, the port is not yet held: a second server could bind it too
+    except OSError as exc:
+        sock.close()
+        raise RequestError(f"cannot serve on {host}:{port}: {exc.strerror or exc}; is another server using it? "
+                           "choose another --port") from None
+    return sock
+
+
 def run(service: RAGService, *, host: str, port: int, users: Mapping[str, str] | None = None,
         body_timeout_s: float = 30.0) -> None:
     """Serve until interrupted (``adaptive-rag serve``; options parsed by :mod:`app.cli`)."""
     import uvicorn
 
-    print("loading models and index ...", file=sys.stderr, flush=True)
-    service.warm_up()
-    if host not in ("127.0.0.1", "localhost", "::1") and not users:
-        print(f"warning: serving on {host} without --auth: anyone who can reach it can use it", file=sys.stderr)
+    with listening_socket(host, port) as sock:  # closed however the server ends, a failed load too
+        print("loading models and index ...", file=sys.stderr, flush=True)
+        service.warm_up()
+        if host not in ("127.0.0.1", "localhost", "::1") and not users:
+            print(f"warning: serving on {host} without --auth: anyone who can reach it can use it", file=sys.stderr)
 
-    class Announcing(uvicorn.Server):
-        """Says where it serves once it takes connections (building the chat takes a moment after
-        the models load: a line printed before then sent people to a refused connection)."""
+        class Announcing(uvicorn.Server):
+            """Says where it serves once it takes connections (building the chat takes a moment after
+            the models load: a line printed before then sent people to a refused connection)."""
 
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if self.started:
-                print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
+            async def startup(self, sockets: Any = None) -> None:
+                await super().startup(sockets)
+                if self.started:
+                    print(f"serving on http://{host}:{port}/ (API docs at /docs)", file=sys.stderr, flush=True)
 
-    app = create_app(service, users=users, body_timeout_s=body_timeout_s)
-    server = Announcing(uvicorn.Config(app, host=host, port=port, log_level="warning", limit_concurrency=512,
-                                       timeout_keep_alive=5, timeout_graceful_shutdown=SHUTDOWN_GRACE_S))
-    try:  # as uvicorn.run does: Ctrl-C, which uvicorn raises again once it has shut down, ends quietly
-        server.run()
-    except KeyboardInterrupt:
-        pass
+        app = create_app(service, users=users, body_timeout_s=body_timeout_s)
+        server = Announcing(uvicorn.Config(app, host=host, port=port, log_level="warning", limit_concurrency=512,
+                                           timeout_keep_alive=5, timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                                           backlog=LISTEN_BACKLOG))
+        try:  # as uvicorn.run does: Ctrl-C, which uvicorn raises again once it has shut down, ends quietly
+            server.run(sockets=[sock])
+        except KeyboardInterrupt:
+            pass
     if not server.started:
         from uvicorn.config import STARTUP_FAILURE
 

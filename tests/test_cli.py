@@ -302,6 +302,28 @@ def test_serve_refuses_a_port_that_cannot_be(port, capsys):
     assert exited.value.code == 2 and "--port" in capsys.readouterr().err
 
 
+def test_serve_says_at_once_that_its_port_is_taken(monkeypatch, tmp_path, capsys):
+    """Found in session 51: ``serve`` on a port another server holds loaded every model (12 s here with
+    the files cached, about a minute cold), then printed uvicorn's bind error. The port is now taken
+    before anything loads, and a taken one is said at once."""
+    import socket
+
+    from app.service import RAGService
+
+    def never(self):
+        raise AssertionError("the models were loaded for a port that is taken")
+
+    monkeypatch.setattr(RAGService, "warm_up", never)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["serve", "--port", str(port), "--conversations", str(tmp_path / "c.sqlite"),
+                     "--query-cache", "off"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"127.0.0.1:{port}" in err and "--port" in err and "Traceback" not in err
+
+
 def test_serve_keeps_the_query_cache_where_it_is_told(monkeypatch, tmp_path):
     from app.cli import _query_cache, build_parser
 
