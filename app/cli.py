@@ -123,8 +123,8 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
     if result.get("citations"):
         lines.append("")
         lines.append("Sources:")
-        for c in result["citations"]:
-            lines.append(f"  [{c['n']}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
+        for i, c in enumerate(result["citations"], 1):  # numbered as the chat numbers them: in the order shown
+            lines.append(f"  [{i}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
     elif note and (closest := closest_passages(result)):  # none for an answer read from no passage
         lines += ["", "Closest passages:"]
         lines += [f"  {p['title']} ({p['source']}, score {ranking_score(p):.2f}): {p['text']}" for p in closest]

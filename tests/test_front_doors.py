@@ -70,6 +70,22 @@ def test_a_short_answer_shows_what_the_model_wrote_in_every_front_door():
     assert public_result({**state, "answer": sentence, "trace": {"tier": "medium"}}, 1.0)["written_answer"] is None
 
 
+def test_the_terminal_numbers_the_sources_as_the_chat_does():
+    """Found in session 51: "When was it published?" was answered "1813" from the prompt's second
+    passage; the chat showed "1813 [1]" and one source "[1] Pride and Prejudice", the terminal the same
+    one source as "[2] Pride and Prejudice", a number the reader sees nowhere else."""
+    from app.cli import format_answer
+    from app.service import public_result
+    from app.ui import answer_messages
+
+    cited = {"n": 2, "passage_id": "wiki/Pride_and_Prejudice#p0s3", "title": "Pride and Prejudice",
+             "text": "It was published in 1813.", "score": 0.72, "metadata": {"source": "wikipedia"}}
+    result = public_result({"answer": "1813", "citations": [cited],
+                            "trace": {"tier": "easy", "supported": True, "output_tokens": 3}}, 900.0)
+    assert answer_messages(result, [])[1].metadata["title"].startswith("[1] Pride and Prejudice")
+    assert "\n  [1] Pride and Prejudice (" in format_answer(result)
+
+
 def test_where_the_cascade_started_is_in_the_api_and_the_cost_line():
     from app.service import cost_line, public_result
 
