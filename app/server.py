@@ -28,6 +28,7 @@ from typing import Any, AsyncIterator, Iterator, Mapping, Optional
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from starlette.concurrency import run_in_threadpool
 
@@ -219,12 +220,18 @@ def _user(request: Request) -> str | None:
     return request.scope.get(USER_KEY)
 
 
+API_DOCS_ASSETS = "/api-docs-assets"
+"""Where the API documentation's scripts and styles are served (/docs, /redoc)."""
+
+
 def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, with_ui: bool = True,
                throttle: LoginThrottle | None = None, max_request_bytes: int = MAX_REQUEST_BYTES,
                body_timeout_s: float = 30.0) -> FastAPI:
     """The API (and the chat, ``with_ui``) over ``service``; ``users``: logins, none for an open server."""
-    app = FastAPI(title="adaptive-rag", version="0.1.0",
-                  description="Budget-aware adaptive RAG over a local knowledge base, with small local models.")
+    # FastAPI's documentation pages load Swagger UI and ReDoc from a CDN, which an offline machine cannot
+    # reach (a blank page); fastapi-offline's serve the packaged copies from API_DOCS_ASSETS
+    app = FastAPIOffline(title="adaptive-rag", version="0.1.0", static_url=API_DOCS_ASSETS,
+                         description="Budget-aware adaptive RAG over a local knowledge base, with small local models.")
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -305,10 +312,11 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     if with_ui:
         import gradio as gr
 
-        from app.ui import CSS, JS, TRANSLATIONS, build_ui, theme
+        from app.ui import CSS, FOOTER_LINKS, JS, TRANSLATIONS, build_ui, theme
 
         app = gr.mount_gradio_app(app, build_ui(service), path="/", show_error=True, css=CSS, js=JS, theme=theme(),
-                                  i18n=gr.I18n(**TRANSLATIONS), max_file_size=service.max_upload_bytes)
+                                  i18n=gr.I18n(**TRANSLATIONS), max_file_size=service.max_upload_bytes,
+                                  footer_links=FOOTER_LINKS)
         app.add_middleware(GuardedRoutesMiddleware)
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=max_request_bytes, body_timeout_s=body_timeout_s,
                        path_limits={UPLOAD_PATH: service.max_upload_bytes + (1 << 20)})

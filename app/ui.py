@@ -41,7 +41,11 @@ EXAMPLES = [
 ]
 HEADER = """# Adaptive RAG
 Answers from a local knowledge base (English Wikipedia summaries and your documents) with a small
-local model, spending only the retrieval and generation budget each question needs."""
+local model, spending only the retrieval and generation budget each question needs. Programs can ask
+it too, through its [HTTP API](docs)."""
+FOOTER_LINKS = ["gradio", "settings"]
+"""Gradio's footer without its "Use via API" page, which documents the chat's own event handlers
+("/lambda", "/document_list_1", ...), not the HTTP API the header links to."""
 PHONE_WIDTH = 768  # below this many CSS pixels the settings start closed
 ASK = "Ask a question…"
 LOADING = "Loading your conversation…"

@@ -238,6 +238,20 @@ class TestHealthAndAuth:
         paths = client.get("/openapi.json").json()["paths"]
         assert {"/ask", "/ask/stream", "/health"} <= set(paths)
 
+    @pytest.mark.parametrize("page", ["/docs", "/redoc"])
+    def test_the_api_documentation_needs_no_network(self, client, page):
+        """Found in session 51: the documentation the server names on start ("API docs at /docs") loaded
+        its scripts and styles from a CDN, so on the offline machines this product is built for it was a
+        blank page. Every script and style it loads is now the server's own."""
+        import re
+
+        html = client.get(page).text
+        assets = re.findall(r'(?:src|href)="([^"]+\.(?:js|css))"', html)
+        assert assets and not any(re.match(r"https?:", a) for a in assets), assets
+        for asset in assets:
+            response = client.get(asset)
+            assert response.status_code == 200 and len(response.content) > 10_000, asset
+
 
 class TestService:
     def test_concurrent_sessions_get_their_own_answers(self, service):

@@ -569,6 +569,26 @@ def test_phone_width(browser, server):
     context.close()
 
 
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_page_points_to_the_http_api_not_to_gradios_handlers(browser, server, width):
+    """Found trying the footer (session 51): its "Use via API" opened Gradio's page of the chat's own
+    event handlers, 36 of them ("/lambda", "/document_list_1", ...), with an API recorder, while the
+    product's documented HTTP API (/ask, /documents, ...) was named nowhere on the page."""
+    url, _ = server
+    context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
+                                  has_touch=width < 768)
+    page = chat_page(context, url)
+    assert page.locator("footer").get_by_text("Use via API").count() == 0
+    link = page.get_by_role("link", name="HTTP API")
+    assert link.count() == 1
+    with context.expect_page() as opened:  # a new tab, as the chat's links open
+        link.first.click()
+    docs = opened.value
+    docs.wait_for_selector("text=/ask", timeout=30000)  # FastAPI's documentation of the API
+    assert docs.url == f"{url}/docs"
+    context.close()
+
+
 def test_a_waiting_question_says_how_many_are_ahead(browser, server):
     """Defect 5: with several questions in flight, "waiting for N earlier questions" never showed."""
     url, _ = server
