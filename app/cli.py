@@ -136,6 +136,10 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
     return "\n".join(lines)
 
 
+WITHHELD_MARK = "(withheld: not the answer, see below)"
+"""After a streamed answer the check then withheld: the terminal cannot take printed text back."""
+
+
 def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id: str | None = None) -> dict[str, Any]:
     if not stream:
         result = service.ask(question, session_id=session_id)
@@ -144,6 +148,8 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
     events = service.stream(question, session_id=session_id)
     with contextlib.closing(events):  # closed (Ctrl-C while printing), the stream stops its run
         result = _print_stream(events)
+    if (result.get("answerability") or {}).get("withheld_answer"):  # printed as it came: marked, not taken back
+        print(f" {WITHHELD_MARK}", end="")
     print("\n")
     print(format_answer(result, show_trace, include_answer=False).lstrip("\n"))
     return result

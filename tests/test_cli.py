@@ -349,3 +349,26 @@ def test_a_streamed_answer_ends_where_its_words_end(capsys, monkeypatch):
     monkeypatch.setattr(cli_module, "format_answer", lambda *args, **kwargs: "summary")
     cli_module._ask_once(Streaming(), "Who?", show_trace=False, stream=True)
     assert capsys.readouterr().out == "Paris\n(not sure: reading more evidence, tier medium)\nLeonardo da Vinci\n\nsummary\n"
+
+
+def test_a_streamed_answer_the_check_withholds_is_marked_where_it_was_printed(capsys, monkeypatch):
+    """Found in session 51: ``ask`` streamed "1527" as the first line, and only the paragraph after it
+    said the answer was withheld (0.3% likely right); read from the top, the withheld answer looked
+    like the answer. The chat replaces it; the terminal, which cannot take printed text back, marks it."""
+    import app.cli as cli_module
+
+    class Streaming:
+        def __init__(self, abstained):
+            self.abstained = abstained
+
+        def stream(self, question, session_id=None):
+            yield {"type": "token", "text": "1527"}
+            check = {"by": "score", "decision": "abstain", "withheld_answer": "1527"} if self.abstained else None
+            yield {"type": "result", "abstained": self.abstained, "answerability": check}
+
+    monkeypatch.setattr(cli_module, "format_answer", lambda *args, **kwargs: "summary")
+    cli_module._ask_once(Streaming(True), "When?", show_trace=False, stream=True)
+    assert capsys.readouterr().out == f"1527 {cli_module.WITHHELD_MARK}\n\nsummary\n"
+    cli_module._ask_once(Streaming(False), "When?", show_trace=False, stream=True)
+    assert capsys.readouterr().out == "1527\n\nsummary\n"
+
