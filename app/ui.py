@@ -217,8 +217,9 @@ def summary_line(result: dict[str, Any]) -> str:
         parts.insert(0, f"{result['timing_ms']['total'] / 1000:.1f} s")
     escalations = result.get("escalations") or 0
     if escalations:
+        # reading more ends when an answer is sure or when there is no more to read: "until it was sure" is not said
         parts.append("first answer was unsure, so it read more" if escalations == 1
-                     else f"read more {escalations} times before it was sure")
+                     else f"answers were unsure, so it read more {escalations} times")
     check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("decision") == "answer":
         knob = check.get("knob")  # None: a turn kept before the trace had it

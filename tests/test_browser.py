@@ -423,6 +423,28 @@ def test_an_unsure_answer_escalates_visibly(browser, index_dir, tmp_path_factory
         proc.wait(timeout=30)
 
 
+def test_an_answer_never_sure_is_not_said_to_have_become_sure(browser, index_dir, tmp_path_factory):
+    """Found trying the chat at phone width (session 51): an answer read more twice, through the whole
+    ladder, and was then withheld at 0.3% likely right, under the summary "read more 2 times before it
+    was sure". Reading more ends when the answer is sure or when there is nothing more to read."""
+    work = tmp_path_factory.mktemp("cascade-never-sure")
+    # every question single-hop (from Easy) and no answer ever sure: Easy, Medium, then Hard
+    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9",
+                             "--multi-hop-threshold", "1")
+    try:
+        wait_healthy(url)
+        context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+        page = chat_page(context, url)
+        ask(page, "Who discovered radium?")
+        text = wait_answered(page)
+        assert "read more 2 times" in text and "sure" not in text.split("read more 2 times", 1)[1][:40], text
+        page.screenshot(path=str(work / "never-sure.png"), full_page=True)
+        context.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_an_empty_question_leaves_the_chat_usable(page, server):
     """Chat issue, defect 1: Enter on an empty box said "question is empty", then left an empty
     bubble, a red "Error" panel and a disabled box until a reload."""
