@@ -23,7 +23,7 @@ import math
 import socket
 import sys
 import threading
-from typing import Any, AsyncIterator, Iterator, Mapping, Optional
+from typing import Annotated, Any, AsyncIterator, Iterator, Mapping, Optional
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -41,6 +41,7 @@ from app.security import (
     RequestLimitsMiddleware,
 )
 from app.service import Cancelled, RAGService
+from components.sources import DocumentKind
 
 log = logging.getLogger("adaptive_rag.server")
 
@@ -284,7 +285,8 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
                 "turns": service.history(session_id, owner=_user(request))}
 
     @app.get("/documents")
-    def documents(kind: Optional[str] = Query(None, description="only this kind: file (uploads) or wikipedia"),
+    def documents(kind: Annotated[Optional[DocumentKind], Query(description="only this kind: file (uploads), "
+                                                                        "wikipedia, or a benchmark's (squad, hotpotqa)")] = None,
                   limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> dict[str, Any]:
         """The knowledge base's documents with their passage counts and sources (shared by all users)."""
         docs = [d for d in service.documents() if kind is None or d["kind"] == kind]

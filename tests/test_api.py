@@ -364,6 +364,15 @@ class TestService:
         assert not list((tmp_path / "cache" / "uploads").iterdir())  # the stored copy is gone too
         assert client.delete(f"/documents/{files[0]['doc_id']}").status_code == 404
 
+    def test_an_unknown_kind_of_document_is_refused_not_listed_as_none(self, client):
+        """Found trying the API (session 51): ``GET /documents?kind=files`` (for "file") answered an empty
+        list, as if nothing had been uploaded; the kinds are a fixed set, so a typo says what is valid."""
+        response = client.get("/documents", params={"kind": "files"})
+        assert response.status_code == 422
+        detail = str(response.json()["detail"])
+        assert all(kind in detail for kind in ("file", "wikipedia", "squad", "hotpotqa"))
+        assert client.get("/documents", params={"kind": "wikipedia", "limit": 1}).status_code == 200
+
     def test_a_copy_of_an_uploaded_file_is_not_added_twice(self, ctx, index_dir, tmp_path, monkeypatch):
         """The same file under another name ("report (1).pdf") put every passage in twice, and each
         answer that found one read both copies: two of the two or three passages a first look reads."""
