@@ -216,6 +216,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
             print("\n(stopped)", flush=True)
 
 
+INGEST_SOURCES = ("wiki", "folder", "squad", "hotpotqa")
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -310,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     chat.set_defaults(func=cmd_chat)
 
     ing = sub.add_parser("ingest", help="add a source to an index (skips passages already present)")
-    ing.add_argument("source", choices=["wiki", "folder", "squad", "hotpotqa"],
-                     help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf files; squad/hotpotqa: benchmark contexts")
+    ing.add_argument("source", metavar="{wiki,folder,squad,hotpotqa,PATH}",
+                     help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf files; squad/hotpotqa: benchmark "
+                          "contexts; or a file or folder, read as folder PATH")
     ing.add_argument("path", nargs="?", type=Path, help="file or folder, for folder/squad/hotpotqa")
     # the chunking options default to the index's own (its manifest records the last ingest's), else these
     ing.add_argument("--window", type=int, help="sentences per passage (default: the index's, else 1)")
@@ -356,6 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "ingest" and args.source not in INGEST_SOURCES:
+        if args.path is not None:
+            parser.error(f"ingest: unknown source {args.source!r}; sources: {', '.join(INGEST_SOURCES)}")
+        if not Path(args.source).expanduser().exists():
+            parser.error(f"ingest: {args.source!r} is no source ({', '.join(INGEST_SOURCES)}) and no file or folder "
+                         "that exists")
+        args.source, args.path = "folder", Path(args.source).expanduser()  # `ingest notes.pdf`: `ingest folder notes.pdf`
     if getattr(args, "source", None) in ("folder", "squad", "hotpotqa") and args.path is None:
         parser.error(f"ingest {args.source} needs a path")
     if args.command == "serve" and args.conversations is None:

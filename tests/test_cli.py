@@ -372,3 +372,17 @@ def test_a_streamed_answer_the_check_withholds_is_marked_where_it_was_printed(ca
     cli_module._ask_once(Streaming(False), "When?", show_trace=False, stream=True)
     assert capsys.readouterr().out == "1527\n\nsummary\n"
 
+
+def test_ingest_takes_a_file_or_folder_as_its_source(tmp_path):
+    """Found trying the command line (session 51): ``adaptive-rag ingest notes.pdf`` (or ``ingest ~/notes``)
+    was refused with "invalid choice"; only ``ingest folder notes.pdf`` read it. A path that exists is now
+    read as ``folder PATH``; one that does not is refused with what is valid."""
+    note = tmp_path / "notes.md"
+    note.write_text("# Notes\n\nThe Quillfeather bridge opened in 1911.")
+    added = cli("ingest", str(note), "--index", str(tmp_path / "idx"))
+    assert added.returncode == 0, added.stderr
+    assert "passages added: 1" in added.stdout
+    missing = cli("ingest", str(tmp_path / "nope.md"), "--index", str(tmp_path / "idx"))
+    assert missing.returncode == 2 and "nope.md" in missing.stderr and "wiki" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
