@@ -28,9 +28,11 @@ MADE_BY = re.compile(r"^\s*who\s+(?:(?:first|originally|actually|really|also|\w+
 """A question about who made something ("Who wrote Pride and Prejudice?"): its answer is the maker,
 ``thing`` what was made."""
 
-NOT_MAKING = frozenset("is was were are be been am did does do has had have will would can could shall should "
-                       "may might must else".split())
-"""Words after "who" that make no question about who made something ("Who was ...?", "Who did ...?")."""
+MAKING = frozenset("""wrote authored penned composed painted drew sculpted carved designed built constructed
+    engineered invented devised discovered created made founded established directed produced filmed recorded
+    developed published coined conceived formulated""".split())
+"""Verbs whose object is what was made and whose subject is its maker: after "Who painted X?", a passive
+"it" is X. After "Who won X?" or "Who owns X?" the answer (a country, a company) may well be "it"."""
 
 PASSIVE_IT = re.compile(r"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+(?:ed|en|wn|lt|ght|ung|un|ne|de|t)\b)",
                         re.IGNORECASE)
@@ -44,7 +46,7 @@ def made_thing(question: str, previous: str, rewrite: str) -> str | None:
     else ``None``. The small model reads such an "it" as the maker the answer named ("When was Jane
     Austen published?"), which a thing written, painted or built never is."""
     made, passive = MADE_BY.match(previous), PASSIVE_IT.search(question)
-    if made is None or passive is None or made["verb"].casefold() in NOT_MAKING:
+    if made is None or passive is None or made["verb"].casefold() not in MAKING:
         return None
     if made["thing"].casefold() in rewrite.casefold():
         return None  # the model read it so

@@ -115,6 +115,9 @@ class TestCondenseQuestion:
         ("Who founded Microsoft?", "When did they found it?", "When did Bill Gates and Paul Allen found Microsoft?"),
         ("Who was the first president?", "When was it founded?", "When was George Washington founded?"),  # no maker verb
         ("Who wrote Hamlet?", "Is it long?", "Is Hamlet long?"),  # not a passive
+        # a question about who won or owns something: its answer (a country, a company) may well be "it"
+        ("Who won the 2018 World Cup?", "When was it founded?", "When was France founded?"),
+        ("Who owns Instagram?", "When was it founded?", "When was Meta founded?"),
     ])
     def test_a_rewrite_the_rule_does_not_concern_stands(self, previous, asked, reply):
         from nodes.condense_question import rewrite_or_fallback
