@@ -39,17 +39,15 @@ PASSIVE_IT = re.compile(r"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+(?:ed|en|w
 """"it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
 
 
-def made_thing(question: str, previous: str, rewrite: str) -> str | None:
+def made_thing(question: str, previous: str) -> str | None:
     """The follow-up ``question`` with its passive "it" read as the thing ``previous`` asked about,
-    when ``previous`` asks who made something and ``rewrite`` lost that thing ("When was it
-    published?" after "Who wrote Pride and Prejudice?" is "When was Pride and Prejudice published?");
-    else ``None``. The small model reads such an "it" as the maker the answer named ("When was Jane
-    Austen published?"), which a thing written, painted or built never is."""
+    when ``previous`` asks who made something ("When was it published?" after "Who wrote Pride and
+    Prejudice?" is "When was Pride and Prejudice published?"); else ``None``. The small model reads
+    such an "it" as the maker the answer named ("When was Jane Austen published?", or "When was
+    Vincent van Gogh painted The Starry Night?"), which a thing written, painted or built never is."""
     made, passive = MADE_BY.match(previous), PASSIVE_IT.search(question)
     if made is None or passive is None or made["verb"].casefold() not in MAKING:
         return None
-    if made["thing"].casefold() in rewrite.casefold():
-        return None  # the model read it so
     if re.search(r"\b(he|she|him|her|his|hers|they|them|their)\b", question, re.IGNORECASE):
         return None  # a person is referred to as well: the model's reading of the sentence stands
     return f"{question[:passive.start()]}{passive['be']} {made['thing']} {question[passive.end():]}"
@@ -59,13 +57,14 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
     rewriting, give an earlier question back as it was, which drops the follow-up, or give back a
-    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked. A rewrite that loses the thing
-    a passive "it" stands for after a question about who made it gives way to :func:`made_thing`'s."""
+    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked. After a question about who
+    made something, a passive "it" is that thing: :func:`made_thing`'s reading stands ("resolved")
+    unless the model's rewrite is the same."""
     anchor = previous if anchor is None else anchor
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
-    if (resolved := made_thing(question, previous, line)) is not None:
-        return resolved, "resolved"
+    if (resolved := made_thing(question, previous)) is not None:
+        return resolved, "rewritten" if _same(line.rstrip("?"), resolved.rstrip("?")) else "resolved"
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
     unresolved = NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:

@@ -98,6 +98,9 @@ class TestCondenseQuestion:
          "When was the Mona Lisa painted?"),
         ("Who designed the Eiffel Tower?", "Why was it built?", "Why was Gustave Eiffel's company built?",
          "Why was the Eiffel Tower built?"),
+        # the thing kept, but the maker made the passive's subject (the fresh clone's chat: answered 1903, not 1889)
+        ("Who painted The Starry Night?", "When was it painted?", "When was Vincent van Gogh painted The Starry Night?",
+         "When was The Starry Night painted?"),
     ])
     def test_it_after_a_question_about_who_made_something_is_the_thing_made(self, previous, asked, reply, expected):
         """Found trying the chat (session 51): after "Who wrote Pride and Prejudice?" ("Jane Austen"),
