@@ -52,6 +52,7 @@ LOADING = "Loading your conversation…"
 """The question box's placeholder, until the page has its conversation back (then :data:`ASK`)."""
 
 CSS = """
+footer > .divider:first-child { display: none; }  /* Gradio keeps the API link's divider when FOOTER_LINKS drops it */
 @media (max-width: 768px) {  /* Gradio opens the sidebar across the whole phone, its toggle off screen */
   #sidebar.sidebar { width: calc(100vw - 56px) !important; }
   #sidebar.sidebar:not(.open) { left: calc(56px - 100vw) !important; }

@@ -601,6 +601,7 @@ def test_the_page_points_to_the_http_api_not_to_gradios_handlers(browser, server
                                   has_touch=width < 768)
     page = chat_page(context, url)
     assert page.locator("footer").get_by_text("Use via API").count() == 0
+    assert not page.locator("footer").inner_text().strip().startswith("·")  # no divider left before the first link
     link = page.get_by_role("link", name="HTTP API")
     assert link.count() == 1
     with context.expect_page() as opened:  # a new tab, as the chat's links open
