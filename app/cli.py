@@ -367,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"ingest: {args.source!r} is no source ({', '.join(INGEST_SOURCES)}) and no file or folder "
                          "that exists")
         args.source, args.path = "folder", Path(args.source).expanduser()  # `ingest notes.pdf`: `ingest folder notes.pdf`
-    if getattr(args, "source", None) in ("folder", "squad", "hotpotqa") and args.path is None:
+    if args.command == "ingest" and args.source != "wiki" and args.path is None:
         parser.error(f"ingest {args.source} needs a path")
     if args.command == "serve" and args.conversations is None:
         args.conversations = os.environ.get("ADAPTIVE_RAG_CONVERSATIONS") or "sqlite"

@@ -114,34 +114,30 @@ def validate_session_id(session_id: object) -> str:
     return session_id
 
 
-SCORE_DECIMALS = 6
-"""How the API rounds a passage's score: the chat and the terminal show two decimals, and a score rounded
-to four first could cross a tie the real one does not (0.664996 → 0.665, which reads "0.67")."""
+API_DECIMALS = 6
+"""How the API rounds a probability (the check's score and threshold, the knob) or a passage's score. The
+chat and the terminal round again to show them (in percent to one or two decimals, scores to two), and a
+value rounded to four first could cross a tie the real one does not (0.004528 → 0.0045, which reads
+"0.4%"; 0.664996 → 0.665, which reads "0.67")."""
 
 
 def public_citation(c: dict[str, Any]) -> dict[str, Any]:
-    return {"n": c["n"], "title": c["title"], "text": c["text"], "score": round(float(c["score"]), SCORE_DECIMALS),
+    return {"n": c["n"], "title": c["title"], "text": c["text"], "score": round(float(c["score"]), API_DECIMALS),
             "source": source_of(c.get("metadata") or {}, c["passage_id"]), "passage_id": c["passage_id"],
             "doc_id": (c.get("metadata") or {}).get("doc_id")}
-
-
-PROBABILITY_DECIMALS = 6
-"""How the API rounds a probability (the check's score and threshold, the knob)."""
 
 
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
     threshold (and whether it was a multi-hop question's, and the setting it came from), and the
-    answer it withheld. Probabilities to six decimals: the chat shows them in percent to one or two,
-    and a value rounded to four first could cross a tie the real one does not (0.004528 → 0.0045,
-    which reads "0.4%")."""
+    answer it withheld; probabilities to :data:`API_DECIMALS`."""
     if not check:
         return None
     score, knob = check.get("score"), check.get("knob")
     return {"decision": check["decision"], "by": check["by"],
-            "score": None if score is None else round(score, PROBABILITY_DECIMALS),
-            "threshold": round(check["threshold"], PROBABILITY_DECIMALS), "multi_hop": check.get("multi_hop"),
-            "knob": None if knob is None else round(knob, PROBABILITY_DECIMALS), "withheld_answer": check.get("withheld_answer")}
+            "score": None if score is None else round(score, API_DECIMALS),
+            "threshold": round(check["threshold"], API_DECIMALS), "multi_hop": check.get("multi_hop"),
+            "knob": None if knob is None else round(knob, API_DECIMALS), "withheld_answer": check.get("withheld_answer")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,7 +149,7 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 def public_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The best of ``passages`` (:func:`~components.passages.closest`) as the API gives them."""
-    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), SCORE_DECIMALS), "source": p["source"],
+    return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), API_DECIMALS), "source": p["source"],
              "passage_id": p["id"]}
             for p in sourced(closest(passages))]
 

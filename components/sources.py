@@ -341,7 +341,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
         return Skipped(label, f"unreadable: {str(exc).replace(str(path), Path(label).name)}")
     if first is None:
         return Skipped(label, "empty (no extractable text)")
-    title = meta_title if suffix == ".pdf" and meta_title else Path(name or path.name).stem.replace("_", " ").replace("-", " ")
+    title = meta_title or Path(name or path.name).stem.replace("_", " ").replace("-", " ")
     if suffix == ".md":
         # the title: the front matter's, else an opening heading's; the heading is no passage either way
         heading = HEADING.match(first)

@@ -95,6 +95,7 @@ class SufficiencyScorer:
             if self._model is not None:
                 return
             self._model, self._tokenizer, self._head = load_weights(self.base, self.path / WEIGHTS, self.device)
+            _ = self.fingerprint  # the weights' digest, taken with them, not on a question's path (the cache's scope)
 
     def score(self, question: str, passages: Sequence[str]) -> float:
         """The probability that ``passages`` hold an answer to ``question`` (0 for no passages)."""

@@ -38,6 +38,9 @@ PASSIVE_IT = re.compile(r"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+(?:ed|en|w
                         re.IGNORECASE)
 """"it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
 
+PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
+"""A pronoun for a person (or people): the follow-up refers to the maker too."""
+
 
 def made_thing(question: str, previous: str) -> str | None:
     """The follow-up ``question`` with its passive "it" read as the thing ``previous`` asked about,
@@ -48,7 +51,7 @@ def made_thing(question: str, previous: str) -> str | None:
     made, passive = MADE_BY.match(previous), PASSIVE_IT.search(question)
     if made is None or passive is None or made["verb"].casefold() not in MAKING:
         return None
-    if re.search(r"\b(he|she|him|her|his|hers|they|them|their)\b", question, re.IGNORECASE):
+    if PERSON.search(question):
         return None  # a person is referred to as well: the model's reading of the sentence stands
     return f"{question[:passive.start()]}{passive['be']} {made['thing']} {question[passive.end():]}"
 
