@@ -86,6 +86,7 @@ from pydantic import Field, PrivateAttr
 
 from components.layer_tap import LayerTap
 from components.model_files import PRESETS, ModelFileError, gguf_path
+from components.storage import file_fingerprint, model_digest
 
 _MODEL_PARAMS_LOCK = threading.Lock()
 _ROLES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -271,10 +272,17 @@ class LlamaCppChatModel(BaseChatModel):
     _pinned: Any = PrivateAttr(default_factory=dict)
     _recent: Any = PrivateAttr(default_factory=OrderedDict)
     _tap: Any = PrivateAttr(default=None)
+    _fingerprint: Any = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
         return "llama-cpp"
+
+    @property
+    def fingerprint(self) -> str:
+        """The weights loaded (:func:`file_fingerprint` of the GGUF file when :meth:`warm_up` read it):
+        another file put at the same path answers differently, so a cached answer names these."""
+        return self._fingerprint or file_fingerprint(Path(self.model_path))
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
@@ -366,6 +374,7 @@ class LlamaCppChatModel(BaseChatModel):
 
         if not Path(self.model_path).is_file():
             raise FileNotFoundError(f"GGUF model file not found: {self.model_path}")
+        fingerprint = file_fingerprint(Path(self.model_path))
         extra_buffers = not built_with_amx() if self.extra_buffers is None else self.extra_buffers
         tap = LayerTap()
         with _default_params({"use_extra_bufts": extra_buffers}, {"cb_eval": tap.callback}):
@@ -394,6 +403,7 @@ class LlamaCppChatModel(BaseChatModel):
             stop_token_ids=[llama.token_eos()],
         )
         self._llama = llama
+        self._fingerprint = fingerprint
 
     def reset_cache(self, *, pinned: bool = False, keep: Collection[tuple[int, ...]] | None = None) -> None:
         """Forget the live cache and the post-answer snapshots, so the next prompt starts from the
@@ -730,8 +740,21 @@ class HuggingFaceChatModel(ChatHuggingFace):
     """A transformers model through ``langchain-huggingface``: loaded when constructed, so
     :meth:`warm_up` has nothing left to do."""
 
+    _fingerprint: Any = PrivateAttr(default=None)
+
     def warm_up(self) -> None:
         return None
+
+    @property
+    def fingerprint(self) -> str:
+        """The weights loaded: a local folder's files (:func:`file_fingerprint`), or a Hugging Face
+        name with the revision the files came from."""
+        if self._fingerprint is None:
+            model = self.llm.pipeline.model
+            folder = Path(model.name_or_path)
+            self._fingerprint = (file_fingerprint(folder) if folder.is_dir()
+                                 else model_digest([model.name_or_path, getattr(model.config, "_commit_hash", None)]))
+        return cast(str, self._fingerprint)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer.encode(text, add_special_tokens=False))

@@ -49,6 +49,15 @@ def model_digest(data: Any, *blobs: bytes) -> str:
     return digest.hexdigest()[:16]
 
 
+def file_fingerprint(path: Path) -> str:
+    """A short digest of a file's (or a folder's files') size and modification time: cheap to take
+    on a gigabyte of weights, and different for another file put at the same path (the check make
+    and rsync rely on). Not a content hash: the same bytes copied anew get another fingerprint."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    return model_digest([[str(p.relative_to(path)) if p != path else "", p.stat().st_size, p.stat().st_mtime_ns]
+                         for p in files])
+
+
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -27,7 +27,7 @@ turn's question was read, which a later turn asking the same did not need)."""
 
 
 def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
-    """What a cached answer depends on: the generator, the effective configuration, the knowledge
+    """What a cached answer depends on: the generator and the weights it loaded, the effective configuration, the knowledge
     base's revision, the reranker, which chooses the evidence from it, and every fitted model that
     decides how much evidence it reads and whether it is given (the tier router, the retrieve-or-not
     gate, the router that sees the retrieval, the question-type reading, the check, the check without
@@ -35,7 +35,7 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     fitted = [None if model is None else model.fingerprint
               for model in (ctx.router, ctx.retrieval_gate, ctx.probe_router, ctx.question_type, ctx.answerability,
                             ctx.answerability_fallback, ctx.answer_probe, ctx.sufficiency)]
-    return scope_key(ctx.model_name, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
+    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
 
 
 @timed("lookup_cache")

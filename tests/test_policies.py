@@ -418,6 +418,30 @@ class TestQueryCacheInTheGraph:
         assert answer_scope(replace(ctx, **{fitted: refit(model)}), pipeline) != shipped
         assert answer_scope(replace(ctx, **{fitted: None}), pipeline) != shipped
 
+    def test_an_answer_of_other_weights_at_the_same_path_is_not_served(self, ctx, tmp_path):
+        """Left open in session 51: the scope named the generator as configured (its path), so a GGUF
+        file replaced at the same path (a requantised or fine-tuned model) kept being served the old
+        model's answers. The weights the generator loaded are part of the scope."""
+        import os
+        import shutil
+
+        from components.generator import load_chat_model
+
+        path = tmp_path / "model.gguf"
+        shutil.copy2(ctx.generator.model_path, path)
+        pipeline = ctx.pipeline.with_overrides(None)
+
+        def scope() -> str:
+            generator = load_chat_model(str(path), n_ctx=2048)
+            generator.warm_up()
+            return answer_scope(replace(ctx, generator=generator), pipeline)
+
+        loaded = scope()
+        assert scope() == loaded  # the same weights: served
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # another file put in its place
+        assert scope() != loaded
+
     def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
         """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
         die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
