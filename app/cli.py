@@ -185,8 +185,13 @@ def _service(args: argparse.Namespace):
 
 
 # ---------------------------------------------------------------------------- commands
+TERMINALS_LIMIT = "--max-question-chars raises it"
+"""Where a question's limit comes from at the terminal, where the asker sets it."""
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
-    validate_question(args.question, _pipeline(args).max_question_chars)  # settings, then question: before models load
+    # settings, then question: before models load
+    validate_question(args.question, _pipeline(args).max_question_chars, TERMINALS_LIMIT)
     service = _service(args)
     _ask_once(service, args.question, args.trace, stream=not args.no_stream)
     return 0
@@ -207,6 +212,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         if not question.strip():
             continue
         try:
+            validate_question(question, service.pipeline.max_question_chars, TERMINALS_LIMIT)
             result = _ask_once(service, question, args.trace, stream=True, session_id="terminal")
             if result.get("rewritten_question"):
                 print(f"(follow-up read as: {result['rewritten_question']})")

@@ -443,20 +443,24 @@ def clean_text(text: str, what: str = "text") -> str:
     return "".join(" " if unicodedata.category(ch) == "Cc" and ch not in "\t\n" else ch for ch in text)
 
 
-def _too_long(length: int, max_chars: int) -> QuestionError:
-    """What the asker can do (shorten it) and what sets the limit (the server's setting, which a chat
-    user cannot reach: ``--max-question-chars``, ``PipelineConfig.max_question_chars``)."""
-    return QuestionError(f"question is {length:,} characters long; the maximum is {max_chars:,}: shorten it "
-                         "(the server's max_question_chars sets the maximum)")
+SERVERS_LIMIT = "the server's max_question_chars sets the maximum"
+"""Where a question's limit comes from for a chat or API user, who cannot change it."""
 
 
-def validate_question(question: object, max_chars: int) -> str:
+def _too_long(length: int, max_chars: int, limit: str) -> QuestionError:
+    """What the asker can do (shorten it) and what sets the limit."""
+    return QuestionError(f"question is {length:,} characters long; the maximum is {max_chars:,}: shorten it ({limit})")
+
+
+def validate_question(question: object, max_chars: int, limit: str = SERVERS_LIMIT) -> str:
     """The question cleaned (:func:`clean_text`) and stripped of surrounding whitespace and
-    invisible characters, or a :class:`QuestionError` that says what is wrong."""
+    invisible characters, or a :class:`QuestionError` that says what is wrong; a question over
+    ``max_chars`` is told ``limit``: what sets the maximum, as the asker can reach it (the server's
+    setting, which a chat user cannot change; ``--max-question-chars`` at the terminal)."""
     if not isinstance(question, str):
         raise QuestionError(f"question must be a string, got {type(question).__name__}")
     if len(question) > 4 * max_chars + 1000:  # refuse huge inputs before looking at each character
-        raise _too_long(len(question), max_chars)
+        raise _too_long(len(question), max_chars, limit)
     cleaned = clean_text(question, "question")
     start, end = 0, len(cleaned)
     while start < end and unicodedata.category(cleaned[start]) in _INVISIBLE:
@@ -467,7 +471,7 @@ def validate_question(question: object, max_chars: int) -> str:
     if not stripped:
         raise QuestionError("question is empty")
     if len(stripped) > max_chars:
-        raise _too_long(len(stripped), max_chars)
+        raise _too_long(len(stripped), max_chars, limit)
     return stripped
 
 

@@ -45,7 +45,11 @@ class TestAskErrors:
 
     def test_too_long(self, capsys, index_dir):
         assert main(["ask", "x" * 50, "--max-question-chars", "10", "--index", str(index_dir)]) == 2
-        assert "maximum is 10" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "maximum is 10: shorten it" in err
+        # left open in session 51: the terminal pointed at "the server's max_question_chars", a setting the
+        # person at the terminal sets with a flag
+        assert "(--max-question-chars raises it)" in err and "server" not in err
 
     def test_a_maximum_of_no_characters_is_a_bad_setting_not_a_long_question(self, capsys):
         assert main(["ask", "Who?", "--max-question-chars", "0"]) == 2
@@ -122,14 +126,33 @@ class TestChat:
         assert "follow-up read as:" in result.stdout  # the conversation went on past it
 
 
+def type_lines(monkeypatch, lines):
+    """The terminal's ``input`` reads ``lines`` in turn; an exception class among them is raised
+    (KeyboardInterrupt: Ctrl-C, EOFError: Ctrl-D)."""
+    import builtins
+
+    typed = iter(lines)
+
+    def read(prompt=""):
+        line = next(typed)
+        if isinstance(line, type):
+            raise line()
+        return line
+
+    monkeypatch.setattr(builtins, "input", read)
+
+
 class TestChatInterrupted:
     """Ctrl-C in the terminal chat ended it, and with it the conversation (it lives in the process):
     now it stops the answer being given, or clears the line being typed, as in Python's or a shell's
     prompt; Ctrl-D quits (noticed in session 48)."""
 
     class Service:
-        def __init__(self):
+        def __init__(self, max_question_chars=2000):
+            from pipeline.configuration import PipelineConfig
+
             self.asked = []
+            self.pipeline = PipelineConfig(max_question_chars=max_question_chars)
 
         def stream(self, question, session_id=None):
             self.asked.append((question, session_id))
@@ -139,26 +162,26 @@ class TestChatInterrupted:
             yield {"type": "result", "answer": "Isaac Newton", "citations": [], "trace": {}}
 
     def test_ctrl_c_stops_an_answer_or_a_line_and_keeps_the_chat(self, monkeypatch, capsys):
-        import builtins
-
         import app.cli
 
         service = self.Service()
         monkeypatch.setattr(app.cli, "_service", lambda args: service)
         monkeypatch.setattr(app.cli, "format_answer", lambda result, *a, **k: f"[{result['answer']}]")
-        lines = iter(["Who was Isaac Newton?", KeyboardInterrupt, "When was he born?", EOFError])
-
-        def typed(prompt=""):
-            line = next(lines)
-            if isinstance(line, type):
-                raise line()
-            return line
-
-        monkeypatch.setattr(builtins, "input", typed)
+        type_lines(monkeypatch, ["Who was Isaac Newton?", KeyboardInterrupt, "When was he born?", EOFError])
         assert main(["chat"]) == 0
         assert service.asked == [("Who was Isaac Newton?", "terminal"), ("When was he born?", "terminal")]
         out = capsys.readouterr()
         assert "(stopped)" in out.out and "[Isaac Newton]" in out.out
+
+    def test_a_long_question_names_the_flag_that_allows_it(self, monkeypatch, capsys):
+        import app.cli
+
+        service = self.Service(max_question_chars=10)
+        monkeypatch.setattr(app.cli, "_service", lambda args: service)
+        type_lines(monkeypatch, ["Who was Isaac Newton?", EOFError])
+        assert main(["chat", "--max-question-chars", "10"]) == 0
+        assert service.asked == []
+        assert "maximum is 10: shorten it (--max-question-chars raises it)" in capsys.readouterr().err
 
 
 class TestIngest:
