@@ -205,16 +205,18 @@ class QueryCache:
         return CacheHit(match, similarity, question, answer, json.loads(citations), json.loads(trace),
                         max(time.time() - created, 0.0))
 
-    def lookup(self, question: str, vector: np.ndarray, scope: str) -> CacheHit | None:
-        """The cached answer for ``question`` under ``scope``: an exact match first, else the most
-        similar cached question at or above the threshold that asks the same (:func:`asks_the_same`);
-        ``None`` when there is neither."""
+    def lookup(self, question: str, vector: np.ndarray, scope: str, *, semantic: bool = True) -> CacheHit | None:
+        """The cached answer for ``question`` under ``scope``: an exact match first, else (unless
+        ``semantic`` is off) the most similar cached question at or above the threshold that asks the
+        same (:func:`asks_the_same`); ``None`` when there is neither."""
         with self._lock:
             row = self._db.execute(
                 "SELECT question, answer, citations, trace, created FROM entries WHERE scope = ? AND normalised = ? "
                 "ORDER BY id DESC LIMIT 1", (scope, normalise(question))).fetchone()
             if row is not None:
                 return self._hit(row, "exact", 1.0)
+            if not semantic:
+                return None
             ids, matrix = self._scope_vectors(scope)
             if not ids:
                 return None

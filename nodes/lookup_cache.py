@@ -3,7 +3,8 @@
 The (standalone) question is embedded here; classification, the policies' probes and retrieval
 reuse the vector. With a query cache configured (``RAGContext.query_cache``), a question asked
 before under the same generator, configuration, knowledge-base revision and reranker, or a
-near-paraphrase of one (:mod:`components.query_cache`), gets the cached answer, its citations and
+near-paraphrase of one (:mod:`components.query_cache`; a follow-up joined to the question before it
+only by an exact match), gets the cached answer, its citations and
 its trace, with ``trace.cache`` saying which match served it; the edge then skips straight to
 ``finish_turn``.
 Questions that come with their own documents are never cached.
@@ -49,7 +50,10 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
     scope = answer_scope(ctx, pipeline)
     update["cache_scope"] = scope
-    hit = ctx.query_cache.lookup(question, embedding, scope)
+    # A follow-up joined to the question before it (its rewrite failed) holds that question word for
+    # word, so it is near that question's answer by construction: exact matches only.
+    joined = (state.get("trace") or {}).get("rewrite", {}).get("method") == "joined"
+    hit = ctx.query_cache.lookup(question, embedding, scope, semantic=not joined)
     if hit is None:
         return update
     trace = {key: value for key, value in hit.trace.items() if key not in NOT_CACHED}

@@ -442,6 +442,30 @@ class TestQueryCacheInTheGraph:
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # another file put in its place
         assert scope() != loaded
 
+    def test_a_follow_up_joined_to_its_question_is_not_served_that_questions_answer(self, ctx):
+        """Found trying the chat (session 52): "And Uranus?" after "How many moons does Neptune have?"
+        was not rewritten, so it was joined to that question ("How many moons does Neptune have? And
+        Uranus?"), which holds it word for word: cosine above the threshold, the same kind of question,
+        no word swapped. The cache served Neptune's answer. A joined follow-up is served exact matches only."""
+        from langgraph.runtime import Runtime
+
+        from nodes.lookup_cache import lookup_cache
+
+        cached = replace(ctx, query_cache=QueryCache())
+        pipeline = ctx.pipeline.with_overrides(None)
+        asked = "How many moons does Neptune have?"
+        cached.query_cache.store(asked, ctx.embedder.embed_query(asked), answer_scope(cached, pipeline), "14", [], {})
+
+        def served(standalone: str, method: str) -> bool:
+            state = {"question": "And Uranus?", "standalone_question": standalone,
+                     "trace": {"rewrite": {"original": "And Uranus?", "standalone": standalone, "method": method}}}
+            return lookup_cache(state, Runtime(context=cached))["cached"]
+
+        joined = f"{asked} And Uranus?"
+        assert not served(joined, "joined")
+        cached.query_cache.store(joined, ctx.embedder.embed_query(joined), answer_scope(cached, pipeline), "27", [], {})
+        assert served(joined, "joined")  # the same joined question again: its own answer
+
     def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
         """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
         die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
