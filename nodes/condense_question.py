@@ -56,13 +56,87 @@ def made_thing(question: str, previous: str) -> str | None:
     return f"{question[:passive.start()]}{passive['be']} {made['thing']} {question[passive.end():]}"
 
 
+ELLIPSIS = re.compile(r"^\s*(?:and|what about|how about)\s+(?:(?P<prep>in|of|on|at|for|from|by|with)\s+)?"
+                      r"(?P<thing>[^?.!]+?)\s*[?.!]*\s*$", re.IGNORECASE)
+"""A follow-up that only names another thing ("And Uranus?", "how about in Mexico"): the question before,
+asked about ``thing``."""
+
+ASKING = frozenset("""what who whom whose when where why how which is was were are am do does did has have had
+    can could will would should may might shall""".split())
+"""Question words and auxiliaries: a follow-up holding one asks a question of its own ("And when did
+Newton die?"), not the question before about another thing."""
+
+NAME_JOINS = frozenset("of and the de da di van von del la le du".split())
+"""Lowercase words inside a name ("the Great Wall of China", "Pride and Prejudice", "Leonardo da Vinci")."""
+
+
+def _named(word: str) -> bool:
+    return word[:1].isupper()
+
+
+def _things_named(words: list[str]) -> list[tuple[int, int]]:
+    """The spans (start, end) of ``words`` that name a thing: runs of capitalised words, lowercase name
+    words between them, and a "the" before; the question's first word does not count."""
+    spans: list[tuple[int, int]] = []
+    i = 1
+    while i < len(words):
+        if not _named(words[i]):
+            i += 1
+            continue
+        start, end = i, i + 1
+        while end < len(words):
+            if _named(words[end]):
+                end += 1
+                continue
+            joins = end
+            while joins < len(words) and words[joins].lower() in NAME_JOINS:
+                joins += 1
+            if joins == end or joins == len(words) or not _named(words[joins]):
+                break
+            end = joins + 1
+        if start > 1 and words[start - 1].lower() == "the":
+            start -= 1
+        spans.append((start, end))
+        i = end
+    return spans
+
+
+def swapped_thing(question: str, previous: str) -> str | None:
+    """``previous`` asked about the thing the follow-up ``question`` names, when ``question`` only names
+    another thing ("And Uranus?", "what about the Colosseum") and ``previous`` names exactly one thing,
+    at its end or as its subject (after does, was...): "How many moons does Neptune have?" then "And
+    Uranus?" is "How many moons does Uranus have?". Else ``None``: nothing named to put in ("And the
+    second?"), nothing to take out ("Who was the first Roman emperor?", where "Roman" describes),
+    two things to choose from, a question of its own ("And when did Newton die?"), or a preposition
+    that does not fit ("And of Mexico?" after "... spoken in Brazil?")."""
+    asked = ELLIPSIS.match(question)
+    if asked is None:
+        return None
+    thing = asked["thing"].split()
+    if len(thing) > 6 or not any(map(_named, thing)) or any(w.lower().strip(",") in ASKING for w in thing):
+        return None
+    body = previous.strip()
+    mark = body[-1] if body[-1:] in "?.!" else "?"
+    words = body.rstrip("?.! ").split()
+    spans = [(start, end) for start, end in _things_named(words)
+             if end == len(words) or words[start - 1].lower() in ASKING]
+    if len(spans) != 1:
+        return None
+    start, end = spans[0]
+    if asked["prep"] and words[start - 1].lower() != asked["prep"].lower():
+        return None
+    return " ".join([*words[:start], *thing, *words[end:]]) + mark
+
+
 def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | None = None) -> tuple[str, str]:
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
     rewriting, give an earlier question back as it was, which drops the follow-up, or give back a
     follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked. After a question about who
     made something, a passive "it" is that thing: :func:`made_thing`'s reading stands ("resolved")
-    unless the model's rewrite is the same."""
+    unless the model's rewrite is the same. A follow-up that only names another thing, whose rewrite
+    failed, asks the question it would have been joined to about that thing (:func:`swapped_thing`,
+    "substituted") where that question names one thing to swap."""
     anchor = previous if anchor is None else anchor
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
@@ -72,6 +146,8 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     unresolved = NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:
         return line, "rewritten"
+    if (swapped := swapped_thing(question, anchor)) is not None:
+        return swapped, "substituted"
     return f"{anchor} {question}".strip(), "joined"
 
 

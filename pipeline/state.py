@@ -201,8 +201,9 @@ class ProbeRouterTrace(TypedDict):
 class RewriteTrace(TypedDict):
     original: str  # the follow-up as asked
     standalone: str  # what was retrieved and answered for
-    # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), or "joined" to
-    # the previous question when the rewrite failed
+    # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), "substituted"
+    # (a failed rewrite of "and X?" read as the previous question about X), or "joined" to the previous
+    # question when the rewrite failed otherwise
     method: str
     history_turns: int
 

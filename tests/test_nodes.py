@@ -127,6 +127,41 @@ class TestCondenseQuestion:
 
         assert rewrite_or_fallback(reply, asked, previous) == (reply, "rewritten")
 
+    @pytest.mark.parametrize("previous, asked, expected", [
+        ("How many moons does Neptune have?", "And Uranus?", "How many moons does Uranus have?"),
+        ("When was the Great Wall of China built?", "What about the Colosseum?", "When was the Colosseum built?"),
+        ("Who directed Jaws?", "what about Star Wars", "Who directed Star Wars?"),
+        ("When did World War I end?", "What about World War II?", "When did World War II end?"),
+        ("What language is spoken in Brazil?", "how about in Mexico", "What language is spoken in Mexico?"),
+        ("Who wrote Pride and Prejudice?", "And Emma?", "Who wrote Emma?"),
+    ])
+    def test_what_about_x_asks_the_question_before_about_x_when_the_rewrite_fails(self, previous, asked, expected):
+        """Found trying the chat (session 52): "And Uranus?" after "How many moons does Neptune have?" was
+        given back as it was, so it was joined to that question, and the query cache served Neptune's
+        answer to the join. A follow-up that only names another thing asks the question before about it:
+        where that question names one thing (at its end, or as the subject after does/was/...), the
+        follow-up's thing takes its place, instead of joining the two."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        assert rewrite_or_fallback(asked, asked, previous) == (expected, "substituted")
+        # after a follow-up joined before, the thing is swapped in the question the run started from
+        joined = f"{previous} And Mercury?"
+        assert rewrite_or_fallback(asked, asked, joined, anchor=previous) == (expected, "substituted")
+
+    @pytest.mark.parametrize("previous, asked", [
+        ("Who was the first person on the Moon?", "And the second?"),  # no thing named: an ordinal
+        ("Who was the first Roman emperor?", "And the Colosseum?"),  # "Roman" describes; nothing to swap
+        ("Is the observatory open to visitors?", "what about on sundays"),  # nothing named in the follow-up
+        ("Who invented the telephone?", "And the light bulb?"),  # nothing named in the question before
+        ("When did the French Revolution end in Paris?", "And Lyon?"),  # two things named: which one?
+        ("Who was Isaac Newton?", "And when did Newton die?"),  # a question of its own, not a thing
+        ("What language is spoken in Brazil?", "And of Mexico?"),  # the preposition does not fit
+    ])
+    def test_a_follow_up_with_no_one_thing_to_swap_is_joined_as_before(self, previous, asked):
+        from nodes.condense_question import rewrite_or_fallback
+
+        assert rewrite_or_fallback(asked, asked, previous) == (f"{previous} {asked}", "joined")
+
     def test_a_run_of_failed_rewrites_does_not_grow_the_question(self, runtime):
         """Each fallback joined the follow-up to the previous standalone question, itself a join, so
         a chat whose model kept answering instead of rewriting asked a longer question every turn
