@@ -66,6 +66,16 @@ ASKING = frozenset("""what who whom whose when where why how which is was were a
 """Question words and auxiliaries: a follow-up holding one asks a question of its own ("And when did
 Newton die?"), not the question before about another thing."""
 
+OPENINGS = re.compile(r"^\s*(?:(?:and|what about|how about)\b\s*)+", re.IGNORECASE)
+
+
+def asks_nothing(text: str) -> bool:
+    """Whether ``text`` opens as a follow-up naming no subject (:data:`NO_SUBJECT`) and asks nothing
+    after the opening ("What about Wellington?", "And what about its height?"): no standalone question."""
+    opening = OPENINGS.match(text)
+    return opening is not None and not any(w.strip(",?.!").lower() in ASKING for w in text[opening.end():].split())
+
+
 NAME_JOINS = frozenset("of and the de da di van von del la le du".split())
 """Lowercase words inside a name ("the Great Wall of China", "Pride and Prejudice", "Leonardo da Vinci")."""
 
@@ -131,8 +141,9 @@ def swapped_thing(question: str, previous: str) -> str | None:
 def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | None = None) -> tuple[str, str]:
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
-    rewriting, give an earlier question back as it was, which drops the follow-up, or give back a
-    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked. After a question about who
+    rewriting, give an earlier question back as it was, which drops the follow-up, give back a
+    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked, or one that still only
+    names something (:func:`asks_nothing`). After a question about who
     made something, a passive "it" is that thing: :func:`made_thing`'s reading stands ("resolved")
     unless the model's rewrite is the same. A follow-up that only names another thing, whose rewrite
     failed, asks the question it would have been joined to about that thing (:func:`swapped_thing`,
@@ -143,7 +154,8 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     if (resolved := made_thing(question, previous)) is not None:
         return resolved, "rewritten" if _same(line.rstrip("?"), resolved.rstrip("?")) else "resolved"
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
-    unresolved = NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
+    unresolved = (NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
+                  or asks_nothing(line))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:
         return line, "rewritten"
     if (swapped := swapped_thing(question, anchor)) is not None:

@@ -148,6 +148,21 @@ class TestCondenseQuestion:
         joined = f"{previous} And Mercury?"
         assert rewrite_or_fallback(asked, asked, joined, anchor=previous) == (expected, "substituted")
 
+    def test_a_rewrite_that_still_asks_only_what_about_has_failed(self):
+        """Found trying the API (session 52): "What about in Wellington?" after "How many people live in
+        New Zealand?" was rewritten "What about Wellington?", which names no question either, and was
+        answered "I cannot answer from the evidence". Like the follow-up given back as it was, such a
+        rewrite has failed; one that asks ("And who wrote Macbeth?") stands."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        previous = "How many people live in New Zealand?"
+        assert rewrite_or_fallback("What about Wellington?", "What about in Wellington?", previous) == (
+            "How many people live in Wellington?", "substituted")
+        assert rewrite_or_fallback("And what about its height?", "and its height?", previous) == (
+            f"{previous} and its height?", "joined")
+        assert rewrite_or_fallback("And who wrote Macbeth?", "And Macbeth?", "Who wrote Hamlet?") == (
+            "And who wrote Macbeth?", "rewritten")
+
     @pytest.mark.parametrize("previous, asked", [
         ("Who was the first person on the Moon?", "And the second?"),  # no thing named: an ordinal
         ("Who was the first Roman emperor?", "And the Colosseum?"),  # "Roman" describes; nothing to swap
