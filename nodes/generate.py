@@ -154,6 +154,30 @@ def _singular(word: str) -> str:
     return word
 
 
+_BRITISH_IZE = re.compile(r"(?<=\w{3})is(e|ed|es|ing|ation|ations)$")
+
+
+def _american(word: str) -> str:
+    """A word in American spelling, so that either spelling holds the other: "metre" is "meter",
+    "colour" "color", "organised" "organized". Only endings that mark a spelling, on words long
+    enough that they do not end so by chance ("four", "hour" and "rise" are kept)."""
+    if not word.isalpha():
+        return word
+    if len(word) >= 5 and word.endswith("tre"):
+        return word[:-3] + "ter"
+    if len(word) > 5 and word.endswith("our"):
+        return word[:-3] + "or"
+    if len(word) >= 7:
+        return _BRITISH_IZE.sub(lambda m: "iz" + m.group(1), word)
+    return word
+
+
+def _comparable(word: str) -> str:
+    """A word as an answer's citations compare it: without a final s (:func:`_singular`), in
+    American spelling (:func:`_american`)."""
+    return _american(_singular(word))
+
+
 def claim_words(question: str, answer: str) -> list[str]:
     """What an item must hold to support the answer, as content words: the answer's, without a yes
     or no (:data:`VERDICTS`); a bare yes or no claims what the question asks ("Is the Eiffel Tower in
@@ -161,13 +185,14 @@ def claim_words(question: str, answer: str) -> list[str]:
     words = [w for w in content_words(answer) if w not in VERDICTS]
     if not words and VERDICTS.intersection(content_words(answer)):
         words = content_words(question)
-    return [_singular(w) for w in words]
+    return [_comparable(w) for w in words]
 
 
 def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
     """How well the item supports an answer, for its citations: :func:`support` of what the answer
-    claims (``claim``, its :func:`claim_words`), a word's plural or third-person s aside."""
-    return _held_share(claim, [_singular(w) for w in _item_words(item)])
+    claims (``claim``, its :func:`claim_words`), a word's plural or third-person s and its spelling
+    aside (:func:`_comparable`)."""
+    return _held_share(claim, [_comparable(w) for w in _item_words(item)])
 
 
 def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:

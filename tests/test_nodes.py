@@ -700,6 +700,22 @@ class TestGenerate:
         assert cited("it applies", "The rule will apply to all.") == ([1], "model")
         assert cited("the cities", "The citizens voted.") == ([], "unsupported")
 
+    def test_a_word_is_held_in_its_british_or_american_spelling(self):
+        """Found trying the terminal (session 52): "412 meters" was marked unsupported, "none of the
+        passages read holds this answer", beside "It spans the river Tesk and is 412 metres long."
+        The model writes American spelling of evidence in British spelling and the other way round."""
+        def cited(answer: str, text: str) -> tuple[list[int], str]:
+            return cite("How long is it?", answer, [1], [{"n": 1, "title": "", "text": text}])
+
+        assert cited("412 meters", "It spans the river Tesk and is 412 metres long.") == ([1], "model")
+        assert cited("412 metres", "It is 412 meters long.") == ([1], "model")
+        assert cited("3 litres", "It holds 3 liters.") == ([1], "model")
+        assert cited("the city centre", "It lies in the city center.") == ([1], "model")
+        assert cited("its colour", "Its color is red.") == ([1], "model")
+        assert cited("organised by the council", "It was organized by the council in 1901.") == ([1], "model")
+        assert cited("412 meters", "It is 412 feet long.") == ([], "unsupported")
+        assert cited("four hours", "It takes four days.") == ([], "unsupported")
+
     def test_the_checks_support_feature_reads_words_as_written(self):
         """The check's ``support`` feature is what the check was fit on: the answer's words exactly,
         yes and no among them; the citations' reading does not change it."""
