@@ -111,6 +111,26 @@ def _things_named(words: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
+BE = frozenset("is was were are am".split())
+AUXILIARIES = frozenset("do does did has have had can could will would should may might shall".split())
+PARTICIPLE = re.compile(r"\w+(?:ed|en|wn|lt|ght|ung|un|ne|de|t)$", re.IGNORECASE)
+"""Word endings of a participle ("built", "located", "written"), as :data:`PASSIVE_IT` reads them."""
+
+
+def _swappable(words: list[str], start: int, end: int) -> bool:
+    """Whether ``words[start:end]`` is the thing a question asks about: its last words ("Who directed
+    Jaws?"), or its subject after an auxiliary: before the verb after do/does/did ("How many moons does
+    Neptune have?"), before a participle after a form of be ("When was the Great Wall of China built?").
+    After a form of be and before another word, a name describes that word ("How long is the Vorlund
+    bridge?")."""
+    if end == len(words):
+        return True
+    before = words[start - 1].lower()
+    if before in BE:
+        return PARTICIPLE.match(words[end]) is not None
+    return before in AUXILIARIES
+
+
 def swapped_thing(question: str, previous: str) -> str | None:
     """``previous`` asked about the thing the follow-up ``question`` names, when ``question`` only names
     another thing ("And Uranus?", "what about the Colosseum") and ``previous`` names exactly one thing,
@@ -128,8 +148,7 @@ def swapped_thing(question: str, previous: str) -> str | None:
     body = previous.strip()
     mark = body[-1] if body[-1:] in "?.!" else "?"
     words = body.rstrip("?.! ").split()
-    spans = [(start, end) for start, end in _things_named(words)
-             if end == len(words) or words[start - 1].lower() in ASKING]
+    spans = [(start, end) for start, end in _things_named(words) if _swappable(words, start, end)]
     if len(spans) != 1:
         return None
     start, end = spans[0]

@@ -134,6 +134,7 @@ class TestCondenseQuestion:
         ("When did World War I end?", "What about World War II?", "When did World War II end?"),
         ("What language is spoken in Brazil?", "how about in Mexico", "What language is spoken in Mexico?"),
         ("Who wrote Pride and Prejudice?", "And Emma?", "Who wrote Emma?"),
+        ("Where is the Louvre located?", "And the Prado?", "Where is the Prado located?"),
     ])
     def test_what_about_x_asks_the_question_before_about_x_when_the_rewrite_fails(self, previous, asked, expected):
         """Found trying the chat (session 52): "And Uranus?" after "How many moons does Neptune have?" was
@@ -171,6 +172,9 @@ class TestCondenseQuestion:
         ("When did the French Revolution end in Paris?", "And Lyon?"),  # two things named: which one?
         ("Who was Isaac Newton?", "And when did Newton die?"),  # a question of its own, not a thing
         ("What language is spoken in Brazil?", "And of Mexico?"),  # the preposition does not fit
+        # "Vorlund" names the bridge, not a thing to swap: found at the terminal ("How long is the Tesk bridge?")
+        ("How long is the Vorlund bridge?", "what about the Tesk?"),
+        ("Which Beatles album was released first?", "And the Rolling Stones?"),  # describes "album" too
     ])
     def test_a_follow_up_with_no_one_thing_to_swap_is_joined_as_before(self, previous, asked):
         from nodes.condense_question import rewrite_or_fallback
