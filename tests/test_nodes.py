@@ -691,12 +691,15 @@ class TestGenerate:
         assert cite(question, "the 1940s", [1], [{"n": 1, "title": "", "text": "It opened in 1940."}]) == ([], "unsupported")
         assert cite("Where is it?", "Paris", [1], [{"n": 1, "title": "", "text": "It is in Pari."}]) == ([], "unsupported")
 
+    @staticmethod
+    def cited_beside(answer: str, text: str) -> tuple[list[int], str]:
+        """How an answer marked [1] is cited beside one passage holding ``text``."""
+        return cite("Which one?", answer, [1], [{"n": 1, "title": "", "text": text}])
+
     def test_a_plural_in_ies_is_held_by_its_singular(self):
         """Noticed in session 39 and left: "cities" was not held by "city", as a final s alone was
         read; "movies" must still be held by "movie"."""
-        def cited(answer: str, text: str) -> tuple[list[int], str]:
-            return cite("Which ones?", answer, [1], [{"n": 1, "title": "", "text": text}])
-
+        cited = self.cited_beside
         assert cited("two large cities", "It is a large city with two ports.") == ([1], "model")
         assert cited("its companies", "Its oldest company is a brewery.") == ([1], "model")
         assert cited("silent movies", "He made a silent movie.") == ([1], "model")
@@ -708,9 +711,7 @@ class TestGenerate:
         """Found trying the terminal (session 52): "412 meters" was marked unsupported, "none of the
         passages read holds this answer", beside "It spans the river Tesk and is 412 metres long."
         The model writes American spelling of evidence in British spelling and the other way round."""
-        def cited(answer: str, text: str) -> tuple[list[int], str]:
-            return cite("How long is it?", answer, [1], [{"n": 1, "title": "", "text": text}])
-
+        cited = self.cited_beside
         assert cited("412 meters", "It spans the river Tesk and is 412 metres long.") == ([1], "model")
         assert cited("412 metres", "It is 412 meters long.") == ([1], "model")
         assert cited("3 litres", "It holds 3 liters.") == ([1], "model")
