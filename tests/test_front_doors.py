@@ -1,5 +1,6 @@
 """One service behind every front door: the same bad input gives the same message from the
-command line, the HTTP API and the chat (which all read app.errors.describe)."""
+command line, the HTTP API and the chat (which all read app.errors.describe); only what sets a
+question's maximum is said as each asker can reach it (at the terminal, a flag)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import gradio as gr
 import pytest
 from fastapi.testclient import TestClient
 
-from app.cli import main
+from app.cli import TERMINALS_LIMIT, main
 from app.server import create_app
 from app.service import RAGService
 from app.ui import answer_events
+from pipeline.configuration import SERVERS_LIMIT
 
 BAD = [
     ({"question": ""}, ["ask", ""]),
@@ -33,7 +35,7 @@ def test_same_message_everywhere(service, payload, argv, capsys, index_dir):
     message = api.json()["detail"]
 
     assert main([*argv, "--index", str(index_dir)]) == 2
-    assert capsys.readouterr().err.strip() == f"error: {message}"
+    assert capsys.readouterr().err.strip() == f"error: {message.replace(SERVERS_LIMIT, TERMINALS_LIMIT)}"
 
     with pytest.raises(gr.Error) as chat:
         list(answer_events(service, payload["question"], session=None, owner=None, policy=payload.get("policy"),
