@@ -29,7 +29,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi_offline import FastAPIOffline
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
 
 from app.errors import HANDLED, RequestError, describe
@@ -76,6 +76,9 @@ class AskRequest(BaseModel):
         description="the cascade starts a question at least this likely multi-hop at the multi-hop "
                     "tier (Medium), any other at Easy: 0 starts every question there, 1 none "
                     "(default: the threshold fitted on the train splits)")
+    fresh: StrictBool = Field(False, description="answer afresh, not from the query cache (a retry: the cache may "
+                                                 "have served an answer given to a similar question); the fresh "
+                                                 "answer is cached in its place")
 
 
 class ClosestPassage(BaseModel):
@@ -261,7 +264,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         task = asyncio.ensure_future(run_in_threadpool(
             service.ask, body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
             abstain_threshold=body.abstain_threshold, multi_hop_threshold=body.multi_hop_threshold, model=body.model,
-            owner=_user(request), cancel=cancel))
+            owner=_user(request), cancel=cancel, fresh=body.fresh))
         while not task.done():
             await asyncio.wait({task}, timeout=_DISCONNECT_POLL_S)
             if not task.done() and await request.is_disconnected():
@@ -307,7 +310,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         cancel = threading.Event()
         events = service.stream(body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,
                                 abstain_threshold=body.abstain_threshold, multi_hop_threshold=body.multi_hop_threshold,
-                                model=body.model, owner=_user(request), cancel=cancel)
+                                model=body.model, owner=_user(request), cancel=cancel, fresh=body.fresh)
         first = await run_in_threadpool(next, events)  # input errors surface here, as 4xx, before the stream starts
         return StreamingResponse(_sse(first, events, cancel), media_type="text/event-stream")
 

@@ -467,7 +467,8 @@ class RAGService:
     # ------------------------------------------------------------------ questions
     def _prepare(self, question: Any, session_id: str | None, policy: str | None, tier: str | None,
                  model: str | None, owner: str | None, cancel: threading.Event | None,
-                 abstain_threshold: float | None = None, multi_hop_threshold: float | None = None):
+                 abstain_threshold: float | None = None, multi_hop_threshold: float | None = None,
+                 fresh: bool = False):
         question = validate_question(question, self.pipeline.max_question_chars)
         overrides: dict[str, Any] = {key: value for key, value in (("policy", policy), ("tier", tier)) if value}
         for name, value in (("abstain_threshold", abstain_threshold), ("multi_hop_threshold", multi_hop_threshold)):
@@ -480,7 +481,8 @@ class RAGService:
         graph, config = self._graph_for(session_id, owner)  # a malformed session id fails here, before queueing
         if cancel is not None:
             config = {**config, "callbacks": [_CancelOnSignal(cancel)]}
-        return graph, {"question": question, "overrides": overrides}, ctx, config or None
+        # fresh always given: a question of the thread cut off before finish-turn cleared it holds no sway
+        return graph, {"question": question, "overrides": overrides, "fresh": bool(fresh)}, ctx, config or None
 
     def _enter(self, model: str | None) -> tuple[Line, object]:
         """A place in the line of the question's generator (or :class:`TooBusyError`)."""
@@ -513,14 +515,15 @@ class RAGService:
     def ask(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
             tier: str | None = None, model: str | None = None, owner: str | None = None,
             cancel: threading.Event | None = None, abstain_threshold: float | None = None,
-            multi_hop_threshold: float | None = None) -> dict[str, Any]:
+            multi_hop_threshold: float | None = None, fresh: bool = False) -> dict[str, Any]:
         """The answer to one question. ``owner``: the logged-in user (sessions are theirs alone);
         ``cancel``: set it to stop the run (raises :class:`Cancelled`); ``abstain_threshold``:
         withhold an answer less likely right than this (0 never, 1 always; default: the fitted one);
         ``multi_hop_threshold``: the cascade starts a question this likely multi-hop, or more, at
-        the multi-hop tier (0 every question, 1 only a certain one; default: the fitted one)."""
+        the multi-hop tier (0 every question, 1 only a certain one; default: the fitted one);
+        ``fresh``: answer afresh, not from the query cache (a retry; the answer replaces the cached one)."""
         graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel,
-                                                   abstain_threshold, multi_hop_threshold)
+                                                   abstain_threshold, multi_hop_threshold, fresh)
         line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:
@@ -542,7 +545,7 @@ class RAGService:
     def stream(self, question: Any, *, session_id: str | None = None, policy: str | None = None,
                tier: str | None = None, model: str | None = None, owner: str | None = None,
                cancel: threading.Event | None = None, abstain_threshold: float | None = None,
-               multi_hop_threshold: float | None = None) -> Iterator[dict[str, Any]]:
+               multi_hop_threshold: float | None = None, fresh: bool = False) -> Iterator[dict[str, Any]]:
         """Events: ``status`` (the questions ahead in line, again each time fewer are left, then
         each node as it finishes), ``token`` (answer
         text as generated), ``escalate`` (the cascade found the answer so far unsure, ``by``
@@ -553,7 +556,7 @@ class RAGService:
         setting ``cancel``, stops the run."""
         cancel = cancel or threading.Event()
         graph, inputs, ctx, config = self._prepare(question, session_id, policy, tier, model, owner, cancel,
-                                                   abstain_threshold, multi_hop_threshold)
+                                                   abstain_threshold, multi_hop_threshold, fresh)
         line, ticket = self._enter(model)
         start, outcome = time.perf_counter(), "failed"
         try:

@@ -394,15 +394,16 @@ def _pending(title: str) -> gr.ChatMessage:
 def answer_events(service: RAGService, message: str, *, session: str | None, owner: str | None,
                   policy: str | None, tier: str | None, model: str | None, show_trace: bool,
                   cancel: threading.Event | None = None, abstain_threshold: float | None = None,
-                  multi_hop_threshold: float | None = None) -> Iterator[list[gr.ChatMessage]]:
+                  multi_hop_threshold: float | None = None, fresh: bool = False) -> Iterator[list[gr.ChatMessage]]:
     """The chat's view of the service's stream: the wait in line, progress, the growing answer,
     then the answer with its sources. A refused question becomes a ``gr.Error`` with the message
-    every front door gives; setting ``cancel`` raises :class:`Cancelled` at the next token."""
+    every front door gives; setting ``cancel`` raises :class:`Cancelled` at the next token; ``fresh``:
+    answered afresh, not from the query cache (a retry)."""
     answer = ""
     try:
         for event in service.stream(message, session_id=session, policy=policy, tier=tier, model=model, owner=owner,
                                     cancel=cancel, abstain_threshold=abstain_threshold,
-                                    multi_hop_threshold=multi_hop_threshold):
+                                    multi_hop_threshold=multi_hop_threshold, fresh=fresh):
             if event["type"] == "status" and event.get("requests_ahead"):
                 ahead = event["requests_ahead"]
                 yield [_pending(f"Waiting for {ahead} earlier question{'s' if ahead > 1 else ''} to be answered…")]
@@ -533,20 +534,20 @@ def build_ui(service: RAGService) -> gr.Blocks:
         conversation to join, and would be answered as a one-off that no reload shows."""
         if not restored(saved):
             gr.Warning(f"{LOADING} Ask again in a moment.")
-            return gr.Textbox(value=message), history, ""
+            return gr.Textbox(value=message), history, "", False
         try:
             validate_question(message, service.pipeline.max_question_chars)
         except QuestionError as exc:
             gr.Warning(str(exc))
-            return gr.Textbox(), history, ""
+            return gr.Textbox(), history, "", False
         history = [*history, gr.ChatMessage(role="user", content=plain(message))]
-        return gr.Textbox(value="", submit_btn=False, stop_btn=True), history, message
+        return gr.Textbox(value="", submit_btn=False, stop_btn=True), history, message, False
 
     # The stop button sets the answer's own cancel event (per browser tab), and the answer ends by
     # itself: Gradio's ``cancels=`` races with the next question (it can cancel that one instead).
     running: dict[str, threading.Event] = {}
 
-    def respond(question: str, history: list, saved: dict | None, request: gr.Request):
+    def respond(question: str, history: list, saved: dict | None, fresh: bool, request: gr.Request):
         if not question:  # refused by ``begin``: show the conversation as it was (no update would empty it)
             yield history
             return
@@ -560,7 +561,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                        show_trace=saved["show_trace"], cancel=cancel,
                                        abstain_threshold=saved["abstain_percent"] / 100,
                                        multi_hop_threshold=None if saved["multi_hop_percent"] is None
-                                       else saved["multi_hop_percent"] / 100):
+                                       else saved["multi_hop_percent"] / 100, fresh=fresh):
                 yield [*history, *shown]
         except Cancelled:
             partial = [m for m in shown if not (m.metadata or {}).get("status") == "pending"]
@@ -606,10 +607,13 @@ def build_ui(service: RAGService) -> gr.Blocks:
         return history[:index], question
 
     def retry(history: list, saved: dict | None, request: gr.Request):
+        """The last question again, answered afresh: not from the query cache, which may have served
+        the answer being retried (one given to a similar question)."""
         history, question = take_back(history, saved, request)
         if not question:
-            return gr.Textbox(), history, ""
-        return begin(question, history, saved)
+            return gr.Textbox(), history, "", False
+        box, history, question, _ = begin(question, history, saved)
+        return box, history, question, bool(question)
 
     def undo(history: list, saved: dict | None, request: gr.Request):
         history, question = take_back(history, saved, request)
@@ -690,6 +694,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
     with gr.Blocks(title="Adaptive RAG", fill_height=True) as demo:
         saved = gr.BrowserState(default_settings, storage_key="adaptive-rag-chat", secret=browser_secret())
         question = gr.State("")
+        fresh = gr.State(False)  # the question is a retry: answered afresh, not from the query cache
         width = gr.Number(visible=False)  # the browser's width, for the sidebar (a State cannot take it from JS)
         with gr.Sidebar(open=False, elem_id="sidebar") as sidebar:
             gr.Markdown("### Settings")
@@ -756,13 +761,14 @@ def build_ui(service: RAGService) -> gr.Blocks:
 
         def answer_chain(trigger) -> None:
             trigger.then(mark_pending, [question, saved], saved, queue=False).then(
-                respond, [question, chatbot, saved], chatbot, concurrency_limit=None, show_progress="hidden").then(
+                respond, [question, chatbot, saved, fresh], chatbot, concurrency_limit=None, show_progress="hidden").then(
                 finish, saved, [box, saved], queue=False)
 
         # Queued (a warning needs the queue) but never behind an answer: no concurrency limit.
-        answer_chain(box.submit(begin, [box, chatbot, saved], [box, chatbot, question], concurrency_limit=None))
-        answer_chain(chatbot.example_select(example, [chatbot, saved], [box, chatbot, question], concurrency_limit=None))
-        answer_chain(chatbot.retry(retry, [chatbot, saved], [box, chatbot, question]))
+        answer_chain(box.submit(begin, [box, chatbot, saved], [box, chatbot, question, fresh], concurrency_limit=None))
+        answer_chain(chatbot.example_select(example, [chatbot, saved], [box, chatbot, question, fresh],
+                                            concurrency_limit=None))
+        answer_chain(chatbot.retry(retry, [chatbot, saved], [box, chatbot, question, fresh]))
         box.stop(stop, None, None, queue=False)
         chatbot.undo(undo, [chatbot, saved], [chatbot, box])
         chatbot.clear(clear, saved, saved)

@@ -29,4 +29,5 @@ def finish_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                               np.asarray(state["query_embedding"], dtype=np.float32), scope,
                               state.get("answer", ""), list(state.get("citations") or []), trace)
     mark = state.get("energy_mark")
-    return {"trace": {"energy": ctx.energy.since(mark)}} if mark else {}
+    done: dict[str, Any] = {"fresh": False} if state.get("fresh") else {}  # it held for this question only
+    return {**done, "trace": {"energy": ctx.energy.since(mark)}} if mark else done

@@ -7,7 +7,8 @@ near-paraphrase of one (:mod:`components.query_cache`; a follow-up joined to the
 only by an exact match), gets the cached answer, its citations and
 its trace, with ``trace.cache`` saying which match served it; the edge then skips straight to
 ``finish_turn``.
-Questions that come with their own documents are never cached.
+Questions that come with their own documents are never cached; one asked ``fresh`` (a retry) is
+answered afresh, and its answer cached in place of the one before.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
     scope = answer_scope(ctx, pipeline)
     update["cache_scope"] = scope
+    if state.get("fresh"):  # asked to answer afresh: the answer is stored, not looked up
+        return update
     # A follow-up joined to the question before it (its rewrite failed) holds that question word for
     # word, so it is near that question's answer by construction: exact matches only.
     joined = (state.get("trace") or {}).get("rewrite", {}).get("method") == "joined"

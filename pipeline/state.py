@@ -60,11 +60,14 @@ class InputDocument(TypedDict):
 
 class InputState(TypedDict):
     """``overrides`` and ``documents`` hold for one question: generate clears them, so with a
-    checkpointer they do not carry over to the next question of the thread."""
+    checkpointer they do not carry over to the next question of the thread. ``fresh``: answer
+    afresh, not from the query cache (a retry); the fresh answer is cached in its place, and
+    finish-turn clears the flag."""
 
     question: str
     overrides: NotRequired[Overrides]
     documents: NotRequired[list[InputDocument]]
+    fresh: NotRequired[bool]
 
 
 class PassageHit(TypedDict):

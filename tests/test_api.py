@@ -81,6 +81,7 @@ class TestAsk:
         ({"question": "Who?", "multi_hop_threshold": -0.1}, 422, "greater than or equal to 0"),
         ({"question": "Who?", "abstain_threshold": float("nan")}, 422, "finite number"),  # said "less than or equal to 1"
         ({"question": "Who?", "multi_hop_threshold": float("inf")}, 422, "finite number"),
+        ({"question": "Who?", "fresh": "yes"}, 422, "valid boolean"),
     ])
     def test_bad_requests(self, client, payload, status, message):
         response = client.post("/ask", content=json.dumps(payload), headers={"content-type": "application/json"})
@@ -560,6 +561,18 @@ class TestService:
         assert service.ask(question, model="qwen2.5-coder-1.5b").get("cache") is None
         assert service.ask(question, model="qwen2.5-coder-1.5b")["cache"]["hit"] == "exact"  # its own answer: served
         assert service.ask(question).get("cache") is None
+
+    def test_a_fresh_question_is_answered_afresh_and_cached_in_place(self, ctx):
+        """A retry (the chat's Retry, the API's ``fresh``) was handed the cached answer it retried."""
+        from components.query_cache import QueryCache
+
+        service = RAGService.from_context(replace(ctx, query_cache=QueryCache()), "smollm2-135m")
+        question = "Who founded the Zorblax works?"
+        service.ask(question, session_id="retry")
+        assert service.ask(question, session_id="retry")["cache"]["hit"] == "exact"
+        assert service.ask(question, session_id="retry", fresh=True).get("cache") is None
+        # the flag held for that question only, in the conversation's saved state too
+        assert service.ask(question, session_id="retry")["cache"]["hit"] == "exact"
 
     def test_invalid_questions(self, service):
         with pytest.raises(QuestionError):

@@ -168,16 +168,25 @@ def test_follow_up_is_rewritten(page):
     assert "follow-up read as" in wait_answered(page, count=2)
 
 
-def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, index_dir, tmp_path_factory):
+@pytest.fixture(scope="module")
+def cached_server(index_dir, tmp_path_factory):
+    """A server with a query cache (the other tests' server answers every question afresh)."""
+    work = tmp_path_factory.mktemp("cached")
+    proc, url = start_server(index_dir, work, "--query-cache", str(work / "query_cache.sqlite"))
+    wait_healthy(url)
+    yield url, work
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, cached_server):
     """Found trying the chat (session 41): a follow-up's answer was cached under its rewrite; asked as
     written on a new page, it came back saying "follow-up read as: ..." of a question that was no follow-up."""
     import re
 
-    work = tmp_path_factory.mktemp("cached")
-    proc, url = start_server(index_dir, work, "--query-cache", str(work / "query_cache.sqlite"))
+    url, _ = cached_server
     first, second = (browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2))
     try:
-        wait_healthy(url)
         page = chat_page(first, url)
         ask(page, "Who developed the theory of relativity?")
         wait_answered(page)
@@ -194,8 +203,30 @@ def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, in
     finally:
         first.close()
         second.close()
-        proc.terminate()
-        proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_retry_answers_afresh_not_from_the_cache(browser, cached_server, width):
+    """Found trying the chat (session 52): Retry handed back the cached answer ("answered before"), so a
+    person who doubted an answer the cache served for a similar question had no way to a fresh one."""
+    url, work = cached_server
+    phone = width < 768
+    context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=phone, has_touch=phone)
+    try:
+        page = chat_page(context, url)
+        question = f"Who was Isaac Newton's teacher? ({width})"  # this test's own question, at each width
+        ask(page, question)
+        assert "answered before" not in wait_answered(page)
+        ask(page, question)  # asked again: served from the cache, as it should be
+        assert wait_for_text(page, "#chatbot", "answered before")
+        retry = page.locator("#chatbot button[aria-label='Retry']")
+        retry.tap() if phone else retry.click()
+        page.wait_for_timeout(500)
+        text = wait_answered(page, count=2)
+        assert text.count(question) == 2 and "answered before" not in text
+        page.screenshot(path=str(work / f"retry-{width}.png"))
+    finally:
+        context.close()
 
 
 def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
