@@ -38,6 +38,20 @@ PASSIVE_IT = re.compile(r"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+(?:ed|en|w
                         re.IGNORECASE)
 """"it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
 
+FIRST_PERSON = re.compile(r"\b(?:(?P<i>I)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
+"""The asker speaking of themselves: a rewrite may keep such words, never bring them in. An "I" after
+a capitalised word is a numeral ("World War I", "Elizabeth I")."""
+
+
+def speaks_of_the_asker(text: str) -> bool:
+    """Whether ``text`` holds a word of :data:`FIRST_PERSON`."""
+    for word in FIRST_PERSON.finditer(text):
+        before = text[: word.start()].split()
+        if not (word["i"] and before and before[-1][:1].isupper()):
+            return True
+    return False
+
+
 PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
 """A pronoun for a person (or people): the follow-up refers to the maker too."""
 
@@ -161,8 +175,9 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
     rewriting, give an earlier question back as it was, which drops the follow-up, give back a
-    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked, or one that still only
-    names something (:func:`asks_nothing`). After a question about who
+    follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked, give back one that still
+    only names something (:func:`asks_nothing`), or make the asker its subject ("Where was I born?"
+    for "Where was he born?", :data:`FIRST_PERSON`). After a question about who
     made something, a passive "it" is that thing: :func:`made_thing`'s reading stands ("resolved")
     unless the model's rewrite is the same. A follow-up that only names another thing, whose rewrite
     failed, asks the question it would have been joined to about that thing (:func:`swapped_thing`,
@@ -174,7 +189,7 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
         return resolved, "rewritten" if _same(line.rstrip("?"), resolved.rstrip("?")) else "resolved"
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
     unresolved = (NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
-                  or asks_nothing(line))
+                  or asks_nothing(line) or (speaks_of_the_asker(line) and not speaks_of_the_asker(question)))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:
         return line, "rewritten"
     if (swapped := swapped_thing(question, anchor)) is not None:

@@ -164,6 +164,24 @@ class TestCondenseQuestion:
         assert rewrite_or_fallback("And who wrote Macbeth?", "And Macbeth?", "Who wrote Hamlet?") == (
             "And who wrote Macbeth?", "rewritten")
 
+    def test_a_rewrite_that_makes_the_asker_the_subject_has_failed(self):
+        """Found trying the chat (session 52): after "Who discovered insulin?" was withheld, "Where was he
+        born?" was rewritten "Where was I born?" and answered about the Buddha. A rewrite does not turn
+        someone the conversation spoke of into the asker: one that brings in I, me or my has failed."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        previous = "Who discovered insulin?"
+        assert rewrite_or_fallback("Where was I born?", "Where was he born?", previous) == (
+            f"{previous} Where was he born?", "joined")
+        assert rewrite_or_fallback("What is my name?", "what about her name?", previous)[1] == "joined"
+        # the asker's own words stand, and an I that is a numeral is no asker
+        assert rewrite_or_fallback("Can I visit the Louvre on Mondays?", "Can I visit it on Mondays?",
+                                   "Where is the Louvre?") == ("Can I visit the Louvre on Mondays?", "rewritten")
+        assert rewrite_or_fallback("When did World War I end?", "When did it end?", "When did World War I begin?") == (
+            "When did World War I end?", "rewritten")
+        assert rewrite_or_fallback("When did Elizabeth I die?", "When did she die?", "Who was Elizabeth I?") == (
+            "When did Elizabeth I die?", "rewritten")
+
     @pytest.mark.parametrize("previous, asked", [
         ("Who was the first person on the Moon?", "And the second?"),  # no thing named: an ordinal
         ("Who was the first Roman emperor?", "And the Colosseum?"),  # "Roman" describes; nothing to swap
