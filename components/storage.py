@@ -54,8 +54,8 @@ def file_fingerprint(path: Path) -> str:
     on a gigabyte of weights, and different for another file put at the same path (the check make
     and rsync rely on). Not a content hash: the same bytes copied anew get another fingerprint."""
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    return model_digest([[str(p.relative_to(path)) if p != path else "", p.stat().st_size, p.stat().st_mtime_ns]
-                         for p in files])
+    stats = [(str(p.relative_to(path)) if p != path else "", p.stat()) for p in files]
+    return model_digest([[name, stat.st_size, stat.st_mtime_ns] for name, stat in stats])
 
 
 def sha256_file(path: Path, chunk_size: int = 1 << 20) -> str:

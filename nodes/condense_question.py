@@ -81,6 +81,7 @@ ASKING = frozenset("""what who whom whose when where why how which is was were a
 Newton die?"), not the question before about another thing."""
 
 OPENINGS = re.compile(r"^\s*(?:(?:and|what about|how about)\b\s*)+", re.IGNORECASE)
+"""The openings of :data:`NO_SUBJECT`, repeated ("And what about ..."), as a rewrite may give them."""
 
 
 def asks_nothing(text: str) -> bool:

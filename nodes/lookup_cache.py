@@ -29,11 +29,12 @@ turn's question was read, which a later turn asking the same did not need)."""
 
 
 def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
-    """What a cached answer depends on: the generator and the weights it loaded, the effective configuration, the knowledge
-    base's revision, the reranker, which chooses the evidence from it, and every fitted model that
-    decides how much evidence it reads and whether it is given (the tier router, the retrieve-or-not
-    gate, the router that sees the retrieval, the question-type reading, the check, the check without
-    the probe, the probe, the sufficiency scorer): a refit one makes answers of its own."""
+    """What a cached answer depends on: the generator and the weights it loaded (another file at the
+    same path, or another of a server's models, answers differently), the effective configuration,
+    the knowledge base's revision, the reranker, which chooses the evidence from it, and every fitted
+    model that decides how much evidence it reads and whether it is given (the tier router, the
+    retrieve-or-not gate, the router that sees the retrieval, the question-type reading, the check,
+    the check without the probe, the probe, the sufficiency scorer): a refit one makes answers of its own."""
     fitted = [None if model is None else model.fingerprint
               for model in (ctx.router, ctx.retrieval_gate, ctx.probe_router, ctx.question_type, ctx.answerability,
                             ctx.answerability_fallback, ctx.answer_probe, ctx.sufficiency)]
