@@ -894,10 +894,11 @@ def test_a_question_the_rewrite_leaves_unchanged_is_not_called_a_follow_up(brows
 def test_a_follow_up_naming_no_subject_is_read_with_the_question_it_follows(browser, ctx, tmp_path, monkeypatch):
     """Found trying the chat (session 39): "what about on sundays" after a question about an
     observatory was rewritten as asked and answered about the Sabbath. A follow-up that names no
-    subject, given back as asked, is read joined to the question it follows."""
+    subject, given back as asked, is read with the question it follows: since session 52 as that
+    question about the thing it names, where that question names one thing to swap."""
     text = chat_after_rewrite_given_back(browser, ctx, tmp_path, monkeypatch,
                                          "When was the Eiffel Tower built?", "what about the Statue of Liberty?")
-    assert "follow-up read as: When was the Eiffel Tower built? what about the Statue of Liberty?" in text, text
+    assert "follow-up read as: When was the Statue of Liberty built?" in text, text
 
 
 def test_an_answer_given_without_reading_says_so(browser, ctx, tmp_path, monkeypatch):
@@ -968,16 +969,22 @@ def test_a_question_asked_before_the_page_restored_is_kept(browser, server):
 def test_a_reload_mid_answer_gives_the_question_back(page, server):
     """A reload while the answer streams stops it; the question is not lost: it is back in the box."""
     url, _ = server
-    question = "Who shared the 1903 Nobel Prize in Physics with Marie Curie?"
-    ask(page, question)
-    page.locator("#question button.stop-button").wait_for(timeout=30_000)
-    open_chat(page, url)
-    deadline = time.time() + 30
-    while page.locator("#question textarea").input_value() != question and time.time() < deadline:
-        time.sleep(0.1)
+    questions = ["Who shared the 1903 Nobel Prize in Physics with Marie Curie?", "Where was Marie Curie born?",
+                 "Which elements did Marie Curie discover?"]  # one each try: an answered one is not given back
+    for answered, question in enumerate(questions):
+        ask(page, question)
+        page.locator("#question button.stop-button").wait_for(timeout=30_000)
+        open_chat(page, url)
+        deadline = time.time() + 30
+        while page.locator("#question textarea").input_value() != question and time.time() < deadline:
+            if page.locator("#chatbot").inner_text().count(" · read ") > answered:
+                break  # SmolLM2 finished before the reload came (a loaded CI machine): nothing was cut off
+            time.sleep(0.1)
+        if page.locator("#question textarea").input_value() == question:
+            break
     assert page.locator("#question textarea").input_value() == question
     page.locator("#question textarea").press("Enter")
-    wait_answered(page)
+    wait_answered(page, count=answered + 1)
     open_chat(page, url)  # answered now: nothing comes back to the box
     wait_for_text(page, "#chatbot", question)
     assert page.locator("#question textarea").input_value() == ""

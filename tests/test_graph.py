@@ -39,7 +39,7 @@ class TestStructure:
         assert {("check_answer", "finish_turn"), ("finish_turn", "__end__")} <= plain
 
     def test_input_and_output_schemas(self):
-        assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents"}
+        assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents", "fresh"}
         assert set(graph.get_output_jsonschema()["properties"]) == {"answer", "citations", "trace"}
 
 

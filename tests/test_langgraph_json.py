@@ -23,4 +23,4 @@ def test_langgraph_json_names_the_compiled_graph():
     graph = getattr(module, attribute)
     assert isinstance(graph, CompiledStateGraph)
     assert {"start_turn", "classify_tier", "retrieve", "generate"} <= set(graph.get_graph().nodes)
-    assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents"}
+    assert set(graph.get_input_jsonschema()["properties"]) == {"question", "overrides", "documents", "fresh"}
