@@ -166,8 +166,9 @@ class TestCondenseQuestion:
 
     def test_a_rewrite_that_makes_the_asker_the_subject_has_failed(self):
         """Found trying the chat (session 52): after "Who discovered insulin?" was withheld, "Where was he
-        born?" was rewritten "Where was I born?" and answered about the Buddha. A rewrite does not turn
-        someone the conversation spoke of into the asker: one that brings in I, me or my has failed."""
+        born?" was rewritten "Where was I born?", which read passages about the Buddha and Hipparchus (its
+        answer, "Nicaea", was withheld). A rewrite does not turn someone the conversation spoke of into the
+        asker: one that brings in I, me or my has failed."""
         from nodes.condense_question import rewrite_or_fallback
 
         previous = "Who discovered insulin?"
