@@ -319,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.set_defaults(func=cmd_chat)
 
     ing = sub.add_parser("ingest", help="add a source to an index (skips passages already present)")
-    ing.add_argument("source", metavar="{wiki,folder,squad,hotpotqa,PATH}",
+    ing.add_argument("source", metavar=f"{{{','.join(INGEST_SOURCES)},PATH}}",
                      help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf files; squad/hotpotqa: benchmark "
                           "contexts; or a file or folder, read as folder PATH")
     ing.add_argument("path", nargs="?", type=Path, help="file or folder, for folder/squad/hotpotqa")

@@ -18,7 +18,14 @@ from prompts import condense_messages
 HISTORY_TURNS = 3
 MAX_TOKENS = 48
 
-NO_SUBJECT = re.compile(r"^\s*(?:and|what about|how about)\b", re.IGNORECASE)
+OPENING = r"(?:and|what about|how about)"
+"""How a follow-up that names no subject of its own begins (:data:`NO_SUBJECT`, :data:`ELLIPSIS`,
+:data:`OPENINGS`)."""
+
+PARTICIPLE_ENDING = r"(?:ed|en|wn|lt|ght|ung|un|ne|de|t)"
+"""How a participle ends ("built", "located", "written"; :data:`PASSIVE_IT`, :data:`PARTICIPLE`)."""
+
+NO_SUBJECT = re.compile(rf"^\s*{OPENING}\b", re.IGNORECASE)
 """How a follow-up that names no subject of its own begins ("what about its height?", "and on
 Sundays?"): no standalone question begins so, so a rewrite that gives it back as it was has failed."""
 
@@ -34,7 +41,7 @@ MAKING = frozenset("""wrote authored penned composed painted drew sculpted carve
 """Verbs whose object is what was made and whose subject is its maker: after "Who painted X?", a passive
 "it" is X. After "Who won X?" or "Who owns X?" the answer (a country, a company) may well be "it"."""
 
-PASSIVE_IT = re.compile(r"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+(?:ed|en|wn|lt|ght|ung|un|ne|de|t)\b)",
+PASSIVE_IT = re.compile(rf"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+{PARTICIPLE_ENDING}\b)",
                         re.IGNORECASE)
 """"it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
 
@@ -70,17 +77,18 @@ def made_thing(question: str, previous: str) -> str | None:
     return f"{question[:passive.start()]}{passive['be']} {made['thing']} {question[passive.end():]}"
 
 
-ELLIPSIS = re.compile(r"^\s*(?:and|what about|how about)\s+(?:(?P<prep>in|of|on|at|for|from|by|with)\s+)?"
+ELLIPSIS = re.compile(rf"^\s*{OPENING}\s+(?:(?P<prep>in|of|on|at|for|from|by|with)\s+)?"
                       r"(?P<thing>[^?.!]+?)\s*[?.!]*\s*$", re.IGNORECASE)
 """A follow-up that only names another thing ("And Uranus?", "how about in Mexico"): the question before,
 asked about ``thing``."""
 
-ASKING = frozenset("""what who whom whose when where why how which is was were are am do does did has have had
-    can could will would should may might shall""".split())
+BE = frozenset("is was were are am".split())
+AUXILIARIES = frozenset("do does did has have had can could will would should may might shall".split())
+ASKING = frozenset("what who whom whose when where why how which".split()) | BE | AUXILIARIES
 """Question words and auxiliaries: a follow-up holding one asks a question of its own ("And when did
 Newton die?"), not the question before about another thing."""
 
-OPENINGS = re.compile(r"^\s*(?:(?:and|what about|how about)\b\s*)+", re.IGNORECASE)
+OPENINGS = re.compile(rf"^\s*(?:{OPENING}\b\s*)+", re.IGNORECASE)
 """The openings of :data:`NO_SUBJECT`, repeated ("And what about ..."), as a rewrite may give them."""
 
 
@@ -126,10 +134,8 @@ def _things_named(words: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-BE = frozenset("is was were are am".split())
-AUXILIARIES = frozenset("do does did has have had can could will would should may might shall".split())
-PARTICIPLE = re.compile(r"\w+(?:ed|en|wn|lt|ght|ung|un|ne|de|t)$", re.IGNORECASE)
-"""Word endings of a participle ("built", "located", "written"), as :data:`PASSIVE_IT` reads them."""
+PARTICIPLE = re.compile(rf"\w+{PARTICIPLE_ENDING}$", re.IGNORECASE)
+"""A participle ("built", "located", "written"), as :data:`PASSIVE_IT` reads one."""
 
 
 def _swappable(words: list[str], start: int, end: int) -> bool:
