@@ -726,9 +726,21 @@ class TestFollowUps:
         from graph.routing import refers_back
 
         cases = load_cases()
-        assert {c["kind"] for c in cases} == {"pronoun", "elliptical", "standalone"}
+        assert {c["kind"] for c in cases} == {"pronoun", "elliptical", "standalone", "chain"}
         assert all(refers_back(c["follow_up"]) for c in cases), [c["follow_up"] for c in cases if not refers_back(c["follow_up"])]
         assert all(c.get("must_not_hold") for c in cases if c["kind"] == "standalone")
+
+    def test_a_chain_is_shown_its_earlier_turns_first_and_the_previous_last(self):
+        from eval.follow_ups import conversation, load_cases
+
+        chain = {**self.CASE, "kind": "chain", "earlier": [["Who wrote Hamlet?", "William Shakespeare"]]}
+        turns = conversation(chain)
+        assert [t["question"] for t in turns] == ["Who wrote Hamlet?", "What is the capital of Germany?"]
+        assert [t["answer"] for t in turns] == ["William Shakespeare", "Berlin"]
+        assert all(t["standalone_question"] == t["question"] for t in turns)  # each asked as written
+        assert conversation(self.CASE) == turns[1:]  # a case without earlier turns: the one before only
+        # every chain case has the two earlier turns the kind is about
+        assert all(len(conversation(c)) == 2 for c in load_cases() if c["kind"] == "chain")
 
     def test_an_unknown_kind_is_refused(self, tmp_path):
         from eval.follow_ups import load_cases
