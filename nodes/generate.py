@@ -366,6 +366,8 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     generate_ms = (time.perf_counter() - start) * 1000.0
     raw = reply.text.strip()
     answer, marked = split_citations(final_answer(raw) if reasoning else raw, len(evidence))
+    if not any(c.isalnum() for c in answer):  # nothing, or markers and punctuation only: the model declined
+        answer, marked = ABSTENTION, []
     cited, source = cite(question, answer, marked, evidence)
 
     by_id = {p["id"]: p for p in passages}

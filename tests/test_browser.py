@@ -852,6 +852,17 @@ def test_a_yes_or_no_answer_is_not_marked_unsupported(browser, ctx, tmp_path, mo
     assert re.search(r"Yes \[1\]\s+\[1\] Eiffel Tower", text), text
 
 
+def test_a_reply_of_nothing_reads_as_not_in_the_knowledge_base(browser, ctx, tmp_path, monkeypatch):
+    """"What other films did he direct?" (read "What other films did Steven Spielberg direct?") got
+    an empty answer from the default model: the chat showed no answer at all, only "Unsupported"
+    under it (found trying the API and the chat, session 53). A reply with nothing in it is the
+    model declining; the chat says the knowledge base does not seem to hold the answer and shows the
+    closest passages. The generator here is the real one, with its reply's text replaced by nothing."""
+    text = chat_shows_reply(browser, ctx, tmp_path, monkeypatch, (), "What other films did Steven Spielberg direct?")
+    assert "The knowledge base does not seem to hold the answer." in text, text
+    assert "Unsupported" not in text and "closest:" in text, text
+
+
 def chat_after_rewrite_given_back(browser, ctx, tmp_path, monkeypatch, first: str, second: str) -> str:
     """The chat's text after ``first`` and then ``second`` are answered by the real generator, its
     rewrite of ``second`` (the condense step's reply) being ``second`` as asked, up to spaces."""

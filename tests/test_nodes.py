@@ -11,6 +11,7 @@ from nodes import classify_tier, compress, condense_question, generate, grade_co
 from nodes.compress import ELLIPSIS, extend_evidence, select_evidence
 from nodes.generate import attribute, below_threshold, cite, confidence, fit_to_context, split_citations, support
 from nodes.grade_answer import can_extend, grade_answer
+from prompts import ABSTENTION
 
 
 @pytest.fixture
@@ -602,6 +603,25 @@ class TestGenerate:
         assert trace["timings_ms"]["generate"] > 0
         assert trace["supported"] == bool(out["citations"])
         assert trace["citation_source"] in ("model", "attributed", "unsupported", "none")
+
+    @pytest.mark.parametrize("reply", ["", "  \n", "[1]", "[1][2]."])
+    def test_an_answer_of_nothing_is_the_models_abstention(self, runtime, reply):
+        """The chat showed an empty answer, neither withheld nor extended: "What other films did he
+        direct?" (read "...Steven Spielberg...") got no token before the end from the default model,
+        its confidence was the end token's, so the cascade accepted it, and the check had nothing to
+        read. A reply with no answer in it (nothing, or only citation markers) is the model declining,
+        as its abstention sentence is: the cascade extends it while a tier is left, then the check
+        abstains by the model and the chat shows the closest passages."""
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        state = classified(runtime, tier="easy")
+        state.update(run(retrieve, state, runtime))
+        state.update(run(compress, state, runtime))
+        silent = Runtime(context=dataclasses.replace(runtime.context, generator=FakeListChatModel(responses=[reply])))
+        out = run(generate, state, silent)
+        assert out["steps"][-1]["abstained"] is True and out["trace"]["abstained"] is True
+        assert out["answer"] == out["steps"][-1]["answer"] == ABSTENTION  # what the chat and the API say
+        assert out["citations"] == [] and out["steps"][-1]["raw_output"] == reply.strip()
 
     @staticmethod
     def room_of(window: int):
