@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -363,6 +364,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+FIELD_FLAGS = {"n_threads": "--threads", "index_dir": "--index"}
+"""The configuration's fields whose flag is not the field's name with dashes."""
+_FIELD = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+
+
+def in_flag_terms(message: str, args: argparse.Namespace) -> str:
+    """``message`` with each configuration field it names ("max_question_chars must be >= 1") as the
+    flag that sets it ("--max-question-chars"): the person at the terminal typed the flag."""
+    def flag(match: re.Match[str]) -> str:
+        field = match.group(0)
+        if field in FIELD_FLAGS:
+            return FIELD_FLAGS[field]
+        return f"--{field.replace('_', '-')}" if hasattr(args, field) else field
+
+    return _FIELD.sub(flag, message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -384,10 +402,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HANDLED as exc:
         problem = describe(exc)
         assert problem is not None
-        print(f"error: {problem.message}", file=sys.stderr)
+        print(f"error: {in_flag_terms(problem.message, args)}", file=sys.stderr)
         return problem.exit_code
     except ValueError as exc:  # argument values the parser cannot check (window, batch size, ...)
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {in_flag_terms(str(exc), args)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

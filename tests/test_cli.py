@@ -53,7 +53,19 @@ class TestAskErrors:
 
     def test_a_maximum_of_no_characters_is_a_bad_setting_not_a_long_question(self, capsys):
         assert main(["ask", "Who?", "--max-question-chars", "0"]) == 2
-        assert "max_question_chars must be >= 1, got 0" in capsys.readouterr().err
+        assert "--max-question-chars must be >= 1, got 0" in capsys.readouterr().err
+
+    @pytest.mark.parametrize("flags, said", [
+        (["--max-question-chars", "0"], "error: --max-question-chars must be >= 1, got 0"),
+        (["--abstain-threshold", "2"], "error: --abstain-threshold is a probability in [0, 1], got 2.0"),
+        (["--threads", "0"], "error: --threads must be >= 1, got 0"),
+    ])
+    def test_a_bad_setting_is_named_by_its_flag(self, capsys, flags, said):
+        """The terminal said "max_question_chars must be >= 1" and "n_threads must be >= 1": the
+        configuration's names, which the person at the terminal never typed (left open in session 52)."""
+        assert main(["ask", "Who?", *flags, "--model", "smollm2-135m"]) == 2
+        err = capsys.readouterr().err
+        assert said in err and "_" not in err.split(",")[0], err
 
     def test_missing_index_names_the_command(self, capsys, tmp_path):
         assert main(["ask", "Who?", "--index", str(tmp_path / "none"), "--model", "smollm2-135m"]) == 3
