@@ -815,8 +815,7 @@ def fit_command(args: argparse.Namespace) -> int:
               file=sys.stderr)
     readings = None
     if args.by_question_type and args.question_type_readings is not None:
-        split = QuestionTypeModel.load().threshold if args.split is None else args.split
-        readings = read_question_types(args.question_type_readings, split)
+        readings = read_question_types(args.question_type_readings, QuestionTypeModel.load().threshold)
     start = time.perf_counter()
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence, args.require,
                  args.by_question_type, args.max_answerable_loss, readings, args.halves)
@@ -886,10 +885,6 @@ def main(argv: list[str] | None = None) -> int:
                             help="with --by-question-type, the question-type model's out-of-fold probabilities of the "
                                  "questions it was trained on ('none': the readings recorded with the answers, in-sample "
                                  f"for those; default: {shown_path(QUESTION_TYPE_CROSS_FIT)})")
-    fit_parser.add_argument("--split", type=float, default=None,
-                            help="with --by-question-type, the multi-hop probability from which a question is held to "
-                                 "the multi-hop threshold (default: the question-type model's own, where the cascade "
-                                 "starts a question a tier higher)")
     fit_parser.add_argument("--max-answerable-loss", type=lambda v: None if v == "none" else float(v),
                             default=MAX_ANSWERABLE_LOSS,
                             help="with --by-question-type, SQuAD answerable train F1 points the thresholds may lose to "
