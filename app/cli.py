@@ -366,19 +366,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 FIELD_FLAGS = {"n_threads": "--threads", "index_dir": "--index"}
 """The configuration's fields whose flag is not the field's name with dashes."""
-_FIELD = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
+_LEADING_FIELD = re.compile(r"[a-z]+(?:_[a-z]+)+\b")
 
 
 def in_flag_terms(message: str, args: argparse.Namespace) -> str:
-    """``message`` with each configuration field it names ("max_question_chars must be >= 1") as the
-    flag that sets it ("--max-question-chars"): the person at the terminal typed the flag."""
-    def flag(match: re.Match[str]) -> str:
-        field = match.group(0)
-        if field in FIELD_FLAGS:
-            return FIELD_FLAGS[field]
-        return f"--{field.replace('_', '-')}" if hasattr(args, field) else field
-
-    return _FIELD.sub(flag, message)
+    """``message`` with the configuration field it begins with ("max_question_chars must be >= 1", as
+    a setting's check says) given as the flag that sets it ("--max-question-chars"): the person at the
+    terminal typed the flag. Only a leading name: a path further on may hold one by chance."""
+    found = _LEADING_FIELD.match(message)
+    if found is None:
+        return message
+    field = found.group(0)
+    flag = FIELD_FLAGS.get(field) or (f"--{field.replace('_', '-')}" if hasattr(args, field) else field)
+    return flag + message[found.end():]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

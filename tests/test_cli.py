@@ -67,6 +67,18 @@ class TestAskErrors:
         err = capsys.readouterr().err
         assert said in err and "_" not in err.split(",")[0], err
 
+    def test_only_a_leading_setting_is_renamed(self):
+        """A name further on may be a path's by chance (a folder called index_dir)."""
+        import argparse
+
+        from app.cli import in_flag_terms
+
+        args = argparse.Namespace(index=None, max_question_chars=2000)
+        assert in_flag_terms("index_dir must name a folder", args) == "--index must name a folder"
+        elsewhere = "no index at /srv/index_dir/max_question_chars"
+        assert in_flag_terms(elsewhere, args) == elsewhere
+        assert in_flag_terms("prompt_layout is unknown", args) == "prompt_layout is unknown"  # no flag sets it
+
     def test_missing_index_names_the_command(self, capsys, tmp_path):
         assert main(["ask", "Who?", "--index", str(tmp_path / "none"), "--model", "smollm2-135m"]) == 3
         assert "adaptive-rag ingest wiki" in capsys.readouterr().err
@@ -117,9 +129,9 @@ class TestAsk:
 
     def test_an_out_of_range_threshold_is_refused(self, capsys, index_dir):
         assert main(["ask", "Who?", "--index", str(index_dir), "--abstain-threshold", "7"]) != 0
-        assert "abstain_threshold is a probability in [0, 1], got 7.0 (7% is 0.07)" in capsys.readouterr().err
+        assert "--abstain-threshold is a probability in [0, 1], got 7.0 (7% is 0.07)" in capsys.readouterr().err
         assert main(["ask", "Who?", "--index", str(index_dir), "--multi-hop-threshold", "-1"]) != 0
-        assert "multi_hop_threshold is a probability in [0, 1]" in capsys.readouterr().err
+        assert "--multi-hop-threshold is a probability in [0, 1]" in capsys.readouterr().err
 
     def test_the_multi_hop_threshold_reaches_the_pipeline(self):
         from app.cli import _pipeline, build_parser
