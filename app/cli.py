@@ -198,9 +198,31 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+CHAT_SESSION = "terminal"
+"""The terminal chat's one conversation (it lives in the process)."""
+
+CHAT_COMMANDS = {
+    "/new": "forget this conversation and begin another (a follow-up then reads as a new question)",
+    "/quit": "end the chat (so do /exit, /bye, exit, quit and Ctrl-D)",
+    "/help": "list these commands",
+}
+QUIT_LINES = frozenset({"/quit", "/exit", "/bye", "quit", "exit"})
+"""Lines that end the chat (compared in lower case, without surrounding spaces): the terminal chats'
+usual words, which no one asks a knowledge base."""
+
+
+def chat_command(line: str) -> str | None:
+    """The command a line of the terminal chat gives, or ``None`` for a question: one of
+    :data:`QUIT_LINES`, or one word of letters after a "/" ("/etc/hosts: what is it?" is a question)."""
+    word = line.strip().lower()
+    if word in QUIT_LINES:
+        return "/quit"
+    return word if re.fullmatch(r"/[a-z]+", word) else None
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     service = _service(args)
-    print("Ask a question (Ctrl-C stops an answer, Ctrl-D quits).", file=sys.stderr)
+    print("Ask a question (Ctrl-C stops an answer, Ctrl-D or /quit quits, /help lists the commands).", file=sys.stderr)
     # The conversation lives in this process: neither an Enter too many nor Ctrl-C may end it.
     while True:
         try:
@@ -212,9 +234,21 @@ def cmd_chat(args: argparse.Namespace) -> int:
             continue
         if not question.strip():
             continue
+        command = chat_command(question)
+        if command == "/quit":
+            return 0
+        if command == "/new":
+            service.reset_session(CHAT_SESSION)
+            print("(a new conversation: earlier questions are forgotten)", file=sys.stderr)
+            continue
+        if command is not None:
+            if command != "/help":
+                print(f"unknown command {command}; the commands are:", file=sys.stderr)
+            print("\n".join(f"  {name:<6} {what}" for name, what in CHAT_COMMANDS.items()), file=sys.stderr)
+            continue
         try:
             validate_question(question, service.pipeline.max_question_chars, TERMINALS_LIMIT)
-            result = _ask_once(service, question, args.trace, stream=True, session_id="terminal")
+            result = _ask_once(service, question, args.trace, stream=True, session_id=CHAT_SESSION)
             if result.get("rewritten_question"):
                 print(f"(follow-up read as: {result['rewritten_question']})")
         except HANDLED as exc:

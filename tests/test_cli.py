@@ -144,10 +144,12 @@ class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):
         result = subprocess.run(
             [sys.executable, "-m", "app.cli", "chat", "--index", str(index_dir), "--model", "smollm2-135m", "--tier", "easy"],
-            input="Who was Isaac Newton?\n\n  \nWhen was he born?\n", capture_output=True, text=True, cwd=ROOT, timeout=300)
+            input="Who was Isaac Newton?\n\n  \nWhen was he born?\n/new\nWhen was he born?\n/quit\nWhy?\n",
+            capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert result.returncode == 0, result.stderr
-        assert result.stdout.count("tier easy") == 2  # an empty line (an Enter too many) asks nothing and ends nothing
-        assert "follow-up read as:" in result.stdout  # the conversation went on past it
+        assert result.stdout.count("tier easy") == 3  # an empty line (an Enter too many) asks nothing and ends nothing
+        # the conversation went on past it, and after /new it began again
+        assert result.stdout.count("follow-up read as:") == 1
 
 
 def type_lines(monkeypatch, lines):
@@ -206,6 +208,68 @@ class TestChatInterrupted:
         assert main(["chat", "--max-question-chars", "10"]) == 0
         assert service.asked == []
         assert "maximum is 10: shorten it (--max-question-chars raises it)" in capsys.readouterr().err
+
+
+class TestChatCommands:
+    """The terminal chat asked "quit", "exit" and "/help" of the knowledge base ("quit" was answered
+    "Nicotine withdrawal", withheld), and a conversation could only be left by Ctrl-D and not begun
+    again (noticed in session 54). A line that is one word after a "/" is a command; "exit" and "quit"
+    alone end the chat, as in other terminal chats."""
+
+    class Service(TestChatInterrupted.Service):
+        def __init__(self):
+            super().__init__()
+            self.reset = []
+
+        def stream(self, question, session_id=None):
+            self.asked.append((question, session_id))
+            yield {"type": "result", "answer": "Isaac Newton", "citations": [], "trace": {}}
+
+        def reset_session(self, session_id, owner=None):
+            self.reset.append(session_id)
+
+    def chat(self, monkeypatch, lines):
+        import app.cli
+
+        service = self.Service()
+        monkeypatch.setattr(app.cli, "_service", lambda args: service)
+        monkeypatch.setattr(app.cli, "format_answer", lambda result, *a, **k: f"[{result['answer']}]")
+        type_lines(monkeypatch, [*lines, AssertionError])  # a line read past the end: the chat went on
+        assert main(["chat"]) == 0
+        return service
+
+    @pytest.mark.parametrize("line", ["quit", "exit", " Exit ", "QUIT", "/quit", "/exit", "/bye"])
+    def test_quit_and_exit_end_the_chat_unasked(self, monkeypatch, line):
+        service = self.chat(monkeypatch, ["Who was Isaac Newton?", line])
+        assert service.asked == [("Who was Isaac Newton?", "terminal")]
+
+    def test_help_lists_the_commands_and_asks_nothing(self, monkeypatch, capsys):
+        service = self.chat(monkeypatch, ["/help", "/quit"])
+        assert service.asked == []
+        err = capsys.readouterr().err
+        for command in ("/new", "/quit", "/help"):
+            assert command in err
+
+    def test_new_forgets_the_conversation_and_goes_on(self, monkeypatch, capsys):
+        service = self.chat(monkeypatch, ["Who was Isaac Newton?", "/new", "When was he born?", "/quit"])
+        assert service.reset == ["terminal"]
+        assert [q for q, _ in service.asked] == ["Who was Isaac Newton?", "When was he born?"]
+        assert "new conversation" in capsys.readouterr().err
+
+    def test_an_unknown_command_is_named_and_asks_nothing(self, monkeypatch, capsys):
+        service = self.chat(monkeypatch, ["/hlep", "/quit"])
+        assert service.asked == []
+        assert "unknown command /hlep" in capsys.readouterr().err
+
+    @pytest.mark.parametrize("line", ["/etc/hosts: what is it for?", "quit smoking: how?", "What does exit mean?"])
+    def test_a_question_that_only_looks_like_a_command_is_asked(self, monkeypatch, line):
+        service = self.chat(monkeypatch, [line, "/quit"])
+        assert service.asked == [(line, "terminal")]
+
+    def test_the_greeting_says_how_to_quit_and_where_the_commands_are(self, monkeypatch, capsys):
+        self.chat(monkeypatch, ["/quit"])
+        err = capsys.readouterr().err
+        assert "/help" in err and "Ctrl-D" in err
 
 
 class TestIngest:
