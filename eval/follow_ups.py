@@ -7,14 +7,16 @@ Marie Curie and Albert Einstein of the same nationality?"). 12 *chain* cases (se
 pronoun after two earlier turns, whose referent is in the last turn while the turn before names
 another ("Where was he born?" after the first and then the last emperor of Rome), or only in the
 turn before; 12 more of the same sorts (session 54) were written before the rule that picks the turns
-the rewrite is shown was coded, to measure it on cases it was not designed on. Each is rewritten as the graph's condense step rewrites it
-(the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
+the rewrite is shown was coded, to measure it on cases it was not designed on. Each is shown the turns
+the graph's condense step shows it (:func:`nodes.condense_question.shown_turns`), rewritten as that step
+rewrites it (the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
 (the rewrite holds what it must), *joined* (the rewrite failed and the follow-up was joined to the
 question it follows, which retrieval can still use) or *failed* (a rewrite that lost what it must hold).
 
     python -m eval.follow_ups                          # the shipped condense prompt, the default model
     python -m eval.follow_ups --prompt FILE --model M  # a candidate system prompt, another generator
     python -m eval.follow_ups --kinds chain --history-turns 1   # the chains, the rewrite shown the last turn only
+    python -m eval.follow_ups --history-turns 3        # every case shown up to three turns (session 53's step)
 
 These are not benchmark questions: a small, hand-written set for comparing condense prompts side by
 side on one machine, not a figure to quote as the step's accuracy.
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from components.generator import load_chat_model, max_tokens_kwargs
     from components.model_files import DEFAULT_PRESET
-    from nodes.condense_question import HISTORY_TURNS, MAX_TOKENS, rewrite_or_fallback
+    from nodes.condense_question import MAX_TOKENS, rewrite_or_fallback, shown_turns
     from prompts import condense_messages
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -73,16 +75,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt", type=Path, default=None, help="a condense system prompt to try (default: the shipped one)")
     parser.add_argument("--cases", type=Path, default=CASES, help="the follow-ups (default: eval/follow_ups.json)")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=KINDS, help="only these kinds of case (default: all)")
-    parser.add_argument("--history-turns", type=int, default=HISTORY_TURNS,
-                        help=f"how many of the latest turns the rewrite is shown (default {HISTORY_TURNS}, as the graph's)")
+    parser.add_argument("--history-turns", type=int, default=None,
+                        help="show the rewrite this many of the latest turns (default: the turns the graph shows it)")
     args = parser.parse_args(argv)
-    if args.history_turns < 1:
+    if args.history_turns is not None and args.history_turns < 1:
         parser.error(f"--history-turns must be >= 1, got {args.history_turns}")
     system = args.prompt.read_text(encoding="utf-8").strip() if args.prompt else None
     generator = load_chat_model(args.model)
     tally: Counter[tuple[str, str]] = Counter()
     for case in (c for c in load_cases(args.cases) if c["kind"] in args.kinds):
-        messages = condense_messages(conversation(case)[-args.history_turns:], case["follow_up"])
+        turns = conversation(case)
+        shown = shown_turns(turns, case["follow_up"]) if args.history_turns is None else turns[-args.history_turns:]
+        messages = condense_messages(shown, case["follow_up"])
         if system is not None:
             messages[0] = SystemMessage(system)
         reply = generator.invoke(messages, **max_tokens_kwargs(generator, MAX_TOKENS))

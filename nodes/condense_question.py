@@ -5,7 +5,7 @@ earlier turns and the question refers back to them."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -44,6 +44,28 @@ MAKING = frozenset("""wrote authored penned composed painted drew sculpted carve
 PASSIVE_IT = re.compile(rf"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+{PARTICIPLE_ENDING}\b)",
                         re.IGNORECASE)
 """"it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
+
+PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b", re.IGNORECASE)
+PLACE = re.compile(r"\bthere\b", re.IGNORECASE)
+ASKS_WHO = re.compile(r"^\W*who(?:m|se)?\b", re.IGNORECASE)
+ASKS_WHERE = re.compile(r"^\W*where\b", re.IGNORECASE)
+NEAREST = ((PERSON, ASKS_WHO), (PLACE, ASKS_WHERE))
+"""A follow-up's pronoun of a kind, and how a question whose answer is of that kind begins: a person
+("he", "his") after "Who ...?", a place ("there") after "Where ...?" (:func:`shown_turns`)."""
+
+
+def shown_turns(history: Sequence[Turn], question: str) -> list[Turn]:
+    """The turns the rewrite of ``question`` is shown: the last :data:`HISTORY_TURNS`, or only the
+    last when its answer is of the kind the follow-up's pronoun names (:data:`NEAREST`), and so the
+    nearest thing it can mean. Shown more, the model took an earlier answer of the same kind: "Where was
+    he born?" after "Who painted the Mona Lisa?" and then "Who painted The Starry Night?" was read about
+    Leonardo da Vinci (session 53's chain follow-ups)."""
+    recent = list(history[-HISTORY_TURNS:])
+    if recent and any(pronoun.search(question) and asks.match(recent[-1]["standalone_question"])
+                      for pronoun, asks in NEAREST):
+        return recent[-1:]
+    return recent
+
 
 FIRST_PERSON = re.compile(r"\b(?:(?P<i>I)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 """The asker speaking of themselves: a rewrite may keep such words, never bring them in. An "I" after
@@ -222,7 +244,7 @@ def _same(a: str, b: str) -> bool:
 def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = state["question"]
-    history = (state.get("turns") or [])[-HISTORY_TURNS:]
+    history = shown_turns(state.get("turns") or [], question)
     reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, MAX_TOKENS))
     previous, anchor = (history[-1]["standalone_question"], joined_to(history[-1])) if history else ("", "")
     standalone, method = rewrite_or_fallback(reply.text, question, previous, anchor)

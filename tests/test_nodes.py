@@ -54,6 +54,56 @@ class TestCondenseQuestion:
         assert out["standalone_question"] and len(out["standalone_question"]) < 500
         assert rewrite["method"] in ("rewritten", "joined")
 
+    @staticmethod
+    def turns(*asked):
+        return [{"question": q, "standalone_question": q, "answer": a} for q, a in asked]
+
+    @pytest.mark.parametrize("follow_up, last", [
+        ("Where was he born?", ("Who painted The Starry Night?", "Vincent van Gogh")),
+        ("Who was his wife?", ("Who wrote The Great Gatsby?", "F. Scott Fitzgerald")),
+        ("When did she die?", ("whom did Hamlet love?", "Ophelia")),
+        ("How many people live there?", ("Where were the 2012 Summer Olympics held?", "London")),
+    ])
+    def test_a_pronoun_of_the_last_answers_kind_is_shown_only_the_last_turn(self, follow_up, last):
+        """Session 53's chain follow-ups: shown three turns, the rewrite took the earlier turn's answer
+        of the same kind ("Where was he born?" after the Mona Lisa's painter and then The Starry
+        Night's read about Leonardo da Vinci). A person after "Who ...?" or a place ("there") after
+        "Where ...?" is nearest in the last turn, so the rewrite is shown that turn alone."""
+        from nodes.condense_question import shown_turns
+
+        history = self.turns(("Who painted the Mona Lisa?", "Leonardo da Vinci"), ("Where is it?", "The Louvre"), last)
+        assert shown_turns(history, follow_up) == history[-1:]
+
+    @pytest.mark.parametrize("follow_up, last", [
+        ("When was he born?", ("Where is the Mona Lisa displayed?", "The Louvre")),  # he: not a place
+        ("When was it founded?", ("Who founded Apple?", "Steve Jobs")),  # it: not the person asked for
+        ("How many people live there?", ("What is the capital of Italy?", "Rome")),  # not asked "Where"
+        ("What other ballets did he compose?", ("When was The Nutcracker first performed?", "1892")),
+    ])
+    def test_any_other_follow_up_is_shown_the_last_three_turns(self, follow_up, last):
+        from nodes.condense_question import HISTORY_TURNS, shown_turns
+
+        history = self.turns(("Who wrote Hamlet?", "William Shakespeare"), ("Who painted the Mona Lisa?", "Leonardo"),
+                             ("Who composed The Nutcracker?", "Tchaikovsky"), last)
+        assert shown_turns(history, follow_up) == history[-HISTORY_TURNS:]
+
+    def test_the_last_turn_is_read_as_rewritten(self):
+        """"And the last?" after "Who was the first emperor of Rome?" was rewritten "Who was the last
+        emperor of Rome?": its answer is a person though the words asked begin with "And"."""
+        from nodes.condense_question import shown_turns
+
+        history = [*self.turns(("Who was the first emperor of Rome?", "Augustus")),
+                   {"question": "And the last?", "standalone_question": "Who was the last emperor of Rome?",
+                    "answer": "Romulus Augustulus"}]
+        assert shown_turns(history, "Where was he born?") == history[-1:]
+
+    def test_the_trace_counts_the_turns_shown(self, runtime):
+        state = {"question": "Where was he born?", "turns": self.turns(
+            ("Who painted the Mona Lisa?", "Leonardo da Vinci"), ("Who painted The Starry Night?", "Vincent van Gogh"))}
+        assert run(condense_question, state, runtime)["trace"]["rewrite"]["history_turns"] == 1
+        state["question"] = "When was it painted?"
+        assert run(condense_question, state, runtime)["trace"]["rewrite"]["history_turns"] == 2
+
     def test_an_answer_instead_of_a_rewrite_falls_back(self):
         from nodes.condense_question import rewrite_or_fallback
 
