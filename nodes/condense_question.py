@@ -72,6 +72,20 @@ FIRST_PERSON = re.compile(r"\b(?:(?P<i>I)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 a capitalised word is a numeral ("World War I", "Elizabeth I")."""
 
 
+QUESTION_WORD = re.compile(r"^\W*(?P<word>where|when|who|whom|whose|what|which|why|how)\b", re.IGNORECASE)
+"""The question word a follow-up opens with ("Where was he born?"), which its rewrite must keep."""
+
+
+def lost_question_word(question: str, rewrite: str) -> bool:
+    """Whether ``question`` opens with a question word (:data:`QUESTION_WORD`) that ``rewrite`` does
+    not hold: "Where was he born?" rewritten "Who was Emile Berliner born?" asks something else. A
+    follow-up that names no subject of its own ("what about X?", :data:`NO_SUBJECT`) may take any."""
+    opening = QUESTION_WORD.match(question)
+    if opening is None or NO_SUBJECT.match(question):
+        return False
+    return re.search(rf"\b{opening['word']}\b", rewrite, re.IGNORECASE) is None
+
+
 def speaks_of_the_asker(text: str) -> bool:
     """Whether ``text`` holds a word of :data:`FIRST_PERSON`."""
     for word in FIRST_PERSON.finditer(text):
@@ -205,8 +219,9 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     standalone question) joined with the follow-up: small models sometimes answer instead of
     rewriting, give an earlier question back as it was, which drops the follow-up, give back a
     follow-up that names no subject (:data:`NO_SUBJECT`) as it was asked, give back one that still
-    only names something (:func:`asks_nothing`), or make the asker its subject ("Where was I born?"
-    for "Where was he born?", :data:`FIRST_PERSON`). After a question about who
+    only names something (:func:`asks_nothing`), make the asker its subject ("Where was I born?"
+    for "Where was he born?", :data:`FIRST_PERSON`), or lose the question word the follow-up opens
+    with (:func:`lost_question_word`). After a question about who
     made something, a passive "it" is that thing: :func:`made_thing`'s reading stands ("resolved")
     unless the model's rewrite is the same. A follow-up that only names another thing, whose rewrite
     failed, asks the question it would have been joined to about that thing (:func:`swapped_thing`,
@@ -218,7 +233,8 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
         return resolved, "rewritten" if _same(line.rstrip("?"), resolved.rstrip("?")) else "resolved"
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
     unresolved = (NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
-                  or asks_nothing(line) or (speaks_of_the_asker(line) and not speaks_of_the_asker(question)))
+                  or asks_nothing(line) or (speaks_of_the_asker(line) and not speaks_of_the_asker(question))
+                  or lost_question_word(question, line))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:
         return line, "rewritten"
     if (swapped := swapped_thing(question, anchor)) is not None:

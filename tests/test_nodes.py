@@ -113,6 +113,24 @@ class TestCondenseQuestion:
                                    "Who was Marie Curie?") == (
             "Who was Marie Curie? Which elements did she discover?", "joined")
 
+    def test_a_rewrite_that_loses_the_question_word_falls_back(self):
+        """Found trying the API (session 54): "Where was he born?" after "Who invented the phonograph?"
+        ("Emile Berliner") was rewritten "Who was Emile Berliner born?" and answered "Switzerland". A
+        follow-up that opens with a question word asks that: a rewrite without it asks something else.
+        A follow-up that only names a new subject ("what about X?") may be rewritten with any."""
+        from nodes.condense_question import rewrite_or_fallback
+
+        previous = "Who invented the phonograph?"
+        assert rewrite_or_fallback("Who was Emile Berliner born?", "Where was he born?", previous) == (
+            f"{previous} Where was he born?", "joined")
+        assert rewrite_or_fallback("Where was Emile Berliner born?", "Where was he born?", previous) == (
+            "Where was Emile Berliner born?", "rewritten")
+        assert rewrite_or_fallback("How old was Mozart when he died?", "how old was he when he died", previous) == (
+            "How old was Mozart when he died?", "rewritten")
+        for asked, reply in [("What about the Colosseum?", "When was the Colosseum built?"),
+                             ("how about in Mexico", "What language is spoken in Mexico?")]:
+            assert rewrite_or_fallback(reply, asked, "When was the Eiffel Tower built?") == (reply, "rewritten")
+
     def test_a_rewrite_that_gives_the_previous_question_back_falls_back(self):
         """Seen in session 32 (SmolLM2): "And where?" after "Who founded Zorblat Industries?" was
         rewritten "User: Who founded Zorblat Industries?", and the follow-up was lost."""
