@@ -45,7 +45,10 @@ PASSIVE_IT = re.compile(rf"\b(?P<be>is|was|were|are|been)\s+it\s+(?=\w+{PARTICIP
                         re.IGNORECASE)
 """"it" as the subject of a passive ("When was it published?", "Why was it built?"): the thing made."""
 
-PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself)\b", re.IGNORECASE)
+PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|himself|herself|they|them|their)\b", re.IGNORECASE)
+"""A pronoun for a person (or people). After "Who painted X?" it may be the maker, so a passive "it"
+beside it is left to the model (:func:`made_thing`); after a question asking "Who" the answer is the
+nearest person it can mean (:data:`NEAREST`)."""
 PLACE = re.compile(r"\bthere\b", re.IGNORECASE)
 ASKS_WHO = re.compile(r"^\W*who(?:m|se)?\b", re.IGNORECASE)
 ASKS_WHERE = re.compile(r"^\W*where\b", re.IGNORECASE)
@@ -72,6 +75,15 @@ FIRST_PERSON = re.compile(r"\b(?:(?P<i>I)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 a capitalised word is a numeral ("World War I", "Elizabeth I")."""
 
 
+def speaks_of_the_asker(text: str) -> bool:
+    """Whether ``text`` holds a word of :data:`FIRST_PERSON`."""
+    for word in FIRST_PERSON.finditer(text):
+        before = text[: word.start()].split()
+        if not (word["i"] and before and before[-1][:1].isupper()):
+            return True
+    return False
+
+
 QUESTION_WORD = re.compile(r"^\W*(?P<word>where|when|who|whom|whose|what|which|why|how)\b", re.IGNORECASE)
 """The question word a follow-up opens with ("Where was he born?"), which its rewrite must keep."""
 
@@ -85,18 +97,6 @@ def lost_question_word(question: str, rewrite: str) -> bool:
         return False
     return re.search(rf"\b{opening['word']}\b", rewrite, re.IGNORECASE) is None
 
-
-def speaks_of_the_asker(text: str) -> bool:
-    """Whether ``text`` holds a word of :data:`FIRST_PERSON`."""
-    for word in FIRST_PERSON.finditer(text):
-        before = text[: word.start()].split()
-        if not (word["i"] and before and before[-1][:1].isupper()):
-            return True
-    return False
-
-
-PERSON = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
-"""A pronoun for a person (or people): the follow-up refers to the maker too."""
 
 
 def made_thing(question: str, previous: str) -> str | None:

@@ -62,6 +62,7 @@ class TestCondenseQuestion:
         ("Where was he born?", ("Who painted The Starry Night?", "Vincent van Gogh")),
         ("Who was his wife?", ("Who wrote The Great Gatsby?", "F. Scott Fitzgerald")),
         ("When did she die?", ("whom did Hamlet love?", "Ophelia")),
+        ("When did they meet?", ("Who founded Microsoft?", "Bill Gates and Paul Allen")),
         ("How many people live there?", ("Where were the 2012 Summer Olympics held?", "London")),
     ])
     def test_a_pronoun_of_the_last_answers_kind_is_shown_only_the_last_turn(self, follow_up, last):
