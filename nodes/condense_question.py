@@ -51,10 +51,14 @@ beside it is left to the model (:func:`made_thing`); after a question asking "Wh
 nearest person it can mean (:data:`NEAREST`)."""
 PLACE = re.compile(r"\bthere\b", re.IGNORECASE)
 ASKS_WHO = re.compile(r"^\W*who(?:m|se)?\b", re.IGNORECASE)
-ASKS_WHERE = re.compile(r"^\W*where\b", re.IGNORECASE)
-NEAREST = ((PERSON, ASKS_WHO), (PLACE, ASKS_WHERE))
+ASKS_PLACE = re.compile(r"^\W*(?:where\b|(?:in\s+)?(?:what|which)\s+(?:is\s+the\s+|was\s+the\s+)?"
+                        r"(?:capital|city|country|town|village|state|province|region|continent|island)\b)",
+                        re.IGNORECASE)
+NEAREST = ((PERSON, ASKS_WHO), (PLACE, ASKS_PLACE))
 """A follow-up's pronoun of a kind, and how a question whose answer is of that kind begins: a person
-("he", "his") after "Who ...?", a place ("there") after "Where ...?" (:func:`shown_turns`)."""
+("he", "his") after "Who ...?", a place ("there") after "Where ...?" or one asking what or which
+capital, city, country... ("What is the capital of Italy?", "In which country is Machu Picchu?")
+(:func:`shown_turns`)."""
 
 
 def shown_turns(history: Sequence[Turn], question: str) -> list[Turn]:
