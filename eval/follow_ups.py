@@ -6,8 +6,9 @@ about Spain?"), or a standalone question that the refers-back test also sends to
 Marie Curie and Albert Einstein of the same nationality?"). 12 *chain* cases (session 53) are a
 pronoun after two earlier turns, whose referent is in the last turn while the turn before names
 another ("Where was he born?" after the first and then the last emperor of Rome), or only in the
-turn before; 12 more of the same sorts (session 54) were written before the rule that picks the turns
-the rewrite is shown was coded, to measure it on cases it was not designed on. Each is shown the turns
+turn before; 12 more of the same sorts, and then 4 with "there" after a question asking for a place
+without "Where" (session 54), were written before the rule that picks the turns the rewrite is shown
+was coded or took such questions in, to measure it on cases it was not designed on. Each is shown the turns
 the graph's condense step shows it (:func:`nodes.condense_question.shown_turns`), rewritten as that step
 rewrites it (the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
 (the rewrite holds what it must), *joined* (the rewrite failed and the follow-up was joined to the
