@@ -8,7 +8,9 @@ pronoun after two earlier turns, whose referent is in the last turn while the tu
 another ("Where was he born?" after the first and then the last emperor of Rome), or only in the
 turn before; 12 more of the same sorts, and then 4 with "there" after a question asking for a place
 without "Where" (session 54), were written before the rule that picks the turns the rewrite is shown
-was coded or took such questions in, to measure it on cases it was not designed on. Each is shown the turns
+was coded or took such questions in, to measure it on cases it was not designed on; and 4 where the
+rule's last turn alone misleads (the pronoun means the turn before's person, the last turn asked "Who"
+about that person's work). Each is shown the turns
 the graph's condense step shows it (:func:`nodes.condense_question.shown_turns`), rewritten as that step
 rewrites it (the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
 (the rewrite holds what it must), *joined* (the rewrite failed and the follow-up was joined to the
