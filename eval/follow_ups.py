@@ -10,7 +10,7 @@ turn before; 12 more of the same sorts, and then 4 with "there" after a question
 without "Where" (session 54), were written before the rule that picks the turns the rewrite is shown
 was coded or took such questions in, to measure it on cases it was not designed on; and 4 where the
 rule's last turn alone misleads (the pronoun means the turn before's person, the last turn asked "Who"
-about that person's work). Each is shown the turns
+about that person's work), then 6 naming a making act, written before the rule read it. Each is shown the turns
 the graph's condense step shows it (:func:`nodes.condense_question.shown_turns`), rewritten as that step
 rewrites it (the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
 (the rewrite holds what it must), *joined* (the rewrite failed and the follow-up was joined to the

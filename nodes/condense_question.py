@@ -64,14 +64,46 @@ capital, city, country... ("What is the capital of Italy?", "In which country is
 def shown_turns(history: Sequence[Turn], question: str) -> list[Turn]:
     """The turns the rewrite of ``question`` is shown: the last :data:`HISTORY_TURNS`, or only the
     last when its answer is of the kind the follow-up's pronoun names (:data:`NEAREST`), and so the
-    nearest thing it can mean. Shown more, the model took an earlier answer of the same kind: "Where was
-    he born?" after "Who painted the Mona Lisa?" and then "Who painted The Starry Night?" was read about
-    Leonardo da Vinci (session 53's chain follow-ups)."""
+    nearest thing it can mean, unless the follow-up names the act an earlier "Who" question asked about
+    (:func:`names_an_earlier_act`). Shown more, the model took an earlier answer of the same kind: "Where
+    was he born?" after "Who painted the Mona Lisa?" and then "Who painted The Starry Night?" was read
+    about Leonardo da Vinci (session 53's chain follow-ups)."""
     recent = list(history[-HISTORY_TURNS:])
     if recent and any(pronoun.search(question) and asks.match(recent[-1]["standalone_question"])
-                      for pronoun, asks in NEAREST):
+                      for pronoun, asks in NEAREST) and not names_an_earlier_act(question, recent):
         return recent[-1:]
     return recent
+
+
+IRREGULAR_ACTS = {form: act for act, forms in {
+    "write": "write writes wrote written writing writer", "draw": "draw draws drew drawn drawing",
+    "build": "build builds built building builder", "make": "make makes made making maker"}.items()
+    for form in forms.split()}
+"""The forms of the :data:`MAKING` verbs that are not their stem and a short ending."""
+ACT_STEMS = tuple(sorted({v[:-2] if v.endswith("ed") else v for v in MAKING} - set(IRREGULAR_ACTS), key=len, reverse=True))
+
+
+def acts(text: str) -> set[str]:
+    """The making acts (:data:`MAKING`) ``text`` names, each by one stem whatever its form: "painted",
+    "paint" and "painting" are "paint", "discovery" is "discover", "wrote" and "write" are "write"."""
+    named = set()
+    for word in re.findall(r"[a-z]+", text.lower()):
+        if word in IRREGULAR_ACTS:
+            named.add(IRREGULAR_ACTS[word])
+            continue
+        stem = next((s for s in ACT_STEMS if word.startswith(s) and len(word) - len(s) <= 3), None)
+        if stem is not None:
+            named.add(stem)
+    return named
+
+
+def names_an_earlier_act(question: str, recent: Sequence[Turn]) -> bool:
+    """Whether ``question`` names an act (:func:`acts`) that an earlier "Who" question of ``recent``
+    asked about and the last one did not: "How many concertos did he compose?" after "Who composed The
+    Four Seasons?" and then "Who made its first recording?" means the composer, not the last answer."""
+    earlier = set().union(*(acts(t["standalone_question"]) for t in recent[:-1]
+                            if ASKS_WHO.match(t["standalone_question"])))
+    return bool(acts(question) & (earlier - acts(recent[-1]["standalone_question"])))
 
 
 FIRST_PERSON = re.compile(r"\b(?:(?P<i>I)|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")

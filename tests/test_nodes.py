@@ -92,6 +92,40 @@ class TestCondenseQuestion:
                              ("Who composed The Nutcracker?", "Tchaikovsky"), last)
         assert shown_turns(history, follow_up) == history[-HISTORY_TURNS:]
 
+    @pytest.mark.parametrize("follow_up, earlier, last", [
+        ("How many concertos did he compose?", ("Who composed The Four Seasons?", "Antonio Vivaldi"),
+         ("Who made the first recording of The Four Seasons?", "Alfredo Campoli")),
+        ("When did he write the play?", ("Who wrote Romeo and Juliet?", "William Shakespeare"),
+         ("Who directed the 1968 film of Romeo and Juliet?", "Franco Zeffirelli")),
+        ("How long did it take him to paint it?", ("Who painted the ceiling of the Sistine Chapel?", "Michelangelo"),
+         ("Who commissioned the ceiling of the Sistine Chapel?", "Pope Julius II")),
+    ])
+    def test_a_follow_up_naming_an_earlier_questions_act_is_shown_three_turns(self, follow_up, earlier, last):
+        """Measured after the rule above shipped (session 54): when the last turn asked "Who" about
+        a person's work, "How many concertos did he compose?" means the composer an earlier question
+        asked for, and shown the last turn alone the model read it about the last answer."""
+        from nodes.condense_question import shown_turns
+
+        history = self.turns(earlier, last)
+        assert shown_turns(history, follow_up) == history
+
+    def test_the_act_the_last_question_asked_about_keeps_the_last_turn(self):
+        from nodes.condense_question import shown_turns
+
+        history = self.turns(("Who painted The Night Watch?", "Rembrandt"), ("Who painted The Starry Night?", "Vincent van Gogh"))
+        assert shown_turns(history, "What else did he paint?") == history[-1:]
+
+    @pytest.mark.parametrize("text, named", [
+        ("Who wrote Hamlet?", {"write"}), ("When did he write it?", {"write"}),
+        ("What did she discover?", {"discover"}), ("In which hospital did he make his discovery?", {"discover", "make"}),
+        ("Who composed the Moonlight Sonata?", {"compos"}), ("Where was he born in Pennsylvania?", set()),
+        ("Who commissioned it?", set()),
+    ])
+    def test_an_act_is_read_in_any_of_its_forms(self, text, named):
+        from nodes.condense_question import acts
+
+        assert acts(text) == named
+
     def test_the_last_turn_is_read_as_rewritten(self):
         """"And the last?" after "Who was the first emperor of Rome?" was rewritten "Who was the last
         emperor of Rome?": its answer is a person though the words asked begin with "And"."""
