@@ -81,6 +81,7 @@ IRREGULAR_ACTS = {form: act for act, forms in {
     for form in forms.split()}
 """The forms of the :data:`MAKING` verbs that are not their stem and a short ending."""
 ACT_STEMS = tuple(sorted({v[:-2] if v.endswith("ed") else v for v in MAKING} - set(IRREGULAR_ACTS), key=len, reverse=True))
+"""The other :data:`MAKING` verbs' stems ("painted" is "paint", "composed" "compos"), longest first."""
 
 
 def acts(text: str) -> set[str]:
