@@ -1,16 +1,11 @@
 """How well the condense step makes follow-ups standalone, on invented conversations.
 
-``eval/follow_ups.json`` holds invented follow-ups. 36 (since session 51) follow one earlier turn: a
-pronoun that refers back ("When did she die?"), a question that names only a new subject ("what
-about Spain?"), or a standalone question that the refers-back test also sends to the rewrite ("Were
-Marie Curie and Albert Einstein of the same nationality?"). 12 *chain* cases (session 53) are a
-pronoun after two earlier turns, whose referent is in the last turn while the turn before names
-another ("Where was he born?" after the first and then the last emperor of Rome), or only in the
-turn before; 12 more of the same sorts, and then 4 with "there" after a question asking for a place
-without "Where" (session 54), were written before the rule that picks the turns the rewrite is shown
-was coded or took such questions in, to measure it on cases it was not designed on; and 4 where the
-rule's last turn alone misleads (the pronoun means the turn before's person, the last turn asked "Who"
-about that person's work), then 6 naming a making act, written before the rule read it. Each is shown the turns
+``eval/follow_ups.json`` holds invented follow-ups of four kinds: a pronoun that refers back ("When
+did she die?"), a question that names only a new subject ("what about Spain?"), a standalone question
+that the refers-back test also sends to the rewrite ("Were Marie Curie and Albert Einstein of the same
+nationality?"), each after one earlier turn; and *chain* cases, a pronoun after two earlier turns
+("Where was he born?" after the first and then the last emperor of Rome). The file's ``about`` says
+which session wrote which cases, and which were written before the rule they measure. Each is shown the turns
 the graph's condense step shows it (:func:`nodes.condense_question.shown_turns`), rewritten as that step
 rewrites it (the model's reply through :func:`nodes.condense_question.rewrite_or_fallback`) and graded: *rewritten*
 (the rewrite holds what it must), *joined* (the rewrite failed and the follow-up was joined to the

@@ -121,7 +121,8 @@ def speaks_of_the_asker(text: str) -> bool:
     return False
 
 
-QUESTION_WORD = re.compile(r"^\W*(?P<word>where|when|who|whom|whose|what|which|why|how)\b", re.IGNORECASE)
+QUESTION_WORDS = ("what", "who", "whom", "whose", "when", "where", "why", "how", "which")
+QUESTION_WORD = re.compile(rf"^\W*(?P<word>{'|'.join(QUESTION_WORDS)})\b", re.IGNORECASE)
 """The question word a follow-up opens with ("Where was he born?"), which its rewrite must keep."""
 
 
@@ -157,7 +158,7 @@ asked about ``thing``."""
 
 BE = frozenset("is was were are am".split())
 AUXILIARIES = frozenset("do does did has have had can could will would should may might shall".split())
-ASKING = frozenset("what who whom whose when where why how which".split()) | BE | AUXILIARIES
+ASKING = frozenset(QUESTION_WORDS) | BE | AUXILIARIES
 """Question words and auxiliaries: a follow-up holding one asks a question of its own ("And when did
 Newton die?"), not the question before about another thing."""
 
