@@ -29,6 +29,40 @@ def abstention_f1(record: Mapping[str, Any], abstain: bool) -> float:
     return float(record["f1"])
 
 
+def knowledge_base_f1(holds: bool, f1: float, abstained: bool) -> float:
+    """One question's score against a knowledge base that may not hold its answer (NQ-open or
+    TriviaQA asked of the Wikipedia summaries): where it holds a gold answer string, the answer's F1
+    (an abstention 0); where it holds none it cannot state the answer, so an abstention scores 1 and
+    any answer 0, even one that overlaps a gold answer."""
+    if abstained:
+        return 0.0 if holds else 1.0
+    return f1 if holds else 0.0
+
+
+def knowledge_base_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
+    """One system's answers scored against the knowledge base (:func:`knowledge_base_f1`), with the
+    check and as given before it, or ``None`` when the records do not say whether it holds each
+    answer (``kb_holds_answer``, set by the benchmark for the open-domain sets)."""
+    if not rows or any("kb_holds_answer" not in r for r in rows):
+        return None
+
+    def pct(values: Sequence[float]) -> float:
+        return 100 * sum(values) / len(values) if values else float("nan")
+
+    given = [r for r in rows if not _abstained(r)]
+    right = [r for r in given if r["kb_holds_answer"] and r["f1"] >= CORRECT_F1]
+    unheld = [r for r in rows if not r["kb_holds_answer"]]
+    return {
+        "held": pct([r["kb_holds_answer"] for r in rows]),
+        "f1": pct([knowledge_base_f1(r["kb_holds_answer"], r["f1"], _abstained(r)) for r in rows]),
+        "f1_unchecked": pct([knowledge_base_f1(r["kb_holds_answer"], r.get("f1_unchecked", r["f1"]),
+                                               r.get("prediction_unchecked", r["prediction"]) == "") for r in rows]),
+        "given": len(given), "right_given": len(right),
+        "right_share": pct([r in right for r in given]),
+        "unheld_abstained": pct([_abstained(r) for r in unheld]),
+    }
+
+
 def risk_coverage(pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, float]]:
     """(coverage %, right among those answered %) as the threshold rises: ``pairs`` are (score,
     right) of the answers, the most likely first answered. Ties in score are answered together."""

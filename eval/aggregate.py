@@ -7,7 +7,7 @@ import math
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
-from eval.abstention import abstention_figures
+from eval.abstention import abstention_figures, knowledge_base_figures
 from eval.metrics import f1_score
 from eval.runner import RETRIEVAL_METRICS
 from pipeline.configuration import cheapest_first
@@ -91,6 +91,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
         checked = abstention_figures(rows)
         if checked is not None:
             summary.setdefault("abstention", {})[name] = checked
+        against_kb = knowledge_base_figures(rows)
+        if against_kb is not None:
+            summary.setdefault("knowledge_base", {})[name] = against_kb
     base = summary["systems"].get("baseline")
     if base:
         for figures in summary["systems"].values():

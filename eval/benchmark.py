@@ -59,7 +59,13 @@ def main(argv: list[str] | None = None) -> int:
             meta = json.loads((out / "summary.json").read_text(encoding="utf-8"))["meta"]
         except (OSError, ValueError, KeyError) as exc:
             raise SystemExit(f"error: --report-only needs a finished run in {out} (its summary.json): {exc}") from exc
-        write_outputs(out, sample_records(out / RECORDS, examples), systems, meta, figures=not args.no_figures)
+        records = sample_records(out / RECORDS, examples)
+        if args.dataset in OPEN_DOMAIN:
+            from components.embedder import Embedder
+            from eval.corpora import benchmark_index
+
+            records = with_holds(records, examples, benchmark_index(args.dataset, args.split, Embedder(), args.data_dir))
+        write_outputs(out, records, systems, meta, figures=not args.no_figures)
         return 0
     out.mkdir(parents=True, exist_ok=True)
 
@@ -81,10 +87,25 @@ def main(argv: list[str] | None = None) -> int:
     if ctx.router is not None:  # which trained router the adaptive rows used
         meta["router"] = {"weights_sha256": ctx.router.metadata.get("weights_sha256"),
                           "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
-    if args.dataset in ("nq", "triviaqa"):  # no contexts: how many answers could the corpus give at all?
+    if args.dataset in OPEN_DOMAIN:  # no contexts: how many answers could the corpus give at all?
         meta["answer_coverage"] = 100 * answer_coverage(examples, ctx.index)
+        records = with_holds(records, examples, ctx.index)
     write_outputs(out, records, systems, meta, figures=not args.no_figures)
     return 0
+
+
+OPEN_DOMAIN = ("nq", "triviaqa")
+"""The sets without contexts, asked of the Wikipedia summaries, which may not hold their answers."""
+
+
+def with_holds(records: list[dict], examples, index) -> list[dict]:
+    """``records``, each with ``kb_holds_answer``: whether a gold answer string of its question occurs
+    in the corpus (:func:`eval.corpora.corpus_holds_answer`), which the report scores abstentions by."""
+    from eval.corpora import corpus_holds_answer, corpus_text
+
+    text = corpus_text(index)
+    holds = {e.id: corpus_holds_answer(e.answers, text) for e in examples}
+    return [{**r, "kb_holds_answer": holds[r["id"]]} for r in records]
 
 
 def sample_records(path: Path, examples) -> list[dict]:

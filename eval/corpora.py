@@ -95,9 +95,21 @@ def benchmark_index(dataset: str, split: str, embedder: Embedder, root: str | No
     return PassageIndex.load(directory, embedder=embedder.name, dimension=embedder.dimension, rebuild=rebuild)
 
 
+def corpus_text(index: PassageIndex) -> str:
+    """The corpus's passages, lower-cased, one a line: what :func:`corpus_holds_answer` searches."""
+    return "\n".join(p.text.lower() for p in index)
+
+
+def corpus_holds_answer(answers: Iterable[str], text: str) -> bool:
+    """Whether a gold answer string occurs (case-insensitive) in ``text`` (:func:`corpus_text`): the
+    corpus may hold the answer. Where none does, it cannot state it, and saying that it holds no
+    answer is right."""
+    return any(a.strip() and a.lower() in text for a in answers)
+
+
 def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:
     """Share of questions with at least one gold answer string (case-insensitive) in the corpus."""
-    text = "\n".join(p.text.lower() for p in index)
+    text = corpus_text(index)
     examples = list(examples)
-    hits = sum(1 for e in examples if any(a.strip() and a.lower() in text for a in e.answers))
+    hits = sum(1 for e in examples if corpus_holds_answer(e.answers, text))
     return hits / len(examples) if examples else float("nan")

@@ -122,6 +122,7 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
     lines += time_model.markdown(summary.get("time_model"))
     lines += _policy_table(summary, systems)
     lines += _abstention_table(summary.get("abstention"))
+    lines += _knowledge_base_table(summary.get("knowledge_base"))
     lines += targets.markdown(summary, meta["dataset"], headline)
     lines += ["", "Systems:"] + [f"- **{n}**: {systems[n].description}" for n in names]
     return "\n".join(lines) + "\n"
@@ -154,6 +155,27 @@ def _policy_table(summary: dict[str, Any], systems: dict[str, System]) -> list[s
                      f"{_cell(f, 'energy_mean_j', '{:.1f}')} | {'◆' if n in front.get('latency_mean_ms', []) else ''} | "
                      f"{'◆' if n in front.get('energy_mean_j', []) else ''} |")
     lines += ["", "![policies: F1 against latency and energy](pareto.png)"]
+    return lines
+
+
+def _knowledge_base_table(table: dict[str, dict[str, Any]] | None) -> list[str]:
+    """The answers scored against the knowledge base, which may not hold them (the open-domain sets)."""
+    if not table:
+        return []
+    names = list(table)
+    held = table[names[0]]["held"]
+    lines = ["", "## Against the knowledge base", "",
+             f"The knowledge base holds a gold answer string for {held:.1f}% of these questions. Where it holds none it "
+             "cannot state the answer: saying so scores 1 and any answer 0; where it holds one, the answer scores its F1 "
+             "and an abstention 0 (a string found in an unrelated passage makes this generous to answering). Both F1 "
+             "columns come from the same answers, the second as given before the check.", "",
+             "| metric | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names),
+             "| F1 against the knowledge base (with the check / without) | "
+             + " | ".join(f"{table[n]['f1']:.1f} / {table[n]['f1_unchecked']:.1f}" for n in names) + " |"]
+    for label, key, fmt in (("Answers given", "given", "d"), ("Right answers given", "right_given", "d"),
+                            ("Right among the answers given %", "right_share", ".1f"),
+                            ("Questions it holds no answer to, abstained %", "unheld_abstained", ".1f")):
+        lines.append(f"| {label} | " + " | ".join(format(table[n][key], fmt) for n in names) + " |")
     return lines
 
 

@@ -666,6 +666,20 @@ class TestAbstentionFigures:
         assert at_threshold([multi], 0.2)["answered"] == 100.0
         assert at_threshold([{**multi, "answerability": {**multi["answerability"], "multi_hop": False}}], 0.2)["answered"] == 0
 
+    def test_answers_scored_against_a_knowledge_base_that_may_not_hold_them(self):
+        from eval.abstention import knowledge_base_figures
+
+        def row(holds, f1, abstained, unchecked_f1=None):
+            r = self.record(True, f1 if unchecked_f1 is None else unchecked_f1, abstained, 0.5)
+            return {**r, "kb_holds_answer": holds, "f1": 0.0 if abstained else f1}
+
+        rows = [row(True, 1.0, False), row(True, 0.0, True, unchecked_f1=1.0), row(False, 0.0, True),
+                row(False, 0.6, False)]  # not held, answered: scores 0 though it overlaps a gold answer
+        f = knowledge_base_figures(rows)
+        assert f["held"] == 50.0 and f["f1"] == 50.0 and f["f1_unchecked"] == 50.0  # 1+0+1+0 and 1+1+0+0
+        assert f["given"] == 2 and f["right_given"] == 1 and f["right_share"] == 50.0 and f["unheld_abstained"] == 50.0
+        assert knowledge_base_figures([{k: v for k, v in rows[0].items() if k != "kb_holds_answer"}]) is None
+
     def test_records_without_a_check_have_no_table(self):
         from eval.abstention import abstention_figures
 
@@ -814,3 +828,4 @@ class TestExtendBeforeAbstaining:
         assert missing_features(records, reads_likelihood) == sorted(QUESTION_LIKELIHOOD)
         # the probe's score is computed from the recorded state, not read from the features
         assert missing_features(records, model(features=("support", ANSWER_PROBE), coef=(1.0, 1.0))) == []
+
