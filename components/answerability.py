@@ -18,6 +18,7 @@ from components import logistic
 from components.logistic import LogisticModel
 from components.model_files import ModelFileError
 from components.reranker import content_terms
+from components.sources import DocumentKind
 
 FEATURES: Mapping[str, str] = {
     "mean_logprob": "the answer's mean token log-probability",
@@ -109,6 +110,12 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "answerability.json"
 FALLBACK_MODEL = DEFAULT_MODEL.with_name("answerability_free.json")
 """The check fit on the same answers without the answer probe, by the same rule: what a generator the
 probe does not read (another model) is checked with."""
+WIKIPEDIA_MODEL = DEFAULT_MODEL.with_name("answerability_wikipedia.json")
+"""The check fit on answers from the bundled Wikipedia summaries (NQ-open and TriviaQA train,
+:mod:`training.answerability_wikipedia`): what an answer whose evidence comes from them alone is
+checked with. It reads the answer probe, so it checks only the generator the probe was fit on."""
+WIKIPEDIA_SOURCE: DocumentKind = "wikipedia"
+"""The ``source`` in a passage's metadata that marks it as one of the bundled Wikipedia summaries."""
 
 
 class AnswerabilityModelError(ModelFileError):

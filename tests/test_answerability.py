@@ -829,3 +829,55 @@ class TestExtendBeforeAbstaining:
         # the probe's score is computed from the recorded state, not read from the features
         assert missing_features(records, model(features=("support", ANSWER_PROBE), coef=(1.0, 1.0))) == []
 
+
+class TestWikipediaFit:
+    """The check for answers from the Wikipedia summaries (:mod:`training.answerability_wikipedia`)."""
+
+    @staticmethod
+    def run(held, f1, decision="answer", by="score", score=0.5, dataset="nq"):
+        return {"dataset": dataset, "answerable": held, "f1": f1,
+                "answerability": {"by": by, "decision": decision, "score": score, "features": {"support": score}}}
+
+    def test_abstaining_scores_where_the_summaries_hold_no_answer(self):
+        from training.answerability_wikipedia import figures
+
+        runs = [self.run(True, 1.0), self.run(True, 0.4), self.run(False, 0.0), self.run(False, 1.0)]
+        f = figures(runs, [False, True, True, False])
+        # held and right: 1; held, withheld: 0; not held, withheld: 1; not held, answered (even right): 0
+        assert f["f1"] == 50.0 and f["given"] == 2 and f["right_given"] == 1 and f["unheld_abstained"] == 50.0
+        assert f["precision"] == 50.0
+
+    def test_the_threshold_gives_no_fewer_right_answers_than_the_floor(self):
+        from training.answerability_wikipedia import choose
+
+        held, unheld = self.run(True, 1.0), self.run(False, 0.0)
+        runs = [held, unheld, unheld, held, unheld, unheld]
+        scores = {0: 0.9, 1: 0.5, 2: 0.45, 3: 0.4, 4: 0.2, 5: 0.1}
+        best, figures = choose(runs, scores, min_right=0)
+        assert best == 0.9 and figures["right_given"] == 1 and figures["f1"] == pytest.approx(500 / 6)
+        floored, figures = choose(runs, scores, min_right=2)  # two wrong answers come with the second right one
+        assert floored == 0.4 and figures["right_given"] == 2 and figures["f1"] == pytest.approx(400 / 6)
+
+    def test_a_record_is_kept_as_given_before_the_check(self):
+        from training.answerability_wikipedia import interleaved, trimmed
+
+        record = {"dataset": "nq", "id": "nq-1", "question": "q?", "gold_answers": ["Paris"], "prediction": "",
+                  "prediction_unchecked": "Lyon", "f1": 0.0, "f1_unchecked": 0.25,
+                  "answerability": {"by": "score", "decision": "abstain", "score": 0.1, "features": {"support": 1.0},
+                                    "withheld_answer": "Lyon"}}
+        kept = trimmed(record, holds=True)
+        assert kept["prediction"] == "Lyon" and kept["f1"] == 0.25 and kept["answerable"] is True
+        assert "withheld_answer" not in kept["answerability"] and kept["answerability"]["score"] == 0.1
+        assert interleaved([[1, 2, 3], ["a"]]) == [1, "a", 2, 3]
+
+    def test_the_committed_model_is_what_the_committed_labels_fit(self, tmp_path):
+        from components.answerability import WIKIPEDIA_MODEL
+        from training.answerability_wikipedia import main
+
+        assert main(["fit", "--model-out", str(tmp_path / "m.json"), "--report", str(tmp_path / "doc")]) == 0
+        fitted, shipped = AnswerabilityModel.load(tmp_path / "m.json"), AnswerabilityModel.load(WIKIPEDIA_MODEL)
+        assert fitted.features == shipped.features
+        assert fitted.coef == pytest.approx(shipped.coef, rel=1e-6, abs=1e-9)  # Newton's method: rounding only
+        assert fitted.threshold == pytest.approx(shipped.threshold, rel=1e-6)
+        assert fitted.metadata["rule"] == shipped.metadata["rule"]
+        assert "Threshold" in (tmp_path / "doc" / "README.md").read_text()
