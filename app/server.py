@@ -70,7 +70,8 @@ class AskRequest(BaseModel):
         description="withhold an answer whose probability of being right is below this: "
                     "0 never abstains, 1 always (default: the threshold fitted on the train splits); "
                     "a question read as multi-hop is held to the bar this gives it through the "
-                    "check's fitted pair (lower)")
+                    "check's fitted pair (lower), and an answer whose evidence is all from the bundled "
+                    "Wikipedia summaries to the bar it gives through the Wikipedia check's fitted threshold")
     multi_hop_threshold: Optional[float] = Field(
         None, ge=0.0, le=1.0, allow_inf_nan=False,
         description="the cascade starts a question at least this likely multi-hop at the multi-hop "
@@ -101,6 +102,11 @@ class AnswerabilityCheck(BaseModel):
     knob: Optional[float] = Field(None, description="the setting the threshold came from (the request's "
                                                      "abstain_threshold, else the fitted one): a single-hop question's "
                                                      "threshold, which a multi-hop question's follows")
+    fit_on: Optional[str] = Field(None, description="which check scored the answer, by what it was fit on: contexts "
+                                  "(questions asked of the paragraph that should hold the answer: the default, and a "
+                                  "user's documents) or wikipedia (questions asked of the bundled Wikipedia summaries: "
+                                  "an answer whose evidence is all from them), whose threshold follows the knob through "
+                                  "the two checks' fitted thresholds")
     withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
 
 

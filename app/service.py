@@ -129,15 +129,16 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
 
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
-    threshold (and whether it was a multi-hop question's, and the setting it came from), and the
-    answer it withheld; probabilities to :data:`API_DECIMALS`."""
+    threshold (and whether it was a multi-hop question's, and the setting it came from), which check
+    it was, and the answer it withheld; probabilities to :data:`API_DECIMALS`."""
     if not check:
         return None
     score, knob = check.get("score"), check.get("knob")
     return {"decision": check["decision"], "by": check["by"],
             "score": None if score is None else round(score, API_DECIMALS),
             "threshold": round(check["threshold"], API_DECIMALS), "multi_hop": check.get("multi_hop"),
-            "knob": None if knob is None else round(knob, API_DECIMALS), "withheld_answer": check.get("withheld_answer")}
+            "knob": None if knob is None else round(knob, API_DECIMALS), "fit_on": check.get("fit_on"),
+            "withheld_answer": check.get("withheld_answer")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:

@@ -89,12 +89,14 @@ KNOB = (0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
 
 def at_threshold(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[str, float]:
     """Overall F1, answerable F1 and the share answered had the check's knob been ``threshold``, from
-    the recorded scores and the answers as given before the check (a question read as multi-hop held
-    to what the knob gives it, :func:`components.answerability.carried`, where the record says how)."""
+    the recorded scores and the answers as given before the check (a question read as multi-hop, or an
+    answer the Wikipedia check scored, held to what the knob gives it, :func:`components.answerability.carried`,
+    where the record says how)."""
     def abstains(r: Mapping[str, Any]) -> bool:
         check = r["answerability"]
         fitted = check.get("fitted_thresholds")
-        mine = carried(threshold, fitted[0], fitted[1]) if fitted and check.get("multi_hop") else threshold
+        mine = (carried(threshold, fitted[0], fitted[1])
+                if fitted and (check.get("multi_hop") or check.get("fit_on") == "wikipedia") else threshold)
         return check["by"] == "model" or (check["score"] is not None and check["score"] < mine)
 
     scored = [(r, abstains(r)) for r in rows]

@@ -36,7 +36,15 @@ from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
-from components.answerability import ANSWER_PROBE, FEATURES_VERSION, ONLY_IN_QUESTION, SUFFICIENCY, only_repeats_question
+from components.answerability import (
+    ANSWER_PROBE,
+    FEATURES_VERSION,
+    ONLY_IN_QUESTION,
+    SUFFICIENCY,
+    carried,
+    only_repeats_question,
+)
+from components.index import PassageIndex
 from components.generator import max_tokens_kwargs
 from components.reranker import content_terms
 from components.short_answer import short_answer
@@ -104,6 +112,16 @@ def yes_share(metadata: Mapping[str, Any]) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
+def evidence_sources(evidence: Sequence[EvidenceItem], passages: Sequence[PassageHit], index: PassageIndex) -> list[str | None]:
+    """Where each evidence item comes from: its passage's metadata ``source`` (``"wikipedia"``, ``"file"``,
+    a benchmark's name), from the retrieved passages or else the index (a summary's lead); ``None``
+    where neither knows the passage."""
+    known = {p["id"]: (p.get("metadata") or {}).get("source") for p in passages}
+    return [known[item["passage_id"]] if item["passage_id"] in known
+            else index.passage(item["passage_id"]).metadata.get("source") if item["passage_id"] in index
+            else None for item in evidence]
+
+
 @timed("check_answer")
 def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -115,16 +133,20 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     question = state.get("standalone_question") or state["question"]
     answer = state.get("answer", step["answer"])
     evidence = state.get("evidence") or []
-    model = ctx.check  # the answerability model for this generator (without the probe when it has none)
+    default = ctx.check  # the answerability model for this generator (without the probe when it has none)
+    model, fit_on = ctx.check_for(evidence_sources(evidence, state.get("passages") or [], ctx.index))
     knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
-    if model is not None:
-        knob = model.threshold if knob is None else knob
-        threshold = model.threshold_for(knob, multi_hop)
+    if model is not None and default is not None:
+        knob = default.threshold if knob is None else knob  # the knob is the default check's single-hop bar
+        threshold = (carried(knob, default.threshold, model.threshold) if model is not default
+                     else model.threshold_for(knob, multi_hop))
     else:
         threshold = knob = 0.0 if knob is None else knob
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
-                                 "knob": knob, "multi_hop": multi_hop, "features": {}}
-    if model is not None and model.multi_hop_threshold is not None:  # how the knob maps, to replay another knob
+                                 "knob": knob, "multi_hop": multi_hop, "fit_on": fit_on, "features": {}}
+    if model is not None and default is not None and model is not default:  # how the knob maps, to replay another knob
+        check["fitted_thresholds"] = [default.threshold, model.threshold]
+    elif model is not None and model.multi_hop_threshold is not None:
         check["fitted_thresholds"] = [model.threshold, model.multi_hop_threshold]
     features = check_features(question, answer, step, evidence, state.get("passages") or [],
                               state.get("escalations", 0) > 0)

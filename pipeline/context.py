@@ -12,11 +12,17 @@ import os
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 
 from components.answer_probe import DEFAULT_PROBE as DEFAULT_ANSWER_PROBE, AnswerProbe
-from components.answerability import DEFAULT_MODEL as DEFAULT_ANSWERABILITY, FALLBACK_MODEL, AnswerabilityModel
+from components.answerability import (
+    DEFAULT_MODEL as DEFAULT_ANSWERABILITY,
+    FALLBACK_MODEL,
+    WIKIPEDIA_MODEL,
+    WIKIPEDIA_SOURCE,
+    AnswerabilityModel,
+)
 from components.embedder import DEFAULT_EMBEDDER, QUERY_RUNTIMES, Embedder, resolve_embedder
 from components.energy import EnergyMeter
 from components.generator import Generator, load_chat_model
@@ -52,6 +58,8 @@ class ResourceConfig:
     sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it
     answer_probe: Path | None = DEFAULT_ANSWER_PROBE  # the default generator's answer probe; None: none
     answerability_fallback: Path | None = FALLBACK_MODEL  # the check for a generator the probe does not read
+    # the check for an answer whose evidence is the bundled Wikipedia summaries alone; None: the answerability one
+    answerability_wikipedia: Path | None = WIKIPEDIA_MODEL
     retrieval_gate: Path | None = DEFAULT_GATE  # the retrieve-or-not gate; None: that policy is unavailable
     probe_router: Path | None = DEFAULT_PROBE_ROUTER  # the router that sees the retrieval; None: that policy is unavailable
     question_type: Path | None = DEFAULT_QUESTION_TYPE  # multi-hop or not: where the cascade starts; None: at multi_hop_tier
@@ -103,6 +111,7 @@ class RAGContext:
     question_type: QuestionTypeModel | None = None  # None: the cascade starts every question at multi_hop_tier
     answer_probe: AnswerProbe | None = None  # read only with the generator it was fit on (see probe)
     answerability_fallback: AnswerabilityModel | None = None  # the check without the probe (see check)
+    answerability_wikipedia: AnswerabilityModel | None = None  # for answers from the Wikipedia summaries (see check_for)
     energy: EnergyMeter = field(default_factory=EnergyMeter)
 
     @classmethod
@@ -155,6 +164,12 @@ class RAGContext:
                 if fallback.uses_answer_probe or fallback.uses_sufficiency:
                     raise ConfigurationError(f"the check without the probe, {resources.answerability_fallback}, must not use "
                                              "the answer probe or the sufficiency scorer")
+        wikipedia = None
+        if answerability is not None and resources.answerability_wikipedia is not None:
+            wikipedia = AnswerabilityModel.load(resources.answerability_wikipedia)
+            if wikipedia.uses_sufficiency or wikipedia.self_checks:
+                raise ConfigurationError(f"the check for the Wikipedia summaries, {resources.answerability_wikipedia}, "
+                                         "must not use the sufficiency scorer or a self-check")
         gate = RetrievalGate.load(resources.retrieval_gate) if resources.retrieval_gate else None
         if gate is not None and gate.dimension not in (0, embedder.dimension):
             raise ConfigurationError(f"the retrieve-or-not gate reads {gate.dimension}-d embeddings, "
@@ -178,7 +193,7 @@ class RAGContext:
             sufficiency.warm_up()
         return cls(embedder, index, reranker, generator, pipeline or PipelineConfig(), resources, router, answerability,
                    gate, query_cache, probe_router, sufficiency, question_type, answer_probe=answer_probe,
-                   answerability_fallback=fallback)
+                   answerability_fallback=fallback, answerability_wikipedia=wikipedia)
 
     @property
     def probe(self) -> AnswerProbe | None:
@@ -190,6 +205,18 @@ class RAGContext:
     def check(self) -> AnswerabilityModel | None:
         """The answerability model for this context's generator (:func:`check_for_generator`)."""
         return check_for_generator(self.answerability, self.answerability_fallback, self.probe is not None)
+
+    def check_for(self, sources: Iterable[str | None]) -> tuple[AnswerabilityModel | None, str]:
+        """The check an answer gets from the ``sources`` of its evidence (each passage's metadata
+        ``source``), and what that check was fit on: ``"wikipedia"`` (answers over the bundled
+        Wikipedia summaries) when every piece of evidence is one of them and that check reads this
+        generator, else :attr:`check` and ``"contexts"`` (the benchmarks' paragraphs, which a user's
+        own documents resemble: the question is asked of the text that should hold its answer)."""
+        wikipedia = self.answerability_wikipedia
+        reads = wikipedia is not None and (self.probe is not None or not wikipedia.uses_answer_probe)
+        if wikipedia is not None and reads and self.check is self.answerability and set(sources) == {WIKIPEDIA_SOURCE}:
+            return wikipedia, "wikipedia"
+        return self.check, "contexts"
 
     @property
     def model_name(self) -> str | None:

@@ -279,10 +279,11 @@ class AnswerabilityTrace(TypedDict):
     decision: str  # "answer" or "abstain"
     by: str  # "model" (the model itself abstained), "score" (the answerability score decided), "unchecked"
     score: float | None  # the probability that the answer is right; None when unchecked
-    threshold: float  # abstain below this score (the knob, carried through the fitted pair for a multi-hop question)
+    threshold: float  # abstain below this score (the knob, carried through a fitted pair: multi-hop, Wikipedia)
     multi_hop: NotRequired[bool | None]  # the question-type model's reading the threshold followed; None: no reading
     knob: NotRequired[float]  # the setting it came from (abstain_threshold, else the fitted one): a single-hop question's bar
-    fitted_thresholds: NotRequired[list[float]]  # the model's fitted single-hop and multi-hop thresholds, when it has both
+    fitted_thresholds: NotRequired[list[float]]  # the fitted pair the knob is carried through (multi-hop, or Wikipedia)
+    fit_on: NotRequired[str]  # the check's training answers: "contexts" (default), "wikipedia" (evidence all summaries)
     features: dict[str, float]  # what the score was computed from
     features_version: NotRequired[int]  # how they were computed (components.answerability.FEATURES_VERSION)
     withheld_answer: NotRequired[str]  # the answer not given, when the score abstained

@@ -75,11 +75,12 @@ def tiny_generator():
 @pytest.fixture(scope="session")
 def ctx(embedder, index, tiny_generator):
     """A full context on real components: MiniLM, the small index, hybrid reranker, SmolLM2, the
-    committed tier router, answerability model and answer probe (which does not read SmolLM2: the check
-    fit without it applies, as ``RAGContext.load`` sets it up); the pipeline is the thesis' fixed Medium tier
-    (character budgets) so that tests know the budget; the cascade's tests set their own pipeline."""
+    committed tier router, answerability models and answer probe (which does not read SmolLM2: the check
+    fit without it applies, as ``RAGContext.load`` sets it up, and the Wikipedia check, which reads it, never
+    does); the pipeline is the thesis' fixed Medium tier (character budgets) so that tests know the budget;
+    the cascade's tests set their own pipeline."""
     from components.answer_probe import AnswerProbe
-    from components.answerability import FALLBACK_MODEL, AnswerabilityModel
+    from components.answerability import FALLBACK_MODEL, WIKIPEDIA_MODEL, AnswerabilityModel
     from components.reranker import HybridReranker
     from pipeline.configuration import THESIS_TIERS, PipelineConfig
     from pipeline.context import RAGContext
@@ -91,7 +92,8 @@ def ctx(embedder, index, tiny_generator):
                       pipeline=PipelineConfig(policy="fixed", tiers=THESIS_TIERS), router=router,
                       answerability=answerability, sufficiency=sufficiency_scorer() if answerability.uses_sufficiency else None,
                       answer_probe=AnswerProbe.load(),
-                      answerability_fallback=AnswerabilityModel.load(FALLBACK_MODEL) if answerability.uses_answer_probe else None)
+                      answerability_fallback=AnswerabilityModel.load(FALLBACK_MODEL) if answerability.uses_answer_probe else None,
+                      answerability_wikipedia=AnswerabilityModel.load(WIKIPEDIA_MODEL))
 
 
 @pytest.fixture(scope="session")

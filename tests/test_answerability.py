@@ -245,6 +245,52 @@ class TestCheckAnswer:
         moved = check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]
         assert moved["threshold"] == pytest.approx(0.05) and moved["knob"] == 0.2
 
+    def wikipedia_state(self, sources, threshold=None):
+        """:meth:`state` with two evidence items, from passages of these ``sources``."""
+        state = self.state(threshold=threshold)
+        state["evidence"] = [{**self.EVIDENCE[0], "n": n, "passage_id": f"p{n}"} for n in (1, 2)]
+        state["passages"] = [{"id": f"p{n}", "score": 0.7, "text": "Paris is the capital of France.",
+                              "metadata": {"source": source}} for n, source in enumerate(sources, 1)]
+        return state
+
+    def test_an_answer_from_the_wikipedia_summaries_alone_gets_their_check(self, ctx):
+        default, wikipedia = model(threshold=0.2), model(coef=(-2.0,), threshold=0.6)
+        runtime = Runtime(context=replace(ctx, answerability=default, answerability_wikipedia=wikipedia))
+        check = check_answer(self.wikipedia_state(["wikipedia", "wikipedia"]), runtime)["trace"]["answerability"]
+        assert check["fit_on"] == "wikipedia" and check["threshold"] == pytest.approx(0.6)  # its own fitted one
+        assert check["score"] == pytest.approx(wikipedia.score(check["features"])) and check["decision"] == "abstain"
+        assert check["knob"] == 0.2 and check["fitted_thresholds"] == [0.2, 0.6]  # the knob: the default check's
+        moved = check_answer(self.wikipedia_state(["wikipedia"] * 2, threshold=0.1), runtime)["trace"]["answerability"]
+        assert moved["threshold"] == pytest.approx(0.3) and moved["knob"] == 0.1  # carried: 0.1 * 0.6 / 0.2
+        ends = [check_answer(self.wikipedia_state(["wikipedia"] * 2, threshold=t), runtime)["trace"]["answerability"]
+                for t in (0.0, 1.0)]
+        assert [c["threshold"] for c in ends] == [0.0, 1.0]  # never and always abstain keep their meaning
+
+    @pytest.mark.parametrize("sources", [["wikipedia", "file"], ["file", "file"], ["squad", "squad"], [None, None]])
+    def test_other_evidence_gets_the_default_check(self, ctx, sources):
+        default, wikipedia = model(threshold=0.2), model(coef=(-2.0,), threshold=0.6)
+        runtime = Runtime(context=replace(ctx, answerability=default, answerability_wikipedia=wikipedia))
+        check = check_answer(self.wikipedia_state(sources), runtime)["trace"]["answerability"]
+        assert check["fit_on"] == "contexts" and check["threshold"] == 0.2 and check["decision"] == "answer"
+
+    def test_the_wikipedia_check_needs_the_probe_it_reads(self, ctx):
+        """SmolLM2 is not the generator the answer probe reads: its answers get the check fit without
+        the probe, wherever the evidence comes from."""
+        probe_check = model(features=("support", ANSWER_PROBE), coef=(1.0, 1.0))
+        fallback = model(threshold=0.3)
+        runtime = Runtime(context=replace(ctx, answerability=probe_check, answerability_fallback=fallback,
+                                          answerability_wikipedia=replace(probe_check, metadata={"threshold": 0.6})))
+        check = check_answer(self.wikipedia_state(["wikipedia"] * 2), runtime)["trace"]["answerability"]
+        assert check["fit_on"] == "contexts" and check["threshold"] == 0.3
+
+    def test_evidence_sources_come_from_the_passages_or_the_index(self, ctx):
+        from nodes.check_answer import evidence_sources
+
+        indexed = next(iter(ctx.index))
+        evidence = [{"n": 1, "passage_id": "p1"}, {"n": 2, "passage_id": indexed.id}, {"n": 3, "passage_id": "nowhere"}]
+        passages = [{"id": "p1", "metadata": {"source": "wikipedia"}}]
+        assert evidence_sources(evidence, passages, ctx.index) == ["wikipedia", indexed.metadata.get("source"), None]
+
     def test_the_models_own_abstention_stays(self, ctx):
         out = check_answer(self.state(abstained=True), self.runtime(ctx, model()))
         assert out["trace"]["answerability"]["by"] == "model" and "withheld_answer" not in out["trace"]["answerability"]
@@ -665,6 +711,14 @@ class TestAbstentionFigures:
         # knob 0.2: a single-hop question is held to 0.2, this one to 0.05: it is answered
         assert at_threshold([multi], 0.2)["answered"] == 100.0
         assert at_threshold([{**multi, "answerability": {**multi["answerability"], "multi_hop": False}}], 0.2)["answered"] == 0
+
+    def test_the_knob_table_holds_a_wikipedia_checked_answer_to_what_the_knob_gives_it(self):
+        from eval.abstention import at_threshold
+
+        wiki = self.record(True, 1.0, False, 0.25)
+        wiki["answerability"].update(multi_hop=False, fit_on="wikipedia", fitted_thresholds=[0.2, 0.3])
+        assert at_threshold([wiki], 0.2)["answered"] == 0.0  # held to 0.3 (its fitted threshold), not 0.2
+        assert at_threshold([wiki], 0.1)["answered"] == 100.0  # held to 0.15
 
     def test_answers_scored_against_a_knowledge_base_that_may_not_hold_them(self):
         from eval.abstention import knowledge_base_figures
