@@ -102,8 +102,11 @@ def _reranker(name: str) -> Reranker:
 
 
 def system_context(ctx: RAGContext, system: System) -> RAGContext:
-    """``ctx`` under the system's pipeline and, where it names one, its reranker."""
+    """``ctx`` under the system's pipeline and, where it names one, its reranker; without the check
+    for the Wikipedia summaries where the system has one check for every answer."""
     context = ctx.with_pipeline(system.pipeline)
+    if system.one_check:
+        context = replace(context, answerability_wikipedia=None)
     return replace(context, reranker=_reranker(system.reranker)) if system.reranker else context
 
 

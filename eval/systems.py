@@ -20,6 +20,8 @@
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
   model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
   with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.
+  ``cascade-one-check``: the cascade with the default check for every answer, none checked by the one fit
+  for the Wikipedia summaries (on those, the chat's check before session 55).
   ``cascade-medium``: session 24's cascade, every question from Medium. ``cascade-no-likelihood``: the
   cascade without reading the question's likelihood after the evidence, its answers left unchecked
   (the shipped check needs it): beside ``cascade``, what reading it costs, answer for answer.
@@ -63,6 +65,7 @@ class System:
     oracle: bool = False  # the gold context is handed to the generator as the question's documents
     cold: bool = False  # start every query with an empty prompt cache, not the warm instruction prefix
     reranker: str | None = None  # another reranker than the one fit for the knowledge base (load_reranker's names)
+    one_check: bool = False  # every answer checked by the default check, none by the one fit for the Wikipedia summaries
 
 
 def _ladder(**changes) -> dict[str, Budget]:
@@ -107,6 +110,9 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade-retrieval-order", "the cascade keeping the dense retrieval's order (no BM25 or title "
                    "weight): on SQuAD 2.0 and HotpotQA, what their hybrid reranker is worth",
                    PipelineConfig(policy="cascade"), reranker="retrieval-order"),
+            System("cascade-one-check", "the cascade with one answerability check for every answer: on the Wikipedia "
+                   "summaries, the chat's check before session 55 (fit on SQuAD 2.0 and HotpotQA paragraphs)",
+                   PipelineConfig(policy="cascade"), one_check=True),
             System("cascade-extend", "the cascade, extending the evidence where the check would withhold an answer it "
                    "accepted (abstaining only at the top of the ladder)",
                    PipelineConfig(policy="cascade", extend_before_abstaining=True)),

@@ -150,6 +150,16 @@ class TestSystems:
         assert isinstance(system_context(ctx, systems["cascade-hybrid"]).reranker, HybridReranker)
         assert system_context(ctx, systems["cascade-hybrid"]).pipeline == systems["cascade"].pipeline
 
+    def test_one_check_leaves_the_wikipedia_summaries_check_out(self, ctx):
+        from eval.runner import system_context
+
+        systems = all_systems()
+        assert ctx.answerability_wikipedia is not None
+        assert system_context(ctx, systems["cascade"]).answerability_wikipedia is ctx.answerability_wikipedia
+        one = system_context(ctx, systems["cascade-one-check"])
+        assert one.answerability_wikipedia is None and one.answerability is ctx.answerability
+        assert one.pipeline == systems["cascade"].pipeline
+
     def test_unknown(self):
         with pytest.raises(ConfigurationError, match="valid systems"):
             select("baseline,magic")
