@@ -56,7 +56,8 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--abstain-threshold", type=float,
                         help="withhold an answer whose probability of being right is below this: 0 never abstains, "
                              "1 always (default: the threshold fitted on the train splits; a question read as multi-hop "
-                             "is held to the lower bar this gives it through the check's fitted pair)")
+                             "is held to the lower bar this gives it through the check's fitted pair, an answer from the "
+                             "Wikipedia summaries alone to the bar it gives through their own check's)")
     parser.add_argument("--extend-before-abstaining", action=argparse.BooleanOptionalAction, default=None,
                         help="cascade: where the answerability check would abstain and a tier is left, extend the "
                              "evidence and answer again instead (default: "

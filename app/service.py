@@ -227,8 +227,10 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
         score, threshold = apart(check["score"], check["threshold"])
+        bar = (f"the {threshold} bar of an answer from the Wikipedia summaries" if check.get("fit_on") == "wikipedia"
+               else f"the {threshold} threshold")
         note += (f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: it is "
-                 f"{score} likely to be right, below the {threshold} threshold.")
+                 f"{score} likely to be right, below {bar}.")
     return note
 
 

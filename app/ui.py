@@ -296,7 +296,8 @@ def answerability_figure(check: dict[str, Any]) -> tuple[str, str]:
     """The check's row of the figures: the score in percent against the threshold as the "Abstain
     below (%)" setting shows it, and the decision."""
     score, threshold = apart(check["score"], check["threshold"])
-    bar = " (a multi-hop question's)" if check.get("multi_hop") else ""
+    bar = (" (an answer from the Wikipedia summaries)" if check.get("fit_on") == "wikipedia"
+           else " (a multi-hop question's)" if check.get("multi_hop") else "")
     return "answerability", f"{score} likely right against threshold {threshold}{bar}: {check['decision']}"
 
 
@@ -716,8 +717,9 @@ def build_ui(service: RAGService) -> gr.Blocks:
                                 label="Abstain below (%)", buttons=[],
                                 info="how likely an answer must be to be right to be given, in percent; below it the chat "
                                      "says the knowledge base does not hold the answer (0: always answer; choosing a model sets "
-                                     "its check's fitted threshold; a multi-hop question is held to a lower bar that "
-                                     "moves with this one)")
+                                     "its check's fitted threshold; a multi-hop question is held to a lower bar, and "
+                                     "an answer from the Wikipedia summaries alone to their own check's, both moving "
+                                     "with this one)")
             abstain_default = gr.Button("↺ the model's fitted threshold", size="sm", elem_id="abstain-default")
             multi_hop = setting_slider(0.0, 100.0, value=default_settings["multi_hop_percent"] or 0.0, step=0.1,
                                   elem_id="multi-hop", label="Multi-hop from (%)", visible=multi_hop_default is not None,

@@ -117,6 +117,24 @@ def test_a_withheld_answers_score_and_threshold_are_told_apart():
     assert "12.0% likely to be right, below the 12.5% threshold" in note
 
 
+def test_a_withheld_answer_from_the_wikipedia_summaries_names_their_bar():
+    """The Wikipedia summaries' check holds an answer to its own bar, which the knob moves but does
+    not show: the reader is told whose bar it was, as for a multi-hop question's."""
+    from app.service import abstention_note
+    from app.ui import answerability_figure, summary_line
+
+    check = {"by": "score", "withheld_answer": "Sydney", "score": 0.22, "threshold": 0.259, "knob": 0.208,
+             "decision": "abstain", "multi_hop": False, "fit_on": "wikipedia"}
+    note = abstention_note({"abstained": True, "answerability": check})
+    assert "22.0% likely to be right, below the 25.9% bar of an answer from the Wikipedia summaries" in note
+    assert answerability_figure(check) == ("answerability", "22.0% likely right against threshold 25.9% "
+                                                            "(an answer from the Wikipedia summaries): abstain")
+    given = {"tier": "easy", "escalations": 0, "answerability": {**check, "decision": "answer", "score": 0.3}}
+    assert "30% likely right" in summary_line(given)
+    contexts = {**check, "fit_on": "contexts", "threshold": 0.25}
+    assert "below the 25% threshold" in abstention_note({"abstained": True, "answerability": contexts})
+
+
 def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
     from app.ui import figures
 
