@@ -44,8 +44,8 @@ from components.answerability import (
     carried,
     only_repeats_question,
 )
-from components.index import PassageIndex
 from components.generator import max_tokens_kwargs
+from components.index import PassageIndex
 from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, finished_turn, timed
@@ -138,13 +138,13 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
     if model is not None and default is not None:
         knob = default.threshold if knob is None else knob  # the knob is the default check's single-hop bar
-        threshold = (carried(knob, default.threshold, model.threshold) if model is not default
+        threshold = (carried(knob, default.threshold, model.threshold) if fit_on == "wikipedia"
                      else model.threshold_for(knob, multi_hop))
     else:
         threshold = knob = 0.0 if knob is None else knob
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
                                  "knob": knob, "multi_hop": multi_hop, "fit_on": fit_on, "features": {}}
-    if model is not None and default is not None and model is not default:  # how the knob maps, to replay another knob
+    if model is not None and default is not None and fit_on == "wikipedia":  # how the knob maps, to replay another knob
         check["fitted_thresholds"] = [default.threshold, model.threshold]
     elif model is not None and model.multi_hop_threshold is not None:
         check["fitted_thresholds"] = [model.threshold, model.multi_hop_threshold]
