@@ -34,10 +34,11 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     the knowledge base's revision, the reranker, which chooses the evidence from it, and every fitted
     model that decides how much evidence it reads and whether it is given (the tier router, the
     retrieve-or-not gate, the router that sees the retrieval, the question-type reading, the check,
-    the check without the probe, the probe, the sufficiency scorer): a refit one makes answers of its own."""
+    the check without the probe, the Wikipedia summaries' check, the probe, the sufficiency scorer): a
+    refit one makes answers of its own."""
     fitted = [None if model is None else model.fingerprint
               for model in (ctx.router, ctx.retrieval_gate, ctx.probe_router, ctx.question_type, ctx.answerability,
-                            ctx.answerability_fallback, ctx.answer_probe, ctx.sufficiency)]
+                            ctx.answerability_fallback, ctx.answerability_wikipedia, ctx.answer_probe, ctx.sufficiency)]
     return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
 
 

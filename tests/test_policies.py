@@ -385,6 +385,19 @@ class TestQueryCacheInTheGraph:
         refit = replace(check, metadata={**check.metadata, "threshold": 0.3})
         assert "cache" not in graph.invoke({"question": QUESTION}, context=replace(fitted, answerability=refit))["trace"]
 
+    def test_an_answer_checked_by_another_wikipedia_check_is_not_served(self, ctx):
+        """Found in session 55's walk: an answer cached before the Wikipedia summaries had a check of
+        their own was served with the old check's decision ("below the 20.8% threshold")."""
+        from components.answerability import WIKIPEDIA_MODEL, AnswerabilityModel
+
+        pipeline = ctx.pipeline.with_overrides(None)
+        wikipedia = AnswerabilityModel.load(WIKIPEDIA_MODEL)
+        shipped = answer_scope(replace(ctx, answerability_wikipedia=wikipedia), pipeline)
+        assert answer_scope(replace(ctx, answerability_wikipedia=wikipedia), pipeline) == shipped
+        refit = replace(wikipedia, metadata={**wikipedia.metadata, "threshold": 0.3})
+        assert answer_scope(replace(ctx, answerability_wikipedia=refit), pipeline) != shipped
+        assert answer_scope(replace(ctx, answerability_wikipedia=None), pipeline) != shipped
+
     @pytest.mark.parametrize("fitted", ["router", "retrieval_gate", "probe_router", "sufficiency"])
     def test_an_answer_routed_by_another_fit_is_not_served(self, ctx, fitted, tmp_path):
         """Session 50 kept a cached answer from outliving a refit check; the models that choose the tier,
