@@ -39,28 +39,32 @@ def knowledge_base_f1(holds: bool, f1: float, abstained: bool) -> float:
     return f1 if holds else 0.0
 
 
-def knowledge_base_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
-    """One system's answers scored against the knowledge base (:func:`knowledge_base_f1`), with the
-    check and as given before it, or ``None`` when the records do not say whether it holds each
-    answer (``kb_holds_answer``, set by the benchmark for the open-domain sets)."""
-    if not rows or any("kb_holds_answer" not in r for r in rows):
-        return None
-
+def knowledge_base_scores(holds: Sequence[bool], f1: Sequence[float], withheld: Sequence[bool]) -> dict[str, float]:
+    """Answers scored against the knowledge base (:func:`knowledge_base_f1`), one entry a question:
+    F1 (%), the answers given, the right ones among them (F1 >= :data:`CORRECT_F1` where it holds a
+    gold answer) and their share (%), and the share of the questions it holds no answer to that
+    were abstained (%)."""
     def pct(values: Sequence[float]) -> float:
         return 100 * sum(values) / len(values) if values else float("nan")
 
-    given = [r for r in rows if not _abstained(r)]
-    right = [r for r in given if r["kb_holds_answer"] and r["f1"] >= CORRECT_F1]
-    unheld = [r for r in rows if not r["kb_holds_answer"]]
-    return {
-        "held": pct([r["kb_holds_answer"] for r in rows]),
-        "f1": pct([knowledge_base_f1(r["kb_holds_answer"], r["f1"], _abstained(r)) for r in rows]),
-        "f1_unchecked": pct([knowledge_base_f1(r["kb_holds_answer"], r.get("f1_unchecked", r["f1"]),
-                                               r.get("prediction_unchecked", r["prediction"]) == "") for r in rows]),
-        "given": len(given), "right_given": len(right),
-        "right_share": pct([r in right for r in given]),
-        "unheld_abstained": pct([_abstained(r) for r in unheld]),
-    }
+    rows = list(zip(holds, f1, withheld, strict=True))
+    right = [h and f >= CORRECT_F1 for h, f, w in rows if not w]
+    return {"f1": pct([knowledge_base_f1(h, f, w) for h, f, w in rows]),
+            "given": len(right), "right_given": sum(right), "right_share": pct(right),
+            "unheld_abstained": pct([w for h, _, w in rows if not h])}
+
+
+def knowledge_base_figures(rows: Sequence[Mapping[str, Any]]) -> dict[str, float] | None:
+    """One system's answers scored against the knowledge base (:func:`knowledge_base_scores`), with
+    the check and as given before it, or ``None`` when the records do not say whether it holds each
+    answer (``kb_holds_answer``, set by the benchmark for the open-domain sets)."""
+    if not rows or any("kb_holds_answer" not in r for r in rows):
+        return None
+    holds = [r["kb_holds_answer"] for r in rows]
+    before = knowledge_base_scores(holds, [r.get("f1_unchecked", r["f1"]) for r in rows],
+                                   [r.get("prediction_unchecked", r["prediction"]) == "" for r in rows])
+    return {"held": 100 * sum(holds) / len(holds), "f1_unchecked": before["f1"],
+            **knowledge_base_scores(holds, [r["f1"] for r in rows], [_abstained(r) for r in rows])}
 
 
 def risk_coverage(pairs: Sequence[tuple[float, bool]]) -> list[tuple[float, float]]:

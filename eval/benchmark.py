@@ -36,8 +36,6 @@ from pipeline.arguments import whole_number
 
 @reports_errors
 def main(argv: list[str] | None = None) -> int:
-    from eval.corpora import answer_coverage
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_run_arguments(parser, limit=200, limit_help="questions (a seeded sample); 0 for all")
     parser.add_argument("--out", type=Path, default=None,
@@ -88,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         meta["router"] = {"weights_sha256": ctx.router.metadata.get("weights_sha256"),
                           "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
     if args.dataset in OPEN_DOMAIN:  # no contexts: how many answers could the corpus give at all?
-        meta["answer_coverage"] = 100 * answer_coverage(examples, ctx.index)
         records = with_holds(records, examples, ctx.index)
+        held = {r["id"]: r["kb_holds_answer"] for r in records}
+        meta["answer_coverage"] = 100 * sum(held.values()) / len(held) if held else float("nan")
     write_outputs(out, records, systems, meta, figures=not args.no_figures)
     return 0
 
@@ -101,11 +100,10 @@ OPEN_DOMAIN = ("nq", "triviaqa")
 def with_holds(records: list[dict], examples, index) -> list[dict]:
     """``records``, each with ``kb_holds_answer``: whether a gold answer string of its question occurs
     in the corpus (:func:`eval.corpora.corpus_holds_answer`), which the report scores abstentions by."""
-    from eval.corpora import corpus_holds_answer, corpus_text
+    from eval.corpora import answers_held
 
-    text = corpus_text(index)
-    holds = {e.id: corpus_holds_answer(e.answers, text) for e in examples}
-    return [{**r, "kb_holds_answer": holds[r["id"]]} for r in records]
+    held = answers_held(examples, index)
+    return [{**r, "kb_holds_answer": held[r["id"]]} for r in records]
 
 
 def sample_records(path: Path, examples) -> list[dict]:

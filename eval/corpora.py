@@ -107,9 +107,13 @@ def corpus_holds_answer(answers: Iterable[str], text: str) -> bool:
     return any(a.strip() and a.lower() in text for a in answers)
 
 
+def answers_held(examples: Iterable[Example], index: PassageIndex) -> dict[str, bool]:
+    """Each question's id, and whether the corpus holds one of its gold answer strings (:func:`corpus_holds_answer`)."""
+    text = corpus_text(index)
+    return {e.id: corpus_holds_answer(e.answers, text) for e in examples}
+
+
 def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:
     """Share of questions with at least one gold answer string (case-insensitive) in the corpus."""
-    text = corpus_text(index)
-    examples = list(examples)
-    hits = sum(1 for e in examples if corpus_holds_answer(e.answers, text))
-    return hits / len(examples) if examples else float("nan")
+    held = answers_held(examples, index)
+    return sum(held.values()) / len(held) if held else float("nan")

@@ -117,9 +117,9 @@ def evidence_sources(evidence: Sequence[EvidenceItem], passages: Sequence[Passag
     a benchmark's name), from the retrieved passages or else the index (a summary's lead); ``None``
     where neither knows the passage."""
     known = {p["id"]: (p.get("metadata") or {}).get("source") for p in passages}
-    return [known[item["passage_id"]] if item["passage_id"] in known
-            else index.passage(item["passage_id"]).metadata.get("source") if item["passage_id"] in index
-            else None for item in evidence]
+    known.update({item["passage_id"]: index.passage(item["passage_id"]).metadata.get("source")
+                  for item in evidence if item["passage_id"] not in known and item["passage_id"] in index})
+    return [known.get(item["passage_id"]) for item in evidence]
 
 
 @timed("check_answer")
@@ -136,18 +136,24 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     default = ctx.check  # the answerability model for this generator (without the probe when it has none)
     model, fit_on = ctx.check_for(evidence_sources(evidence, state.get("passages") or [], ctx.index))
     knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
+    # the knob is the default check's single-hop bar; the Wikipedia check's, or a multi-hop question's,
+    # follows it through a fitted pair (components.answerability.carried)
+    pair: list[float] | None = None
     if model is not None and default is not None:
-        knob = default.threshold if knob is None else knob  # the knob is the default check's single-hop bar
-        threshold = (carried(knob, default.threshold, model.threshold) if fit_on == "wikipedia"
-                     else model.threshold_for(knob, multi_hop))
+        knob = default.threshold if knob is None else knob
+        if fit_on == "wikipedia":
+            pair = [default.threshold, model.threshold]
+            threshold = carried(knob, *pair)
+        else:
+            threshold = model.threshold_for(knob, multi_hop)
+            if model.multi_hop_threshold is not None:
+                pair = [model.threshold, model.multi_hop_threshold]
     else:
         threshold = knob = 0.0 if knob is None else knob
     check: AnswerabilityTrace = {"decision": "answer", "by": "unchecked", "score": None, "threshold": threshold,
                                  "knob": knob, "multi_hop": multi_hop, "fit_on": fit_on, "features": {}}
-    if model is not None and default is not None and fit_on == "wikipedia":  # how the knob maps, to replay another knob
-        check["fitted_thresholds"] = [default.threshold, model.threshold]
-    elif model is not None and model.multi_hop_threshold is not None:
-        check["fitted_thresholds"] = [model.threshold, model.multi_hop_threshold]
+    if pair is not None:  # how the knob maps, to replay another knob
+        check["fitted_thresholds"] = pair
     features = check_features(question, answer, step, evidence, state.get("passages") or [],
                               state.get("escalations", 0) > 0)
     if step["abstained"]:

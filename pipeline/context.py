@@ -213,8 +213,8 @@ class RAGContext:
         generator, else :attr:`check` and ``"contexts"`` (the benchmarks' paragraphs, which a user's
         own documents resemble: the question is asked of the text that should hold its answer)."""
         wikipedia = self.answerability_wikipedia
-        reads = wikipedia is not None and (self.probe is not None or not wikipedia.uses_answer_probe)
-        if wikipedia is not None and reads and self.check is self.answerability and set(sources) == {WIKIPEDIA_SOURCE}:
+        if (wikipedia is not None and (self.probe is not None or not wikipedia.uses_answer_probe)
+                and self.check is self.answerability and set(sources) == {WIKIPEDIA_SOURCE}):
             return wikipedia, "wikipedia"
         return self.check, "contexts"
 

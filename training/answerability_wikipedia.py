@@ -44,12 +44,10 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from components.answerability import WIKIPEDIA_MODEL, AnswerabilityModel, fit_logistic
 from components.storage import atomic_write_text
-from eval.abstention import CORRECT_F1, is_right, knowledge_base_f1
-from training.answerability import checked, out_of_fold
+from eval.abstention import CORRECT_F1, is_right, knowledge_base_scores
+from training.answerability import checked, out_of_fold, withheld
 from training.cascade import auroc, shown_path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,8 +106,8 @@ def interleaved(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, An
 
 
 def abstains(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], threshold: float) -> list[bool]:
-    """Each answer withheld at ``threshold``: the model abstained itself, or its score is below."""
-    return [r["answerability"]["by"] == "model" or (i in scores and scores[i] < threshold) for i, r in enumerate(runs)]
+    """Each answer withheld at ``threshold`` (:func:`training.answerability.withheld`)."""
+    return [withheld(r, i, scores, threshold) for i, r in enumerate(runs)]
 
 
 def as_decided(runs: Sequence[Mapping[str, Any]]) -> list[bool]:
@@ -117,17 +115,13 @@ def as_decided(runs: Sequence[Mapping[str, Any]]) -> list[bool]:
     return [r["answerability"]["decision"] != "answer" for r in runs]
 
 
-def figures(runs: Sequence[Mapping[str, Any]], withheld: Sequence[bool]) -> dict[str, float]:
-    """F1 scored as the module says, the answers given, the right ones among them, and the share of
-    the questions the summaries hold no answer to that are abstained."""
-    given = [r for r, w in zip(runs, withheld, strict=True) if not w]
-    right = sum(is_right(r) for r in given)
-    unheld = [w for r, w in zip(runs, withheld, strict=True) if not r["answerable"]]
-    return {"f1": 100 * float(np.mean([knowledge_base_f1(r["answerable"], r["f1"], w)
-                                       for r, w in zip(runs, withheld, strict=True)])),
-            "given": len(given), "right_given": right,
-            "precision": 100 * right / len(given) if given else float("nan"),
-            "unheld_abstained": 100 * float(np.mean(unheld)) if unheld else float("nan")}
+def figures(runs: Sequence[Mapping[str, Any]], abstained: Sequence[bool]) -> dict[str, float]:
+    """F1 scored as the module says, the answers given, the right ones among them and their share
+    (``precision``), and the share of the questions the summaries hold no answer to that are
+    abstained (:func:`eval.abstention.knowledge_base_scores`)."""
+    scores = knowledge_base_scores([r["answerable"] for r in runs], [r["f1"] for r in runs], abstained)
+    scores["precision"] = scores.pop("right_share")
+    return scores
 
 
 def choose(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], min_right: int) -> tuple[float, dict[str, float]]:
