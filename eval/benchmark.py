@@ -25,6 +25,7 @@ from pathlib import Path
 
 from eval.aggregate import aggregate, by_routed_tier
 from eval.contexts import add_run_arguments, load_run_context, reports_errors
+from eval.corpora import OPEN_DOMAIN
 from eval.datasets import load
 from eval import time_model
 from eval.report import headline_system, markdown_report
@@ -91,10 +92,6 @@ def main(argv: list[str] | None = None) -> int:
         meta["answer_coverage"] = 100 * sum(held.values()) / len(held) if held else float("nan")
     write_outputs(out, records, systems, meta, figures=not args.no_figures)
     return 0
-
-
-OPEN_DOMAIN = ("nq", "triviaqa")
-"""The sets without contexts, asked of the Wikipedia summaries, which may not hold their answers."""
 
 
 def with_holds(records: list[dict], examples, index) -> list[dict]:

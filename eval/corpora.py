@@ -31,6 +31,8 @@ from eval.datasets import DatasetError, Example, split_file
 # The corpus of a split is built from these contexts; the official HotpotQA items are the first
 # 100 of the IRCoT dev file, so they share its corpus.
 _CONTEXTS = {"squad": sources.squad_contexts, "hotpotqa": sources.hotpotqa_contexts}
+OPEN_DOMAIN = ("nq", "triviaqa")
+"""The sets without contexts, asked of the Wikipedia summaries, which may not hold their answers."""
 
 
 def _corpus_split(dataset: str) -> str:

@@ -7,6 +7,9 @@ on runs recorded before it existed gets that feature computed from the record's 
 passages (their texts looked up by id in the run's benchmark index, named by its ``summary.json``).
 
     python -m eval.rescore docs/results/squad-dev-s18-short/records.jsonl [--model components/answerability.json]
+
+Open-domain answers (NQ-open, TriviaQA) are also scored against the knowledge base
+(:func:`eval.abstention.knowledge_base_figures`), under ``knowledge_base``.
 """
 
 from __future__ import annotations
@@ -77,22 +80,46 @@ def with_sufficiency(records: Sequence[Mapping[str, Any]], score: Callable[[str,
     return out
 
 
-def index_texts(run_dir: Path, data_dir: str | None = None) -> Callable[[str, str], str]:
-    """Passage texts by (dataset, id) from the benchmark index of the run in ``run_dir`` (its split
-    from ``summary.json``), loaded on first use."""
+def with_holds(records: Sequence[Mapping[str, Any]], index_of: Callable[[str], Any]) -> list[dict[str, Any]]:
+    """The records, each open-domain one (:data:`eval.corpora.OPEN_DOMAIN`) given ``kb_holds_answer``
+    where it lacks it: whether a gold answer string occurs in its dataset's corpus (``index_of(dataset)``,
+    read once a dataset). The benchmark adds the flag when it writes its report, not to the records."""
+    from eval.corpora import OPEN_DOMAIN, corpus_holds_answer, corpus_text
+
+    texts: dict[str, str] = {}
+    out = []
+    for r in records:
+        if r["dataset"] not in OPEN_DOMAIN or "kb_holds_answer" in r:
+            out.append(dict(r))
+            continue
+        if r["dataset"] not in texts:
+            texts[r["dataset"]] = corpus_text(index_of(r["dataset"]))
+        out.append({**r, "kb_holds_answer": corpus_holds_answer(r["gold_answers"], texts[r["dataset"]])})
+    return out
+
+
+def run_indexes(run_dir: Path, data_dir: str | None = None) -> Callable[[str], Any]:
+    """Each dataset's benchmark index for the run in ``run_dir`` (its split from ``summary.json``),
+    loaded on first use: a run that needs none reads nothing."""
     from components.embedder import Embedder
     from eval.corpora import benchmark_index
 
-    meta = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["meta"]
     embedder = Embedder()  # loads on the first index, once
     indexes: dict[str, Any] = {}
 
-    def text(dataset: str, passage_id: str) -> str:
+    def index_of(dataset: str) -> Any:
         if dataset not in indexes:
-            indexes[dataset] = benchmark_index(dataset, meta["split"], embedder, data_dir)
-        return indexes[dataset].passage(passage_id).text
+            split = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["meta"]["split"]
+            indexes[dataset] = benchmark_index(dataset, split, embedder, data_dir)
+        return indexes[dataset]
 
-    return text
+    return index_of
+
+
+def index_texts(run_dir: Path, data_dir: str | None = None) -> Callable[[str, str], str]:
+    """Passage texts by (dataset, id) from the benchmark index of the run in ``run_dir``, loaded on first use."""
+    index_of = run_indexes(run_dir, data_dir)
+    return lambda dataset, passage_id: index_of(dataset).passage(passage_id).text
 
 
 FIGURES = (("f1", "overall F1"), ("em", "overall EM"), ("f1_answerable", "answerable F1"),
@@ -118,11 +145,16 @@ def main(argv: list[str] | None = None) -> int:
 
         scorer = SufficiencyScorer(args.sufficiency or DEFAULT_SCORER)
         records = with_sufficiency(records, scorer.score, index_texts(args.records.parent, args.data_dir))
+    records = with_holds(records, run_indexes(args.records.parent, args.data_dir))
     systems = list(dict.fromkeys(r["system"] for r in records))
     summary = aggregate(rescored(records, model, args.threshold), systems)
     table = {name: {key: round(summary["abstention"][name][key], 1) for key, _ in FIGURES
                     if key in summary["abstention"][name]} for name in summary.get("abstention", {})}
-    print(json.dumps({"model": str(args.model), "threshold": args.threshold, "systems": table}, indent=2))
+    out: dict[str, Any] = {"model": str(args.model), "threshold": args.threshold, "systems": table}
+    if "knowledge_base" in summary:  # open-domain answers: scored against what the knowledge base holds too
+        out["knowledge_base"] = {name: {key: round(value, 1) for key, value in figures.items()}
+                                 for name, figures in summary["knowledge_base"].items()}
+    print(json.dumps(out, indent=2))
     return 0
 
 

@@ -796,6 +796,46 @@ class TestRescore:
         assert out[0]["answerability"]["by"] == "unchecked" and out[0]["answerability"]["decision"] == "answer"
 
 
+    def test_open_domain_answers_are_also_scored_against_the_knowledge_base(self, tmp_path, capsys):
+        from eval.rescore import main
+
+        # what else a benchmark record of an NQ-open question holds, with the knowledge base's flag set below
+        run = {"dataset": "nq", "em": 0.0, "em_unchecked": 0.0, "latency_ms": 1000.0, "input_tokens": 300,
+               "output_tokens": 4, "passages_in_prompt": 3, "corrected": False, "tier": "easy",
+               "timings_ms": {"check_answer": 1.0}}
+        held = {**self.record("a", True, 1.0, "Paris", ["Paris"]), **run, "f1": 1.0, "f1_unchecked": 1.0,
+                "kb_holds_answer": True}
+        unheld = {**self.record("b", True, 0.0, "Lyon", ["Nice"]), **run, "f1": 0.0, "kb_holds_answer": False}
+        records = tmp_path / "records.jsonl"
+        records.write_text("".join(json.dumps(r) + "\n" for r in (held, unheld)))
+        model().save(tmp_path / "m.json")
+        assert main([str(records), "--model", str(tmp_path / "m.json")]) == 0
+        kb = json.loads(capsys.readouterr().out)["knowledge_base"]["cascade"]
+        # "Paris" is given (score 0.98) and right; "Lyon" is withheld (0.02) where the knowledge base holds no answer
+        assert kb["f1"] == 100.0 and kb["given"] == 1 and kb["right_given"] == 1 and kb["unheld_abstained"] == 100.0
+        assert kb["f1_unchecked"] == 50.0
+
+
+    def test_open_domain_records_learn_whether_the_knowledge_base_holds_their_answer(self):
+        from types import SimpleNamespace
+
+        from eval.rescore import with_holds
+
+        corpus = [SimpleNamespace(text="Paris is the capital of France.")]
+        asked = []
+
+        def index_of(dataset):
+            asked.append(dataset)
+            return corpus
+
+        records = [{"dataset": "nq", "gold_answers": ["paris"]}, {"dataset": "triviaqa", "gold_answers": ["Lyon"]},
+                   {"dataset": "squad", "gold_answers": ["Lyon"]}, {"dataset": "nq", "gold_answers": [], "kb_holds_answer": True}]
+        out = with_holds(records, index_of)
+        assert [r.get("kb_holds_answer") for r in out] == [True, False, None, True]
+        assert asked == ["nq", "triviaqa"]  # the corpus is read once a dataset, and only where a record lacks the flag
+        assert with_holds(records[2:], index_of) == records[2:] and asked == ["nq", "triviaqa"]
+
+
 class TestExtendBeforeAbstaining:
     """``training.extend_check``: the cascade's path replayed over recorded answers at every tier."""
 
