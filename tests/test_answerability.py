@@ -964,6 +964,16 @@ class TestWikipediaFit:
         assert "withheld_answer" not in kept["answerability"] and kept["answerability"]["score"] == 0.1
         assert interleaved([[1, 2, 3], ["a"]]) == [1, "a", 2, 3]
 
+    def test_a_run_gives_the_answers_of_the_first_system_it_holds(self):
+        from training.answerability_wikipedia import answers_of
+
+        records = [{"system": s, "id": i} for i in ("a", "b") for s in ("cascade", "cascade-one-check")]
+        # a run of both systems gives one answer per question: the first system listed that it holds
+        assert [r["id"] for r in answers_of(records, ("cascade-one-check", "cascade"))] == ["a", "b"]
+        assert {r["system"] for r in answers_of(records, ("cascade-one-check", "cascade"))} == {"cascade-one-check"}
+        assert {r["system"] for r in answers_of(records[::2], ("cascade-one-check", "cascade"))} == {"cascade"}
+        assert answers_of(records, ("baseline",)) == []
+
     def test_the_committed_model_is_what_the_committed_labels_fit(self, tmp_path):
         from components.answerability import WIKIPEDIA_MODEL
         from training.answerability_wikipedia import main

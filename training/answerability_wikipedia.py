@@ -80,9 +80,9 @@ def record(args: argparse.Namespace) -> int:
 
     rows = []
     for folder in args.runs:
-        found = [r for r in read_records(folder / RECORDS) if r["system"] == args.system]
+        found = answers_of(read_records(folder / RECORDS), args.system)
         if not found:
-            raise SystemExit(f"{folder / RECORDS} holds no {args.system!r} answers")
+            raise SystemExit(f"{folder / RECORDS} holds no answers of {' or '.join(map(repr, args.system))}")
         unknown = {r["dataset"] for r in found} - set(DATASETS)
         if unknown:
             raise SystemExit(f"{folder}: {', '.join(sorted(unknown))} is not asked of the Wikipedia summaries "
@@ -94,6 +94,15 @@ def record(args: argparse.Namespace) -> int:
     print(f"{len(runs)} answers -> {shown_path(args.out)}; the summaries hold the answer of "
           f"{sum(r['answerable'] for r in runs)}", file=sys.stderr)
     return 0
+
+
+def answers_of(records: Sequence[Mapping[str, Any]], systems: Sequence[str]) -> list[Mapping[str, Any]]:
+    """A run's answers by the first of ``systems`` it holds: one answer per question, whichever
+    system a run was recorded with (``cascade`` before the summaries had a check of their own,
+    ``cascade-one-check``, whose decisions stay the default check's, since)."""
+    held = {r["system"] for r in records}
+    chosen = next((s for s in systems if s in held), None)
+    return [r for r in records if r["system"] == chosen]
 
 
 def interleaved(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -214,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="the labels file from benchmark runs over the Wikipedia summaries")
     rec.add_argument("runs", nargs="+", type=Path, help="benchmark run folders (eval.benchmark --out)")
-    rec.add_argument("--system", default="cascade", help="whose answers (default: cascade)")
+    rec.add_argument("--system", type=lambda v: tuple(v.split(",")), default=("cascade-one-check", "cascade"),
+                     help="whose answers, comma-separated: each run gives those of the first it holds "
+                          "(default: cascade-one-check,cascade)")
     rec.add_argument("--out", type=Path, default=LABELS)
     fitting = sub.add_parser("fit", help="fit the check and its threshold; write the model and its report")
     fitting.add_argument("--labels", type=Path, default=LABELS)
