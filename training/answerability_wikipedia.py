@@ -9,15 +9,24 @@ same features again on answers the shipped cascade gave over the summaries, so t
 evidence comes from them alone is checked by a model fit on such answers
 (:class:`pipeline.context.RAGContext`, ``answerability_wikipedia``).
 
-    python -m eval.benchmark --dataset nq --split train --seed 29 --skip 300 --limit 200 --systems cascade \
+    python -m eval.benchmark --dataset nq --split train --seed 29 --skip 300 --limit 200 --systems cascade-one-check \
         --no-figures --out runs/nq-train-s55                                                     # ~4 min here
-    python -m eval.benchmark --dataset triviaqa --split train --seed 29 --limit 200 --systems cascade \
+    python -m eval.benchmark --dataset triviaqa --split train --seed 29 --limit 200 --systems cascade-one-check \
         --no-figures --out runs/triviaqa-train-s55                                               # ~4 min here
-    python -m training.answerability_wikipedia record runs/nq-train-s55 runs/triviaqa-train-s55   # ~1 min: the labels file
+    python -m eval.benchmark --dataset nq --split train --seed 29 --skip 500 --limit 300 --systems cascade-one-check \
+        --no-figures --out runs/nq-train-s56                                                     # ~6 min here
+    python -m eval.benchmark --dataset triviaqa --split train --seed 29 --skip 200 --limit 300 --systems cascade-one-check \
+        --no-figures --out runs/triviaqa-train-s56                                               # ~5 min here
+    python -m training.answerability_wikipedia record runs/nq-train-s55 runs/triviaqa-train-s55 \
+        runs/nq-train-s56 runs/triviaqa-train-s56                                                # ~1 min: the labels file
     python -m training.answerability_wikipedia fit     # seconds: the model and docs/answerability/wikipedia/
 
 (NQ-open's first 300 train questions of seed 29 taught the answer probe, :mod:`training.answer_probe`:
-``--skip 300`` leaves them out, so the probe's reading of every answer here is one it was not fit on.)
+``--skip 300`` leaves them out, so the probe's reading of every answer here is one it was not fit on.
+``cascade-one-check`` checks every answer with the default check, as the cascade did before this
+check existed: the answers are the cascade's, and the recorded decisions, whose right answers set the
+threshold's floor, are the default check's. Session 55 fit the first 400 answers, recorded with
+``cascade`` then, and session 56 added the next 600.)
 
 ``record`` keeps, of each answer, what the fit reads, and whether the summaries hold the answer: a
 gold answer string occurs in them (:func:`eval.corpora.corpus_holds_answer`). That is the record's
