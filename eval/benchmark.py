@@ -25,7 +25,7 @@ from pathlib import Path
 
 from eval.aggregate import aggregate, by_routed_tier
 from eval.contexts import add_run_arguments, load_run_context, reports_errors
-from eval.corpora import OPEN_DOMAIN
+from eval.corpora import OPEN_DOMAIN, with_holds
 from eval.datasets import load
 from eval import time_model
 from eval.report import headline_system, markdown_report
@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
             from components.embedder import Embedder
             from eval.corpora import benchmark_index
 
-            records = with_holds(records, examples, benchmark_index(args.dataset, args.split, Embedder(), args.data_dir))
+            index = benchmark_index(args.dataset, args.split, Embedder(), args.data_dir)
+            records = with_holds(records, lambda _dataset: index)
         write_outputs(out, records, systems, meta, figures=not args.no_figures)
         return 0
     out.mkdir(parents=True, exist_ok=True)
@@ -87,20 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         meta["router"] = {"weights_sha256": ctx.router.metadata.get("weights_sha256"),
                           "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
     if args.dataset in OPEN_DOMAIN:  # no contexts: how many answers could the corpus give at all?
-        records = with_holds(records, examples, ctx.index)
+        records = with_holds(records, lambda _dataset: ctx.index)
         held = {r["id"]: r["kb_holds_answer"] for r in records}
         meta["answer_coverage"] = 100 * sum(held.values()) / len(held) if held else float("nan")
     write_outputs(out, records, systems, meta, figures=not args.no_figures)
     return 0
-
-
-def with_holds(records: list[dict], examples, index) -> list[dict]:
-    """``records``, each with ``kb_holds_answer``: whether a gold answer string of its question occurs
-    in the corpus (:func:`eval.corpora.corpus_holds_answer`), which the report scores abstentions by."""
-    from eval.corpora import answers_held
-
-    held = answers_held(examples, index)
-    return [{**r, "kb_holds_answer": held[r["id"]]} for r in records]
 
 
 def sample_records(path: Path, examples) -> list[dict]:

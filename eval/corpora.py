@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from components import sources
 from components.embedder import Embedder
@@ -113,6 +113,27 @@ def answers_held(examples: Iterable[Example], index: PassageIndex) -> dict[str, 
     """Each question's id, and whether the corpus holds one of its gold answer strings (:func:`corpus_holds_answer`)."""
     text = corpus_text(index)
     return {e.id: corpus_holds_answer(e.answers, text) for e in examples}
+
+
+def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], PassageIndex]) -> list[dict[str, Any]]:
+    """The records, each open-domain one (:data:`OPEN_DOMAIN`) given ``kb_holds_answer`` where it
+    lacks it: whether a gold answer string of its question occurs in its dataset's corpus
+    (:func:`corpus_holds_answer`; ``index_of(dataset)``, read once a dataset, each question once),
+    which a report scores abstentions by."""
+    texts: dict[str, str] = {}
+    held: dict[tuple[str, str], bool] = {}
+    out = []
+    for r in records:
+        if r["dataset"] not in OPEN_DOMAIN or "kb_holds_answer" in r:
+            out.append(dict(r))
+            continue
+        key = (r["dataset"], r["id"])
+        if key not in held:
+            if r["dataset"] not in texts:
+                texts[r["dataset"]] = corpus_text(index_of(r["dataset"]))
+            held[key] = corpus_holds_answer(r["gold_answers"], texts[r["dataset"]])
+        out.append({**r, "kb_holds_answer": held[key]})
+    return out
 
 
 def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:

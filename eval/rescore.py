@@ -80,24 +80,6 @@ def with_sufficiency(records: Sequence[Mapping[str, Any]], score: Callable[[str,
     return out
 
 
-def with_holds(records: Sequence[Mapping[str, Any]], index_of: Callable[[str], Any]) -> list[dict[str, Any]]:
-    """The records, each open-domain one (:data:`eval.corpora.OPEN_DOMAIN`) given ``kb_holds_answer``
-    where it lacks it: whether a gold answer string occurs in its dataset's corpus (``index_of(dataset)``,
-    read once a dataset). The benchmark adds the flag when it writes its report, not to the records."""
-    from eval.corpora import OPEN_DOMAIN, corpus_holds_answer, corpus_text
-
-    texts: dict[str, str] = {}
-    out = []
-    for r in records:
-        if r["dataset"] not in OPEN_DOMAIN or "kb_holds_answer" in r:
-            out.append(dict(r))
-            continue
-        if r["dataset"] not in texts:
-            texts[r["dataset"]] = corpus_text(index_of(r["dataset"]))
-        out.append({**r, "kb_holds_answer": corpus_holds_answer(r["gold_answers"], texts[r["dataset"]])})
-    return out
-
-
 def run_indexes(run_dir: Path, data_dir: str | None = None) -> Callable[[str], Any]:
     """Each dataset's benchmark index for the run in ``run_dir`` (its split from ``summary.json``),
     loaded on first use: a run that needs none reads nothing."""
@@ -128,6 +110,7 @@ FIGURES = (("f1", "overall F1"), ("em", "overall EM"), ("f1_answerable", "answer
 
 
 def main(argv: list[str] | None = None) -> int:
+    from eval.corpora import with_holds
     from eval.runner import read_records
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -145,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
 
         scorer = SufficiencyScorer(args.sufficiency or DEFAULT_SCORER)
         records = with_sufficiency(records, scorer.score, index_texts(args.records.parent, args.data_dir))
-    records = with_holds(records, run_indexes(args.records.parent, args.data_dir))
+    records = with_holds(records, run_indexes(args.records.parent, args.data_dir))  # open-domain answers
     systems = list(dict.fromkeys(r["system"] for r in records))
     summary = aggregate(rescored(records, model, args.threshold), systems)
     table = {name: {key: round(summary["abstention"][name][key], 1) for key, _ in FIGURES

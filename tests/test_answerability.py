@@ -819,7 +819,7 @@ class TestRescore:
     def test_open_domain_records_learn_whether_the_knowledge_base_holds_their_answer(self):
         from types import SimpleNamespace
 
-        from eval.rescore import with_holds
+        from eval.corpora import with_holds
 
         corpus = [SimpleNamespace(text="Paris is the capital of France.")]
         asked = []
@@ -828,8 +828,10 @@ class TestRescore:
             asked.append(dataset)
             return corpus
 
-        records = [{"dataset": "nq", "gold_answers": ["paris"]}, {"dataset": "triviaqa", "gold_answers": ["Lyon"]},
-                   {"dataset": "squad", "gold_answers": ["Lyon"]}, {"dataset": "nq", "gold_answers": [], "kb_holds_answer": True}]
+        records = [{"dataset": "nq", "id": "1", "gold_answers": ["paris"]},
+                   {"dataset": "triviaqa", "id": "2", "gold_answers": ["Lyon"]},
+                   {"dataset": "squad", "id": "3", "gold_answers": ["Lyon"]},
+                   {"dataset": "nq", "id": "4", "gold_answers": [], "kb_holds_answer": True}]
         out = with_holds(records, index_of)
         assert [r.get("kb_holds_answer") for r in out] == [True, False, None, True]
         assert asked == ["nq", "triviaqa"]  # the corpus is read once a dataset, and only where a record lacks the flag
