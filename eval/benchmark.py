@@ -25,7 +25,7 @@ from pathlib import Path
 
 from eval.aggregate import aggregate, by_routed_tier
 from eval.contexts import add_run_arguments, load_run_context, reports_errors
-from eval.corpora import OPEN_DOMAIN, with_holds
+from eval.corpora import OPEN_DOMAIN, answer_coverage, with_holds
 from eval.datasets import load
 from eval import time_model
 from eval.report import headline_system, markdown_report
@@ -89,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                           "labelled_questions": ctx.router.metadata.get("data", {}).get("questions")}
     if args.dataset in OPEN_DOMAIN:  # no contexts: how many answers could the corpus give at all?
         records = with_holds(records, lambda _dataset: ctx.index)
-        held = {r["id"]: r["kb_holds_answer"] for r in records}
-        meta["answer_coverage"] = 100 * sum(held.values()) / len(held) if held else float("nan")
+        meta["answer_coverage"] = 100 * answer_coverage(records)
     write_outputs(out, records, systems, meta, figures=not args.no_figures)
     return 0
 

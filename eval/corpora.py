@@ -26,7 +26,7 @@ from components.ingest import ingest
 from components.model_files import cache_dir
 from components.passages import CHUNKING_VERSION, SourceDocument
 from components.storage import sha256_file
-from eval.datasets import DatasetError, Example, split_file
+from eval.datasets import DatasetError, split_file
 
 # The corpus of a split is built from these contexts; the official HotpotQA items are the first
 # 100 of the IRCoT dev file, so they share its corpus.
@@ -109,12 +109,6 @@ def corpus_holds_answer(answers: Iterable[str], text: str) -> bool:
     return any(a.strip() and a.lower() in text for a in answers)
 
 
-def answers_held(examples: Iterable[Example], index: PassageIndex) -> dict[str, bool]:
-    """Each question's id, and whether the corpus holds one of its gold answer strings (:func:`corpus_holds_answer`)."""
-    text = corpus_text(index)
-    return {e.id: corpus_holds_answer(e.answers, text) for e in examples}
-
-
 def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], PassageIndex]) -> list[dict[str, Any]]:
     """The records, each open-domain one (:data:`OPEN_DOMAIN`) given ``kb_holds_answer`` where it
     lacks it: whether a gold answer string of its question occurs in its dataset's corpus
@@ -136,7 +130,8 @@ def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], P
     return out
 
 
-def answer_coverage(examples: Iterable[Example], index: PassageIndex) -> float:
-    """Share of questions with at least one gold answer string (case-insensitive) in the corpus."""
-    held = answers_held(examples, index)
+def answer_coverage(records: Iterable[Mapping[str, Any]]) -> float:
+    """Share of the questions of ``records`` (each marked by :func:`with_holds`; a question answered by
+    several systems counted once) with at least one gold answer string in the corpus."""
+    held = {(r["dataset"], r["id"]): r["kb_holds_answer"] for r in records}
     return sum(held.values()) / len(held) if held else float("nan")

@@ -268,10 +268,11 @@ class TestRunAndAggregate:
         assert figures["check_extension_rate"] == pytest.approx(100 / 3)
 
     def test_answer_coverage(self, index):
-        from eval.corpora import answer_coverage
+        from eval.corpora import answer_coverage, with_holds
 
-        examples = [Example("a", "q", ("Stanley Kubrick",), "nq"), Example("b", "q", ("Zanzibar Xylophone",), "nq")]
-        assert answer_coverage(examples, index) == 0.5
+        records = [{"id": "a", "system": s, "dataset": "nq", "gold_answers": ["Stanley Kubrick"]} for s in ("x", "y")]
+        records.append({"id": "b", "system": "x", "dataset": "nq", "gold_answers": ["Zanzibar Xylophone"]})
+        assert answer_coverage(with_holds(records, lambda _dataset: index)) == 0.5
 
     def test_the_benchmark_marks_whether_the_corpus_holds_each_answer(self, index):
         from eval.corpora import with_holds

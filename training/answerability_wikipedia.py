@@ -29,7 +29,7 @@ threshold's floor, are the default check's. Session 55 fit the first 400 answers
 ``cascade`` then, and session 56 added the next 600.)
 
 ``record`` keeps, of each answer, what the fit reads, and whether the summaries hold the answer: a
-gold answer string occurs in them (:func:`eval.corpora.corpus_holds_answer`). That is the record's
+gold answer string occurs in them (:func:`eval.corpora.with_holds`). That is the record's
 ``answerable``, so SQuAD 2.0's scoring applies as it does to the shipped check: where the summaries
 hold no gold string they cannot state the answer, an abstention scores 1 and any answer 0; where
 they do, the answer scores its F1 and an abstention 0 (a string found in an unrelated summary makes
@@ -85,7 +85,7 @@ def trimmed(record: Mapping[str, Any], holds: bool) -> dict[str, Any]:
 
 def record(args: argparse.Namespace) -> int:
     from components.embedder import Embedder
-    from eval.corpora import benchmark_index, corpus_holds_answer, corpus_text
+    from eval.corpora import benchmark_index, with_holds
     from eval.runner import RECORDS, read_records
 
     rows = []
@@ -98,8 +98,8 @@ def record(args: argparse.Namespace) -> int:
             raise SystemExit(f"{folder}: {', '.join(sorted(unknown))} is not asked of the Wikipedia summaries "
                              f"(valid: {', '.join(DATASETS)})")
         rows.append(found)
-    text = corpus_text(benchmark_index("nq", "train", Embedder()))  # every open-domain set shares this corpus
-    runs = [trimmed(r, corpus_holds_answer(r["gold_answers"], text)) for r in interleaved(rows)]
+    index = benchmark_index("nq", "train", Embedder())  # every open-domain set shares this corpus
+    runs = [trimmed(r, r["kb_holds_answer"]) for r in with_holds(interleaved(rows), lambda _dataset: index)]
     atomic_write_text(args.out, "".join(json.dumps(r) + "\n" for r in runs))
     print(f"{len(runs)} answers -> {shown_path(args.out)}; the summaries hold the answer of "
           f"{sum(r['answerable'] for r in runs)}", file=sys.stderr)
