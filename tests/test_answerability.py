@@ -609,6 +609,37 @@ class TestFitting:
         lossy = {**single, "answerable": np.array([1.0, 0.0, 0.0])}
         assert best_pair(lossy, multi, sizes, 100.0, 0.0)[:2] == (0, 0)
 
+    def test_the_answerable_floor_bounds_the_pair_as_an_absolute_f1(self):
+        """--min-answerable-f1 (#15's "answerable F1 >= 58" as stated): a pair must keep SQuAD's
+        answerable questions at that F1 (%), whatever never abstaining gives them; the relative bound
+        measures the loss from never abstaining instead."""
+        import numpy as np
+
+        from training.answerability import best_pair
+
+        sizes = {"squad": 4, "hotpotqa": 1, "answerable": 2}
+        # single-hop candidates 0, a, b: a withholds one unanswerable answer, b that one and a right one
+        single = {"squad": np.array([1.0, 2.0, 2.5]), "hotpotqa": np.array([1.0, 1.0, 1.0]),
+                  "answerable": np.array([1.0, 1.0, 0.5])}
+        multi = {"squad": np.array([0.0]), "hotpotqa": np.array([0.0]), "answerable": np.array([0.0])}
+        # never abstaining: answerable F1 50%; b keeps 25%
+        assert best_pair(single, multi, sizes, 100.0, None)[:2] == (2, 0)
+        assert best_pair(single, multi, sizes, 100.0, None, min_answerable_f1=50.0)[:2] == (1, 0)
+        assert best_pair(single, multi, sizes, 100.0, None, min_answerable_f1=25.0)[:2] == (2, 0)
+        # from never abstaining's 50%, a loss of at most 25 points and a floor of 25% allow the same pairs
+        assert best_pair(single, multi, sizes, 100.0, 25.0)[:2] == best_pair(single, multi, sizes, 100.0, None,
+                                                                             min_answerable_f1=25.0)[:2]
+
+    def test_the_halvings_count_how_often_the_floor_is_broken(self):
+        from training.answerability import summarise_halves
+
+        results = [{"threshold": 0.2, "threshold_multi_hop": 0.0, "squad_f1": 50.0, "squad_loss": -10.0,
+                    "hotpotqa_f1": 30.0, "hotpotqa_loss": 0.5, "answerable_f1": f1, "answerable_loss": 1.0,
+                    "unanswerable_abstained": 50.0} for f1 in (57.0, 58.0, 59.0, 60.0)]
+        summary = summarise_halves(results, max_hotpot_loss=1.0, max_answerable_loss=None, min_answerable_f1=58.0)
+        assert summary["answerable_under_floor"] == 25.0 and summary["mean_answerable_f1"] == 58.5
+        assert "answerable_under_floor" not in summarise_halves(results, 1.0, None)
+
     def test_the_recorded_sufficiency_feature_is_left_out_unless_asked_for(self):
         """The recording run scores every feature, the sufficiency scorer's too, with a scorer trained
         on the recorded questions' articles; the default fit must not see that feature."""

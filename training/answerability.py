@@ -78,6 +78,9 @@ MAX_HOTPOT_LOSS = 1.0
 """HotpotQA train F1 points the thresholds may lose to false abstentions (``fit``'s default)."""
 MAX_ANSWERABLE_LOSS = 3.0
 """SQuAD train F1 points its answerable questions may lose to never abstaining (``fit``'s default)."""
+ANSWERABLE_FLOOR = 58.0
+"""#15's answerable target as the issue states it, SQuAD-answerable F1 >= 58: ``--min-answerable-f1``
+holds the training answers to it (the alternative to :data:`MAX_ANSWERABLE_LOSS`'s relative bound)."""
 LOSS_CONFIDENCE = 0.9
 """``--loss-confidence`` for the sufficiency variant: the HotpotQA loss a threshold may cause is
 bounded at this bootstrap quantile (:func:`sweep`). The shipped check uses the point estimate (0)."""
@@ -245,7 +248,8 @@ def read_question_types(path: Path, threshold: float) -> dict[tuple[str, str], b
 
 def best_pair(single: Mapping[str, np.ndarray], multi: Mapping[str, np.ndarray], sizes: Mapping[str, int],
               max_hotpot_loss: float, max_answerable_loss: float | None,
-              hotpot_loss: np.ndarray | None = None) -> tuple[int, int, dict[str, np.ndarray]]:
+              hotpot_loss: np.ndarray | None = None,
+              min_answerable_f1: float | None = None) -> tuple[int, int, dict[str, np.ndarray]]:
     """The pair of thresholds, single-hop and multi-hop, that a per-type fit chooses. ``single`` and
     ``multi``: per group (``squad``, ``hotpotqa``, ``answerable``, any others), the F1 sum of one
     type's questions at each of its candidate thresholds, the first candidate 0 (never abstaining).
@@ -255,13 +259,15 @@ def best_pair(single: Mapping[str, np.ndarray], multi: Mapping[str, np.ndarray],
     Chosen: the best SQuAD F1 among the pairs that lose at most ``max_hotpot_loss`` HotpotQA F1
     points (by ``hotpot_loss``, a bound over the grid, where given, else the point estimate) and
     (unless ``None``) at most ``max_answerable_loss`` on SQuAD's answerable questions to never
-    abstaining; on ties the best HotpotQA F1, then the lowest pair. Returns the pair's indices and
-    each group's F1 (%) over the grid."""
+    abstaining, and (unless ``None``) at least ``min_answerable_f1`` F1 (%) on them; on ties the best
+    HotpotQA F1, then the lowest pair. Returns the pair's indices and each group's F1 (%) over the grid."""
     f1 = {g: 100 * (single[g][:, None] + multi[g][None, :]) / max(1, sizes[g]) for g in sizes}
     loss = f1["hotpotqa"][0, 0] - f1["hotpotqa"] if hotpot_loss is None else hotpot_loss
     allowed = loss <= max_hotpot_loss + 1e-9
     if max_answerable_loss is not None:
         allowed &= f1["answerable"] >= f1["answerable"][0, 0] - max_answerable_loss - 1e-9
+    if min_answerable_f1 is not None:
+        allowed &= f1["answerable"] >= min_answerable_f1 - 1e-9
     squad = np.where(allowed, np.round(f1["squad"], 9), -np.inf)
     best = allowed & (squad == squad.max())
     i, j = np.unravel_index(int(np.argmax(np.where(best, np.round(f1["hotpotqa"], 9), -np.inf))), squad.shape)
@@ -278,15 +284,16 @@ def loss_bound(single: np.ndarray, multi: np.ndarray, confidence: float) -> np.n
 
 def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], max_hotpot_loss: float,
                    max_answerable_loss: float | None, readings: Mapping[tuple[str, str], bool] | None = None,
-                   confidence: float = 0.0, resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+                   confidence: float = 0.0, resamples: int = 1000, seed: int = 0,
+                   min_answerable_f1: float | None = None) -> dict[str, Any]:
     """A threshold for the questions read as single-hop (and those without a reading) and one for
     those read as multi-hop (:func:`read_multi_hop`, given ``readings``): the pair with the best
     SQuAD train F1 that loses at most ``max_hotpot_loss`` HotpotQA train F1 points and (unless
     ``None``) at most ``max_answerable_loss`` F1 points on SQuAD's answerable questions to never
-    abstaining (:func:`best_pair`). With ``confidence`` (in (0, 1)) the HotpotQA loss is bounded at
-    that quantile over ``resamples`` bootstrap resamples of the HotpotQA questions, as :func:`sweep`
-    bounds one threshold's: 200 questions hold few right answers, and the point estimate of a small
-    loss is noisy."""
+    abstaining and (unless ``None``) keeps at least ``min_answerable_f1`` F1 on them (:func:`best_pair`).
+    With ``confidence`` (in (0, 1)) the HotpotQA loss is bounded at that quantile over ``resamples``
+    bootstrap resamples of the HotpotQA questions, as :func:`sweep` bounds one threshold's: 200
+    questions hold few right answers, and the point estimate of a small loss is noisy."""
     multi = [bool(read_multi_hop(r, readings)) for r in runs]
     groups = {group: [member(r) for r in runs] for group, member in GROUPS.items()}
     hotpot_rows = [i for i, member in enumerate(groups["hotpotqa"]) if member]
@@ -314,7 +321,8 @@ def choose_by_type(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float
     sizes = {group: sum(member) for group, member in groups.items()}
     bound = (loss_bound(single_loss, multi_loss, confidence)
              if single_loss is not None and multi_loss is not None else None)
-    i, j, figure = best_pair(single_sums, multi_sums, sizes, max_hotpot_loss, max_answerable_loss, bound)
+    i, j, figure = best_pair(single_sums, multi_sums, sizes, max_hotpot_loss, max_answerable_loss, bound,
+                             min_answerable_f1)
     answered = {d: 100 * float(np.mean([not withheld(r, n, scores, multiple[j] if multi[n] else single[i])
                                           for n, r in enumerate(runs) if r["dataset"] == d])) for d in ("squad", "hotpotqa")}
     return {"threshold": single[i], "threshold_multi_hop": multiple[j], "squad_f1": float(figure["squad"][i, j]),
@@ -377,7 +385,7 @@ def held_out_halves(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, floa
 
 
 def summarise_halves(results: Sequence[Mapping[str, float]], max_hotpot_loss: float,
-                     max_answerable_loss: float | None) -> dict[str, float]:
+                     max_answerable_loss: float | None, min_answerable_f1: float | None = None) -> dict[str, float]:
     """The held-out figures' means, and how often each bound was broken (%)."""
     keys = [k for k in results[0] if k not in ("threshold", "threshold_multi_hop")]
     summary = {f"mean_{k}": float(np.mean([r[k] for r in results])) for k in keys}
@@ -385,19 +393,24 @@ def summarise_halves(results: Sequence[Mapping[str, float]], max_hotpot_loss: fl
     if max_answerable_loss is not None:
         summary["answerable_over_bound"] = 100 * float(np.mean([r["answerable_loss"] > max_answerable_loss + 1e-9
                                                                for r in results]))
+    if min_answerable_f1 is not None:
+        summary["answerable_under_floor"] = 100 * float(np.mean([r["answerable_f1"] < min_answerable_f1 - 1e-9
+                                                                for r in results]))
     summary["halves"] = len(results)
     return summary
 
 
 def rule_held_out(runs: Sequence[Mapping[str, Any]], scores: Mapping[int, float], max_hotpot_loss: float,
                   max_answerable_loss: float | None, readings: Mapping[tuple[str, str], bool] | None = None,
-                  confidence: float = 0.0, halves: int = 30) -> dict[str, float]:
+                  confidence: float = 0.0, halves: int = 30, min_answerable_f1: float | None = None) -> dict[str, float]:
     """How :func:`choose_by_type`'s rule fares on ``halves`` held-out halvings of the training
     answers (:func:`held_out_halves`), summarised (:func:`summarise_halves`)."""
     def rule(part: Sequence[Mapping[str, Any]], part_scores: Mapping[int, float]) -> Mapping[str, Any]:
-        return choose_by_type(part, part_scores, max_hotpot_loss, max_answerable_loss, readings, confidence)
+        return choose_by_type(part, part_scores, max_hotpot_loss, max_answerable_loss, readings, confidence,
+                              min_answerable_f1=min_answerable_f1)
 
-    return summarise_halves(held_out_halves(runs, scores, rule, readings, halves), max_hotpot_loss, max_answerable_loss)
+    return summarise_halves(held_out_halves(runs, scores, rule, readings, halves), max_hotpot_loss, max_answerable_loss,
+                            min_answerable_f1)
 
 
 def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool = False) -> float:
@@ -437,7 +450,8 @@ def having(scored: Sequence[Mapping[str, Any]], features: Sequence[str]) -> list
 def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, max_time_added: float,
         confidence: float = 0.0, require: str | None = None, by_type: bool = False,
         max_answerable_loss: float | None = None,
-        readings: Mapping[tuple[str, str], bool] | None = None, halves: int = 0) -> dict[str, Any]:
+        readings: Mapping[tuple[str, str], bool] | None = None, halves: int = 0,
+        min_answerable_f1: float | None = None) -> dict[str, Any]:
     """Fit and compare the candidates; ``require``: choose among those using this feature only;
     ``by_type``: a threshold per question type (:func:`choose_by_type`, the questions' types from
     ``readings`` where they hold them) instead of one for all; ``halves``: with ``by_type``, how the
@@ -467,7 +481,7 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
         if by_type:
             candidates[name]["one_threshold"] = candidates[name]["chosen"]
             candidates[name]["chosen"] = choose_by_type(runs, by_position, max_hotpot_loss, max_answerable_loss,
-                                                           readings, confidence)
+                                                           readings, confidence, min_answerable_f1=min_answerable_f1)
     # a self-check costs a model call: only candidates within the time budget may be chosen
     eligible = [n for n, c in candidates.items()
                 if c["time_added"] <= max_time_added and (require is None or require in c["features"])]
@@ -488,7 +502,8 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                                 "l2": l2, "cv_auroc": best["auroc"], "threshold": best["chosen"]["threshold"],
                                 **({"threshold_multi_hop": best["chosen"]["threshold_multi_hop"],
                                     "threshold_one": best["one_threshold"]["threshold"],
-                                    "max_answerable_loss": max_answerable_loss} if by_type else {}),
+                                    "max_answerable_loss": max_answerable_loss,
+                                    "min_answerable_f1": min_answerable_f1} if by_type else {}),
                                 "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
                                 "max_time_added": max_time_added, "command": "python -m training.answerability fit"})
 
@@ -499,22 +514,28 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
     fallback = best_of(without) if ANSWER_PROBE in candidates[pick]["features"] and without else None
     held_out = None
     if by_type and halves:
-        held_out = rule_held_out(runs, oof_scores[pick], max_hotpot_loss, max_answerable_loss, readings, confidence, halves)
+        held_out = rule_held_out(runs, oof_scores[pick], max_hotpot_loss, max_answerable_loss, readings, confidence, halves,
+                                 min_answerable_f1)
     return {"single": single, "candidates": candidates, "pick": pick, "model": final_model(pick), "runs": len(runs),
             "held_out": held_out,
             "fallback_pick": fallback, "fallback": final_model(fallback) if fallback else None,
             "scored": len(scored), "max_hotpot_loss": max_hotpot_loss, "max_time_added": max_time_added,
-            "confidence": confidence, "by_type": by_type, "max_answerable_loss": max_answerable_loss}
+            "confidence": confidence, "by_type": by_type, "max_answerable_loss": max_answerable_loss,
+            "min_answerable_f1": min_answerable_f1}
 
 
 def _fmt(value: float) -> str:
     return f"{value:.3f}"
 
 
-def held_out_lines(held_out: Mapping[str, float], max_hotpot_loss: float, max_answerable_loss: float | None) -> list[str]:
+def held_out_lines(held_out: Mapping[str, float], max_hotpot_loss: float, max_answerable_loss: float | None,
+                   min_answerable_f1: float | None = None) -> list[str]:
     """The report's paragraph on :func:`held_out_halves`."""
     answerable = ("" if max_answerable_loss is None else
                   f", above {max_answerable_loss} in {held_out['answerable_over_bound']:.0f}% of them")
+    if min_answerable_f1 is not None:
+        answerable += (f" (answerable F1 {held_out['mean_answerable_f1']:.1f} on average, under {min_answerable_f1:g} in "
+                       f"{held_out['answerable_under_floor']:.0f}% of them)")
     return ["", f"**On questions the rule did not choose on** (`--halves {held_out['halves']}`): {held_out['halves']} "
                 "times, each dataset's training answers are split at random in two halves, the thresholds are chosen on "
                 "one by the rule above and measured on the other (the scores stay the out-of-fold ones). Held out, SQuAD "
@@ -611,14 +632,18 @@ def report(result: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], timing:
                         if result["confidence"] else "")
                      + ("" if result["max_answerable_loss"] is None else
                         f" and at most {result['max_answerable_loss']} F1 points on SQuAD's answerable questions")
-                     + " to never abstaining. SQuAD train F1 "
+                     + " to never abstaining"
+                     + ("" if result.get("min_answerable_f1") is None else
+                        f", keeping SQuAD's answerable questions at {result['min_answerable_f1']:g} F1 or more")
+                     + ". SQuAD train F1 "
                      f"{chosen['squad_f1']:.1f} (answerable {chosen['squad_answerable_f1']:.1f}), HotpotQA "
                      f"{chosen['hotpotqa_f1']:.1f}; one threshold for all by the same HotpotQA rule ("
                      f"{best['one_threshold']['threshold']:.3f}, the table below) gives SQuAD "
                      f"{best['one_threshold']['squad_f1']:.1f}. The knob (`abstain_threshold`) is the single-hop "
                      "threshold; a multi-hop question's follows it through the fitted pair "
                      "(`AnswerabilityModel.threshold_for`)."] if result.get("by_type") else []),
-              *(held_out_lines(result["held_out"], result["max_hotpot_loss"], result["max_answerable_loss"])
+              *(held_out_lines(result["held_out"], result["max_hotpot_loss"], result["max_answerable_loss"],
+                               result.get("min_answerable_f1"))
                 if result.get("held_out") else []),
               *(["", f"For a generator the answer probe does not read (another model), the pipeline checks with "
                          f"`{result['fallback_pick']}` (`{shown_path(FALLBACK_MODEL)}`), the best candidate without the "
@@ -818,7 +843,7 @@ def fit_command(args: argparse.Namespace) -> int:
         readings = read_question_types(args.question_type_readings, QuestionTypeModel.load().threshold)
     start = time.perf_counter()
     result = fit(runs, args.max_hotpot_loss, args.l2, args.max_time_added, args.loss_confidence, args.require,
-                 args.by_question_type, args.max_answerable_loss, readings, args.halves)
+                 args.by_question_type, args.max_answerable_loss, readings, args.halves, args.min_answerable_f1)
     result["readings_source"] = None if readings is None else f"`{shown_path(args.question_type_readings)}`"
     result["probe_source"] = None if args.answer_probe_scores is None else f"`{shown_path(args.answer_probe_scores)}`"
     result["likelihood_source"] = None if args.features_from is None else f"`{shown_path(args.features_from)}`"
@@ -889,6 +914,9 @@ def main(argv: list[str] | None = None) -> int:
                             default=MAX_ANSWERABLE_LOSS,
                             help="with --by-question-type, SQuAD answerable train F1 points the thresholds may lose to "
                                  f"false abstentions (default {MAX_ANSWERABLE_LOSS:g}; 'none': no bound)")
+    fit_parser.add_argument("--min-answerable-f1", type=lambda v: None if v == "none" else float(v), default=None,
+                            help="with --by-question-type, the SQuAD answerable train F1 (%%) the thresholds must keep, "
+                                 f"#15's target as it states it (e.g. {ANSWERABLE_FLOOR:g}; default: none, no floor)")
     fit_parser.add_argument("--loss-confidence", type=float, default=0.0,
                             help="bound the HotpotQA loss at this bootstrap quantile, e.g. "
                                  f"{LOSS_CONFIDENCE} (default 0: the point estimate)")
