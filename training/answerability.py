@@ -503,7 +503,8 @@ def fit(runs: Sequence[Mapping[str, Any]], max_hotpot_loss: float, l2: float, ma
                                 **({"threshold_multi_hop": best["chosen"]["threshold_multi_hop"],
                                     "threshold_one": best["one_threshold"]["threshold"],
                                     "max_answerable_loss": max_answerable_loss,
-                                    "min_answerable_f1": min_answerable_f1} if by_type else {}),
+                                    **({"min_answerable_f1": min_answerable_f1} if min_answerable_f1 is not None
+                                       else {})} if by_type else {}),
                                 "max_hotpot_loss": max_hotpot_loss, "loss_confidence": confidence,
                                 "max_time_added": max_time_added, "command": "python -m training.answerability fit"})
 
