@@ -112,9 +112,10 @@ def corpus_holds_answer(answers: Iterable[str], text: str) -> bool:
 def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], PassageIndex]) -> list[dict[str, Any]]:
     """The records, each open-domain one (:data:`OPEN_DOMAIN`) given ``kb_holds_answer`` where it
     lacks it: whether a gold answer string of its question occurs in its dataset's corpus
-    (:func:`corpus_holds_answer`; ``index_of(dataset)``, read once a dataset, each question once),
-    which a report scores abstentions by."""
-    texts: dict[str, str] = {}
+    (:func:`corpus_holds_answer`; ``index_of(dataset)``, each index read once however many datasets
+    share it, each question once), which a report scores abstentions by."""
+    texts: dict[str, str] = {}  # a dataset's corpus text
+    read: dict[int, str] = {}  # an index's (the open-domain sets share the Wikipedia summaries)
     held: dict[tuple[str, str], bool] = {}
     out = []
     for r in records:
@@ -124,7 +125,10 @@ def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], P
         key = (r["dataset"], r["id"])
         if key not in held:
             if r["dataset"] not in texts:
-                texts[r["dataset"]] = corpus_text(index_of(r["dataset"]))
+                index = index_of(r["dataset"])
+                if id(index) not in read:
+                    read[id(index)] = corpus_text(index)
+                texts[r["dataset"]] = read[id(index)]
             held[key] = corpus_holds_answer(r["gold_answers"], texts[r["dataset"]])
         out.append({**r, "kb_holds_answer": held[key]})
     return out

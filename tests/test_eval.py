@@ -281,6 +281,22 @@ class TestRunAndAggregate:
                    {"id": "b", "system": "cascade", "dataset": "nq", "gold_answers": ["Zanzibar Xylophone"]}]
         assert [r["kb_holds_answer"] for r in with_holds(records, lambda _dataset: index)] == [True, False]
 
+    def test_datasets_sharing_a_corpus_read_it_once(self, index):
+        from eval.corpora import with_holds
+
+        reads = []
+
+        class Counting:
+            def __iter__(self):
+                reads.append(1)
+                return iter(index)
+
+        shared = Counting()
+        records = [{"id": "a", "system": "cascade", "dataset": "nq", "gold_answers": ["Stanley Kubrick"]},
+                   {"id": "b", "system": "cascade", "dataset": "triviaqa", "gold_answers": ["Zanzibar Xylophone"]}]
+        assert [r["kb_holds_answer"] for r in with_holds(records, lambda _dataset: shared)] == [True, False]
+        assert len(reads) == 1
+
     def test_by_routed_tier_compares_on_the_same_questions(self):
         def row(system, qid, tier, f1, ms, tokens):
             return {"system": system, "id": qid, "tier": tier, "f1": f1, "latency_ms": ms, "input_tokens": tokens,
