@@ -61,6 +61,9 @@ footer > .divider:first-child { display: none; }  /* Gradio keeps the API link's
 """
 CSS += """
 #chatbot a.cite { text-decoration: none; cursor: pointer; font-weight: 600; }
+/* Gradio lays the chat box's label and buttons (26 px tall) over the top of the scrolling
+   conversation, so a wide or scrolled-up question showed through them: it scrolls below them */
+#chatbot > .wrapper { padding-top: 30px; box-sizing: border-box; }
 #documents .cell-wrap { font-family: var(--font); }  /* the page's font, not code's: the sidebar is narrow */
 #documents td .cell-wrap { overflow-wrap: anywhere; }  /* a long file name wraps inside its column */
 #documents th .header-text { white-space: nowrap; }

@@ -622,6 +622,41 @@ def test_phone_width(browser, server):
     context.close()
 
 
+def overlap(a: dict, b: dict) -> bool:
+    """Whether two bounding boxes share any area."""
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_chat_boxs_label_and_buttons_never_cover_the_conversation(browser, server, width):
+    """Found trying the chat at phone width (sessions 57, 58): "What is the capital of Atlantis?" was
+    drawn under the chat box's share, clear and copy buttons. Gradio lays its label and buttons over
+    the top of the scrolling conversation: a question wide enough to reach them, or one the answer
+    scrolled up, showed through them. The conversation scrolls below them instead."""
+    url, work = server
+    phone = width < 768
+    context = browser.new_context(viewport={"width": width, "height": 844}, is_mobile=phone, has_touch=phone)
+    try:
+        page = chat_page(context, url)
+        ask(page, "What is the capital of Atlantis, the island Plato wrote about in his dialogues?")
+        wait_answered(page)
+        page.wait_for_timeout(500)  # the chat scrolls to its end after the answer
+        scroller = page.locator("#chatbot .bubble-wrap").bounding_box()
+        header = [page.locator(selector).bounding_box()
+                  for selector in ("#chatbot label[data-testid=block-label]", "#chatbot .top-panel")]
+        for box in header:
+            assert scroller["y"] >= box["y"] + box["height"] - 0.5, (scroller, box)  # half a pixel of rounding
+        question = page.locator("#chatbot .message-row.user-row").first.bounding_box()
+        visible_top = max(question["y"], scroller["y"])
+        if visible_top < question["y"] + question["height"]:  # some of it is in view
+            shown = {**question, "y": visible_top, "height": question["y"] + question["height"] - visible_top}
+            assert not any(overlap(shown, box) for box in header), (shown, header)
+        page.screenshot(path=str(work / f"chat-header-{width}.png"))
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_the_page_points_to_the_http_api_not_to_gradios_handlers(browser, server, width):
     """Found trying the footer (session 51): its "Use via API" opened Gradio's page of the chat's own
