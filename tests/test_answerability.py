@@ -443,6 +443,14 @@ class TestFitting:
         assert _kept({"id": "q", "steps": [{"tier": "easy"}]})["question_logprobs"] is None  # not read
         assert _kept({"id": "q"})["question_logprobs"] is None
 
+    def test_a_recorded_answer_keeps_the_evidence_it_was_checked_against(self):
+        """The check's word-overlap features can then be computed anew from the recording."""
+        from training.answerability import _kept
+
+        context = "[1] Dog: Dogs are welcome on Fridays.\n[2] Cat: Cats are not allowed."
+        assert _kept({"id": "q", "context": context})["context"] == context
+        assert _kept({"id": "q"})["context"] is None
+
     RUNS = [
         {"dataset": "squad", "answerable": True, "f1": 1.0, "answerability": {"by": "score"}},
         {"dataset": "squad", "answerable": False, "f1": 0.0, "answerability": {"by": "score"}},

@@ -107,7 +107,8 @@ def recording_model() -> AnswerabilityModel:
 
 def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
     keys = ("id", "dataset", "question", "answerable", "gold_answers", "answer", "written_answer", "em", "f1", "final_tier",
-            "escalations", "input_tokens", "prompt_tokens_evaluated", "latency_ms", "timings_ms", "answerability")
+            "escalations", "input_tokens", "prompt_tokens_evaluated", "latency_ms", "timings_ms", "answerability",
+            "context")  # the evidence the answer was checked against: word-overlap features can be computed anew
     steps = record.get("steps") or [{}]
     # the final answer's question tokens, each one's log-probability: other summaries of them can be fit later
     return {**{key: record.get(key) for key in keys},
