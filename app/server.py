@@ -28,6 +28,7 @@ from typing import Annotated, Any, AsyncIterator, Iterator, Mapping, Optional
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
@@ -320,6 +321,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         first = await run_in_threadpool(next, events)  # input errors surface here, as 4xx, before the stream starts
         return StreamingResponse(_sse(first, events, cancel), media_type="text/event-stream")
 
+    refuse_other_methods(app)
     if with_ui:
         import gradio as gr
 
@@ -334,6 +336,30 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     if users:
         app.add_middleware(BasicAuthMiddleware, users=users, throttle=throttle)  # outermost: before any body is read
     return app
+
+
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def refuse_other_methods(app: FastAPI) -> None:
+    """Answer a request to an API path with a method the path does not take with 405 and, in
+    ``Allow``, every method it takes. Starlette hands such a request on to the next route that
+    matches, so with the chat mounted at "/" it got the chat's 404, as if the path did not exist;
+    and without the chat, ``Allow`` named only the methods of the path's first route. Call once
+    every API route is defined; the refusals are left out of the API's documentation."""
+    taken: dict[str, set[str]] = {}
+    for route in app.routes:
+        if isinstance(route, APIRoute):
+            taken.setdefault(route.path, set()).update(route.methods)
+    for path, methods in taken.items():
+        app.add_api_route(path, _refusal(", ".join(sorted(methods))), methods=sorted(HTTP_METHODS - methods),
+                          include_in_schema=False)
+
+
+def _refusal(allow: str) -> Any:
+    async def refuse() -> JSONResponse:
+        return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": allow})
+    return refuse
 
 
 async def _sse(first: dict[str, Any], events: Iterator[dict[str, Any]], cancel: threading.Event) -> AsyncIterator[str]:

@@ -239,6 +239,27 @@ class TestHealthAndAuth:
         paths = client.get("/openapi.json").json()["paths"]
         assert {"/ask", "/ask/stream", "/health"} <= set(paths)
 
+    @pytest.mark.parametrize("method,path,allowed", [
+        ("GET", "/ask", "POST"), ("PUT", "/ask", "POST"), ("POST", "/health", "GET"),
+        ("POST", "/documents", "GET"), ("GET", "/documents/notes.md", "DELETE"),
+        ("POST", "/session/s1", "DELETE, GET"), ("GET", "/session/s1/undo", "POST")])
+    def test_a_wrong_method_is_refused_as_such_beside_the_chat(self, service, method, path, allowed):
+        """Found trying the API by hand (session 58): with the chat mounted at "/", "POST /documents"
+        (an upload the API does not take) or "GET /ask" answered 404 Not Found from the chat, as if the
+        path did not exist. They answer 405 and name every method the path takes (the API alone named
+        only its first route's: "GET" for a session, which DELETE also takes)."""
+        for with_ui in (False, True):
+            response = TestClient(create_app(service, with_ui=with_ui)).request(method, path)
+            assert response.status_code == 405, (with_ui, response.status_code, response.text)
+            assert response.json() == {"detail": "Method Not Allowed"}
+            assert ", ".join(sorted(m.strip() for m in response.headers["allow"].split(","))) == allowed
+
+    def test_the_chat_and_the_api_still_answer_beside_the_refusals(self, service):
+        client = TestClient(create_app(service))
+        assert client.get("/health").status_code == 200 and client.get("/").status_code == 200
+        assert client.get("/documents").status_code == 200
+        assert set(client.get("/openapi.json").json()["paths"]["/ask"]) == {"post"}  # the refusals are not documented
+
     @pytest.mark.parametrize("page", ["/docs", "/redoc"])
     def test_the_api_documentation_needs_no_network(self, client, page):
         """Found in session 51: the documentation the server names on start ("API docs at /docs") loaded
