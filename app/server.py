@@ -23,7 +23,7 @@ import math
 import socket
 import sys
 import threading
-from typing import Annotated, Any, AsyncIterator, Iterator, Mapping, Optional
+from typing import Annotated, Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Optional
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -349,14 +349,19 @@ def refuse_other_methods(app: FastAPI) -> None:
     every API route is defined; the refusals are left out of the API's documentation."""
     taken: dict[str, set[str]] = {}
     for route in app.routes:
-        if isinstance(route, APIRoute):
+        if isinstance(route, APIRoute) and route.name != _REFUSAL:
             taken.setdefault(route.path, set()).update(route.methods)
+    refused = {route.path for route in app.routes if isinstance(route, APIRoute) and route.name == _REFUSAL}
     for path, methods in taken.items():
-        app.add_api_route(path, _refusal(", ".join(sorted(methods))), methods=sorted(HTTP_METHODS - methods),
-                          include_in_schema=False)
+        if path not in refused and HTTP_METHODS - methods:  # a second call adds nothing
+            app.add_api_route(path, _refusal(", ".join(sorted(methods))), methods=sorted(HTTP_METHODS - methods),
+                              include_in_schema=False, name=_REFUSAL)
 
 
-def _refusal(allow: str) -> Any:
+_REFUSAL = "refuse_other_methods"
+
+
+def _refusal(allow: str) -> Callable[[], Awaitable[JSONResponse]]:
     async def refuse() -> JSONResponse:
         return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": allow})
     return refuse

@@ -260,6 +260,14 @@ class TestHealthAndAuth:
         assert client.get("/documents").status_code == 200
         assert set(client.get("/openapi.json").json()["paths"]["/ask"]) == {"post"}  # the refusals are not documented
 
+    def test_refusing_twice_adds_no_routes(self, service):
+        from app.server import refuse_other_methods
+
+        app = create_app(service, with_ui=False)
+        routes = len(app.routes)
+        refuse_other_methods(app)
+        assert len(app.routes) == routes
+
     @pytest.mark.parametrize("page", ["/docs", "/redoc"])
     def test_the_api_documentation_needs_no_network(self, client, page):
         """Found in session 51: the documentation the server names on start ("API docs at /docs") loaded
