@@ -339,6 +339,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
 
 
 HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+_REFUSAL = "refuse_other_methods"  # the refusals' route name
 
 
 def refuse_other_methods(app: FastAPI) -> None:
@@ -356,9 +357,6 @@ def refuse_other_methods(app: FastAPI) -> None:
         if path not in refused and HTTP_METHODS - methods:  # a second call adds nothing
             app.add_api_route(path, _refusal(", ".join(sorted(methods))), methods=sorted(HTTP_METHODS - methods),
                               include_in_schema=False, name=_REFUSAL)
-
-
-_REFUSAL = "refuse_other_methods"
 
 
 def _refusal(allow: str) -> Callable[[], Awaitable[JSONResponse]]:

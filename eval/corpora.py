@@ -115,7 +115,9 @@ def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], P
     (:func:`corpus_holds_answer`; ``index_of(dataset)``, each index read once however many datasets
     share it, each question once), which a report scores abstentions by."""
     texts: dict[str, str] = {}  # a dataset's corpus text
-    read: dict[int, str] = {}  # an index's (the open-domain sets share the Wikipedia summaries)
+    # an index's text (the open-domain sets share the Wikipedia summaries), by identity; the index is
+    # kept with it, so that its id cannot pass to another index while this runs
+    read: dict[int, tuple[PassageIndex, str]] = {}
     held: dict[tuple[str, str], bool] = {}
     out = []
     for r in records:
@@ -127,8 +129,8 @@ def with_holds(records: Iterable[Mapping[str, Any]], index_of: Callable[[str], P
             if r["dataset"] not in texts:
                 index = index_of(r["dataset"])
                 if id(index) not in read:
-                    read[id(index)] = corpus_text(index)
-                texts[r["dataset"]] = read[id(index)]
+                    read[id(index)] = (index, corpus_text(index))
+                texts[r["dataset"]] = read[id(index)][1]
             held[key] = corpus_holds_answer(r["gold_answers"], texts[r["dataset"]])
         out.append({**r, "kb_holds_answer": held[key]})
     return out
