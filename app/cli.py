@@ -379,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(or $ADAPTIVE_RAG_AUTH, comma-separated)")
     serve.add_argument("--models", default="",
                        help="other installed presets clients may choose, comma-separated (default: only --model)")
-    serve.add_argument("--max-upload-mb", type=float, default=50, help="largest file the chat accepts (default 50)")
+    serve.add_argument("--max-upload-mb", type=float, default=50, help="largest file the chat or the API accepts (default 50)")
     serve.add_argument("--conversations", default=None,
                        help="where conversations are kept: sqlite (default: a file in the cache folder), "
                             "a .sqlite path, a postgresql:// connection string (for several server processes; "

@@ -6,6 +6,7 @@
     POST /ask           {"question": ...} -> {"tier", "answer", "citations", "timing_ms", "tokens", "final_tier", ...}
     POST /ask/stream    the same as server-sent events: status, token ..., escalate (a new answer follows), result
     GET  /session/{id}  the conversation of a session (DELETE forgets it)
+    GET  /documents     the knowledge base's documents (POST adds files, DELETE /documents/{id} removes one)
     GET  /docs          OpenAPI documentation
     /                   the Gradio chat
 
@@ -20,12 +21,15 @@ import asyncio
 import json
 import logging
 import math
+import shutil
 import socket
 import sys
+import tempfile
 import threading
+from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, AsyncIterator, Awaitable, Callable, Iterator, Mapping, Optional
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, File, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
@@ -42,6 +46,7 @@ from app.security import (
     RequestLimitsMiddleware,
 )
 from app.service import Cancelled, RAGService
+from components.ingest import IngestReport
 from components.sources import DocumentKind
 
 log = logging.getLogger("adaptive_rag.server")
@@ -216,6 +221,74 @@ class UndoResponse(SessionResponse):
     removed: TakenBack = Field(description="the question and answer taken back")
 
 
+class Document(BaseModel):
+    doc_id: str = Field(description="what DELETE /documents/{doc_id} removes it by")
+    title: str
+    source: str = Field(description="a page's address or an uploaded file's name")
+    kind: str = Field(description="file (uploads), wikipedia, squad or hotpotqa")
+    passages: int
+
+
+class SkippedFile(BaseModel):
+    name: str
+    reason: str
+
+
+class DocumentsAdded(BaseModel):
+    documents: list[Document] = Field(description="the documents the files are in the knowledge base as, now (a "
+                                                  "file it already held is listed too, with nothing added)")
+    skipped: list[SkippedFile] = Field(description="files not added, each with the reason: an unsupported type, "
+                                                   "unreadable, empty, too large, or a copy of a document held")
+    read_in_part: list[SkippedFile] = Field(description="files added with what kept the reader from all of them")
+    replaced: list[str] = Field(description="files whose earlier version (an upload of the same name) this one "
+                                            "replaced")
+    passages_added: int
+    passages_present: int = Field(description="passages the knowledge base already held")
+    passages_replaced: int = Field(description="passages whose text changed")
+    passages_removed: int = Field(description="passages of a document added again that it no longer has")
+    index_passages: int = Field(description="the knowledge base's passages after the upload")
+
+
+UPLOADED_FILE = {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}
+"""How the API's documentation describes an uploaded file: FastAPI writes only the OpenAPI 3.1 form
+(``contentMediaType``), and the documentation page (Swagger UI) gives a list of such fields text boxes,
+not file pickers (swagger-ui#10825); the OpenAPI 3.0 form beside it (``format: binary``), which 3.1
+readers ignore, gets pickers."""
+
+
+MAX_NAME_BYTES = 200
+"""Longest name a received file keeps, in UTF-8 bytes: with the stored copy's digest prefix it stays
+within a file system's 255."""
+
+
+def upload_name(filename: str | None) -> str:
+    """A received file's name as the client sent it, without any folder (either slash), control
+    character or more than :data:`MAX_NAME_BYTES` bytes (the stem is cut, the type kept); ``upload``
+    where nothing is left. It names the file in the knowledge base and never reaches outside the
+    folder it is written to."""
+    name = PurePosixPath((filename or "").replace("\\", "/")).name
+    name = "".join(c for c in name if c.isprintable()).strip()
+    if name in ("", ".", ".."):
+        return "upload"
+    stem, dot, suffix = name.rpartition(".") if "." in name[1:] else (name, "", "")
+    while len(name.encode("utf-8")) > MAX_NAME_BYTES and stem:
+        stem = stem[:-1]
+        name = f"{stem}{dot}{suffix}"
+    return name if len(name.encode("utf-8")) <= MAX_NAME_BYTES else "upload"
+
+
+def added_documents(service: RAGService, report: IngestReport, names: list[str]) -> dict[str, Any]:
+    """The answer to an upload: what the files are in the knowledge base as, and the report's counts."""
+    skipped = {s.path for s in report.skipped}
+    held = {d["source"]: d for d in service.documents() if d["kind"] == "file"}
+    return {"documents": [held[n] for n in dict.fromkeys(names) if n not in skipped and n in held],
+            "skipped": [{"name": s.path, "reason": s.reason} for s in report.skipped],
+            "read_in_part": [{"name": s.path, "reason": s.reason} for s in report.read_in_part],
+            "replaced": report.replaced, "passages_added": report.passages_added,
+            "passages_present": report.passages_present, "passages_replaced": report.passages_replaced,
+            "passages_removed": report.passages_removed, "index_passages": service.status()["index_passages"]}
+
+
 def _safe_text(value: Any) -> Any:
     """A value as JSON can carry it: strings without lone surrogates, no NaN or infinities."""
     if isinstance(value, str):
@@ -302,6 +375,25 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         docs = [d for d in service.documents() if kind is None or d["kind"] == kind]
         return {"total": len(docs), "documents": docs[offset:offset + limit]}
 
+    @app.post("/documents", response_model=DocumentsAdded)
+    def add_documents(files: Annotated[list[UploadFile], File(description=".pdf, .txt or .md files",
+                                                              json_schema_extra={"items": UPLOADED_FILE})]) -> dict[str, Any]:
+        """Add files to the knowledge base (shared by all users) as the chat's upload does: each is
+        kept under the cache by its content, a file of the same name as an earlier upload replaces it,
+        a copy of a document held is skipped, and the index is saved before the answer. A file that
+        cannot be added is listed in `skipped` with the reason (the request still succeeds); a body
+        over the upload limit (/health's `max_upload_bytes`, and a megabyte for the form) gets 413."""
+        with tempfile.TemporaryDirectory(prefix="adaptive-rag-upload-") as folder:
+            paths = []
+            for n, upload in enumerate(files):  # a folder each: two files may share a name
+                path = Path(folder) / str(n) / upload_name(upload.filename)
+                path.parent.mkdir()
+                with path.open("wb") as out:
+                    shutil.copyfileobj(upload.file, out)
+                paths.append(path)
+            report = service.add_documents(paths, allowed_dirs=[folder])
+        return added_documents(service, report, [p.name for p in paths])
+
     @app.delete("/documents/{doc_id:path}")
     def delete_document(doc_id: str) -> dict[str, Any]:
         """Remove a document's passages from the knowledge base; the index is saved atomically."""
@@ -332,7 +424,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
                                   footer_links=FOOTER_LINKS)
         app.add_middleware(GuardedRoutesMiddleware)
     app.add_middleware(RequestLimitsMiddleware, max_body_bytes=max_request_bytes, body_timeout_s=body_timeout_s,
-                       path_limits={UPLOAD_PATH: service.max_upload_bytes + (1 << 20)})
+                       path_limits={path: service.max_upload_bytes + (1 << 20) for path in (UPLOAD_PATH, "/documents")})
     if users:
         app.add_middleware(BasicAuthMiddleware, users=users, throttle=throttle)  # outermost: before any body is read
     return app

@@ -241,11 +241,11 @@ class TestHealthAndAuth:
 
     @pytest.mark.parametrize("method,path,allowed", [
         ("GET", "/ask", "POST"), ("PUT", "/ask", "POST"), ("POST", "/health", "GET"),
-        ("POST", "/documents", "GET"), ("GET", "/documents/notes.md", "DELETE"),
+        ("PUT", "/documents", "GET, POST"), ("GET", "/documents/notes.md", "DELETE"),
         ("POST", "/session/s1", "DELETE, GET"), ("GET", "/session/s1/undo", "POST")])
     def test_a_wrong_method_is_refused_as_such_beside_the_chat(self, service, method, path, allowed):
         """Found trying the API by hand (session 58): with the chat mounted at "/", "POST /documents"
-        (an upload the API does not take) or "GET /ask" answered 404 Not Found from the chat, as if the
+        (before the API took uploads) or "GET /ask" answered 404 Not Found from the chat, as if the
         path did not exist. They answer 405 and name every method the path takes (the API alone named
         only its first route's: "GET" for a session, which DELETE also takes)."""
         for with_ui in (False, True):
@@ -611,3 +611,96 @@ class TestService:
         for knob in ("abstain_threshold", "multi_hop_threshold"):
             with pytest.raises(ConfigurationError, match=f"{knob} is a probability in \\[0, 1\\], got 1.5"):
                 service.ask("Who?", **{knob: 1.5})
+
+
+class TestDocumentUploads:
+    """``POST /documents``: the API adds files to the knowledge base as the chat's upload does (#16 asked
+    for the knowledge base's management "in the UI and the HTTP API"; the API could list and delete
+    documents but not add one)."""
+
+    @pytest.fixture
+    def own(self, ctx, index_dir, tmp_path, monkeypatch):
+        """A service over its own copy of the index (the shared one stays as the other tests expect it),
+        a client, and the folder everything it writes goes under."""
+        shutil.copytree(index_dir, tmp_path / "index")
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+        (tmp_path / "tmp").mkdir()
+        service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m",
+                                          max_upload_bytes=2000)
+        return service, TestClient(create_app(service, with_ui=False)), tmp_path
+
+    def test_files_are_added_replaced_and_reported(self, own):
+        service, client, tmp_path = own
+        before = service.status()["index_passages"]
+        response = client.post("/documents", files=[
+            ("files", ("zorblax.txt", b"The Zorblax engine was invented by Tilda Quenby in 1931.", "text/plain")),
+            ("files", ("broken.pdf", b"not a pdf", "application/pdf")),
+            ("files", ("tool.exe", b"MZ", "application/octet-stream"))])
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["passages_added"] == 1 and body["index_passages"] == before + 1
+        assert [(d["source"], d["kind"], d["passages"]) for d in body["documents"]] == [("zorblax.txt", "file", 1)]
+        assert [s["name"] for s in body["skipped"]] == ["broken.pdf", "tool.exe"]
+        assert body["skipped"][0]["reason"].startswith("unreadable")
+        assert body["skipped"][1]["reason"].startswith("unsupported type .exe")
+        assert len(PassageIndex.load(tmp_path / "index")) == before + 1  # saved before the answer
+        assert client.get("/documents", params={"kind": "file"}).json()["documents"] == body["documents"]
+        assert "Tilda Quenby" in service.ask("Who invented the Zorblax engine?", tier="easy")["trace"]["context"]
+
+        # The same name with new content replaces the earlier version; the document is deleted by its id.
+        body = client.post("/documents", files={"files": ("zorblax.txt", b"The Zorblax engine was invented by "
+                                                          b"Maro Vint in 1950. It runs on tea.", "text/plain")}).json()
+        assert body["replaced"] == ["zorblax.txt"] and body["passages_added"] == 2 and body["index_passages"] == before + 2
+        assert client.delete(f"/documents/{body['documents'][0]['doc_id']}").status_code == 200
+        assert service.status()["index_passages"] == before
+        assert not list((tmp_path / "tmp").iterdir())  # the received files do not stay behind
+
+    def test_a_files_name_cannot_reach_outside_its_folder(self, own):
+        service, client, tmp_path = own
+        response = client.post("/documents", files=[
+            ("files", ("../../escape.md", b"The Quenby prize is awarded in Oslo.", "text/markdown")),
+            ("files", ("/etc/cron.d/x.txt", b"Tilda Quenby was born in Bergen.", "text/plain")),
+            ("files", ("..", b"A file named for its folder's parent.", "text/plain"))])
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert sorted(d["source"] for d in body["documents"]) == ["escape.md", "x.txt"]
+        assert [s["name"] for s in body["skipped"]] == ["upload"]  # no name left, and no suffix to read it by
+        written = [p for p in tmp_path.rglob("*") if p.is_file() and "index" not in p.parts]
+        assert sorted(p.name.split("-", 1)[1] for p in written) == ["escape.md", "x.txt"]
+        assert all(p.parent == tmp_path / "cache" / "uploads" for p in written)
+
+    def test_a_file_or_a_body_over_the_limit_is_refused(self, own):
+        service, client, _ = own
+        before = service.status()["index_passages"]
+        response = client.post("/documents", files={"files": ("big.txt", b"word " * 500, "text/plain")})
+        assert response.status_code == 200
+        assert response.json()["skipped"] == [{"name": "big.txt", "reason": "too large: 0.0 MB, the limit is 0 MB"}]
+        # A body past the limit and a megabyte for the form is refused before it is read whole.
+        response = client.post("/documents", files={"files": ("huge.txt", b"word " * 300_000, "text/plain")})
+        assert response.status_code == 413
+        assert service.status()["index_passages"] == before
+
+    def test_an_upload_takes_a_login_when_logins_are_on(self, own):
+        service, _, _ = own
+        client = TestClient(create_app(service, with_ui=False, users=parse_users("alice:s3cret")))
+        before = service.status()["index_passages"]
+        upload = {"files": ("zorblax.txt", b"The Zorblax engine was invented by Tilda Quenby.", "text/plain")}
+        assert client.post("/documents", files=upload).status_code == 401
+        assert service.status()["index_passages"] == before
+        assert client.post("/documents", files=upload, auth=("alice", "s3cret")).json()["passages_added"] == 1
+
+    def test_a_request_without_files_is_refused_with_a_reason(self, own):
+        _, client, _ = own
+        response = client.post("/documents")
+        assert response.status_code == 422 and "files" in str(response.json()["detail"])
+        response = client.post("/documents", data={"files": "not a file"})
+        assert response.status_code == 422
+
+    def test_the_upload_is_documented(self, own):
+        _, client, _ = own
+        schema = client.get("/openapi.json").json()
+        body = schema["paths"]["/documents"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+        files = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]["properties"]["files"]
+        # both forms of "a file": OpenAPI 3.1's, and 3.0's, which the documentation page needs for its picker
+        assert files["items"] == {"type": "string", "format": "binary", "contentMediaType": "application/octet-stream"}

@@ -678,6 +678,43 @@ def test_the_page_points_to_the_http_api_not_to_gradios_handlers(browser, server
     context.close()
 
 
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_api_page_uploads_files_through_a_file_picker(browser, server, tmp_path, width):
+    """Found trying POST /documents on the API's page (session 59): its "files" field was a list of
+    text boxes, one holding garbled text, so the page could not send a file. FastAPI describes an
+    uploaded file the OpenAPI 3.1 way only (``contentMediaType``), and Swagger UI gives a list of
+    such fields no file picker (swagger-ui#10825)."""
+    import json
+    import urllib.request
+
+    url, _ = server
+    context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
+                                  has_touch=width < 768)
+    try:
+        docs = context.new_page()
+        docs.goto(f"{url}/docs")
+        operation = docs.locator("#operations-default-add_documents_documents_post")
+        operation.locator(".opblock-summary").click()
+        operation.get_by_role("button", name="Try it out").click()
+        pickers = operation.locator("input[type=file]")
+        pickers.first.wait_for(timeout=10000)
+        assert operation.locator("input[type=text]").count() == 0
+        notes = tmp_path / "quenby.md"
+        notes.write_text("The Quenby prize is awarded in Oslo every spring.")
+        pickers.first.set_input_files(str(notes))
+        operation.get_by_role("button", name="Execute").click()
+        body = operation.locator(".live-responses-table .response-col_description pre").first
+        body.wait_for(timeout=60000)
+        added = json.loads(body.inner_text())
+        assert [d["source"] for d in added["documents"]] == ["quenby.md"] and added["passages_added"] == 1
+        docs.screenshot(path=str(tmp_path / f"api-upload-{width}.png"))
+    finally:
+        context.close()
+        for doc in json.load(urllib.request.urlopen(f"{url}/documents?kind=file"))["documents"]:
+            if doc["source"] == "quenby.md":  # the other tests' knowledge base stays as it was
+                urllib.request.urlopen(urllib.request.Request(f"{url}/documents/{doc['doc_id']}", method="DELETE"))
+
+
 def test_a_waiting_question_says_how_many_are_ahead(browser, server):
     """Defect 5: with several questions in flight, "waiting for N earlier questions" never showed."""
     url, _ = server
