@@ -20,13 +20,16 @@ import pysbd
 class SourceDocument:
     """One document from a source: an id unique within the knowledge base, a title and paragraphs.
 
-    ``paragraphs`` may be a one-pass iterator (a large file read lazily): chunk it once."""
+    ``paragraphs`` may be a one-pass iterator (a large file read lazily): chunk it once.
+    ``description``: a line that says what the whole document is (Wikipedia's short description,
+    "Painting by Leonardo da Vinci"), which its first passage carries in parentheses."""
 
     doc_id: str
     title: str
     paragraphs: Iterable[str]
     metadata: dict[str, Any] = field(default_factory=dict)
     warning: str | None = None  # what the reader could not do fully (a damaged file read in part): the report says it
+    description: str | None = None
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,9 @@ def passage_sentences(paragraph: str, max_words: int = MAX_PASSAGE_WORDS) -> lis
 
 
 def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfig()) -> Iterator[Passage]:
-    """Passages of a document, paragraph by paragraph, with ids ``<doc_id>#p<i>s<j>[-<k>]``."""
+    """Passages of a document, paragraph by paragraph, with ids ``<doc_id>#p<i>s<j>[-<k>]``; the first
+    ends with the document's description in parentheses, a sentence of its own left unsplit."""
+    description = _WHITESPACE.sub(" ", doc.description or "").strip()
     step = chunking.window - chunking.overlap
     for p_idx, paragraph in enumerate(doc.paragraphs):
         sentences = passage_sentences(paragraph, chunking.max_words)
@@ -227,10 +232,13 @@ def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfi
         while start < len(sentences):
             end = min(start + chunking.window, len(sentences))
             span = f"s{start}" if end - start == 1 else f"s{start}-{end - 1}"
+            text = " ".join(sentences[start:end])
+            if description:
+                text, description = f"{text} ({description})", ""
             yield Passage(
                 id=f"{doc.doc_id}#p{p_idx}{span}",
                 title=doc.title,
-                text=" ".join(sentences[start:end]),
+                text=text,
                 metadata={**doc.metadata, "doc_id": doc.doc_id, "paragraph": p_idx, "sentence": start},
             )
             if end == len(sentences):

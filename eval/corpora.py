@@ -50,7 +50,8 @@ def _corpus(dataset: str, split: str, root: str | None) -> tuple[str, Path, Call
     """A dataset split's corpus: its name among the cached indexes, the file it is read from, and its reader."""
     name = _corpus_split(dataset)
     if name not in _CONTEXTS:
-        return "wikipedia", sources.wikipedia_summaries_file(), sources.wikipedia_summaries
+        return (f"wikipedia-r{sources.WIKIPEDIA_READER_VERSION}", sources.wikipedia_summaries_file(),
+                sources.wikipedia_summaries)
     source = split_file(name, split, root)
     if not source.is_file():
         raise DatasetError(f"{source} not found; the benchmark data folder is set by --data-dir or $ADAPTIVE_RAG_DATA")
@@ -63,7 +64,8 @@ def benchmark_index_dir(dataset: str, split: str, embedder: Embedder, root: str 
 
     A corpus is named by the content of the file it is read from (a sha256 prefix), not only by its
     name, so another data folder whose split has the same name never reuses this corpus, and by the
-    embedder and the chunking's version, so a corpus cut the old way is built again.
+    embedder, the chunking's version and (the Wikipedia summaries') the reader's, so a corpus cut or
+    read the old way is built again.
     """
     name, source, _ = _corpus(dataset, split, root)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", embedder.name).strip("-").lower()

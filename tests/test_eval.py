@@ -532,6 +532,17 @@ def test_open_domain_benchmarks_never_read_the_chats_uploads(small_wikipedia, em
     assert len(index) == len(PassageIndex.load(chat, embedder=embedder.name, dimension=embedder.dimension)) - 1
 
 
+def test_the_summaries_read_another_way_are_another_corpus(embedder, monkeypatch):
+    """Session 59 gave each summary's first passage its article's description: the same file, read
+    into other passages, must not find the benchmark's copy made the old way."""
+    from components import sources
+    from eval.corpora import benchmark_index_dir
+
+    before = benchmark_index_dir("nq", "dev", embedder)
+    monkeypatch.setattr(sources, "WIKIPEDIA_READER_VERSION", sources.WIKIPEDIA_READER_VERSION + 1)
+    assert benchmark_index_dir("nq", "dev", embedder) != before
+
+
 def test_a_cut_off_corpus_build_is_never_read_as_the_corpus(small_wikipedia, embedder, monkeypatch):
     """A build saves checkpoints as it goes; one cut off in the middle is resumed, not loaded half-built."""
     import functools

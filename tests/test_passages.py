@@ -34,6 +34,21 @@ class TestChunkDocument:
         assert [p.id for p in passages] == ["doc/1#p0s0-1", "doc/1#p0s1-2", "doc/1#p1s0"]
         assert passages[0].text == "Dr. Smith went to Washington. He arrived at 3 p.m. on Monday."
 
+    def test_a_description_ends_the_first_passage_whole(self):
+        """Wikipedia's short description says what a summary often leaves out (a person's years, a
+        work's author): the document's first passage carries it, and nothing splits it at "c."."""
+        from dataclasses import replace
+
+        doc = replace(DOC, description=" Artistic style in Europe\n and colonies, c. 1600–1750 ")
+        plain, described = list(chunk_document(DOC)), list(chunk_document(doc))
+        assert [p.id for p in described] == [p.id for p in plain]  # an index re-read replaces one passage's text
+        assert described[0].text == "Dr. Smith went to Washington. (Artistic style in Europe and colonies, c. 1600–1750)"
+        assert [p.text for p in described[1:]] == [p.text for p in plain[1:]]
+        windowed = [p.text for p in chunk_document(doc, ChunkingConfig(window=2, overlap=1))]
+        assert windowed[0].endswith("on Monday. (Artistic style in Europe and colonies, c. 1600–1750)")
+        assert not any("Artistic" in text for text in windowed[1:])
+        assert [p.text for p in chunk_document(replace(DOC, description="  "))] == [p.text for p in plain]
+
     @pytest.mark.parametrize("window,overlap", [(0, 0), (2, 2), (2, -1)])
     def test_invalid_chunking(self, window, overlap):
         with pytest.raises(ValueError):

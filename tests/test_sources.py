@@ -23,6 +23,17 @@ class TestWikipedia:
         assert curie.metadata["license"] == "CC BY-SA 4.0"
         assert curie.metadata["url"] == "https://en.wikipedia.org/wiki/Marie_Curie"
 
+    def test_each_article_keeps_its_short_description(self):
+        """It answers what many summaries leave out: "Who painted the Mona Lisa?" and "When was William
+        Shakespeare born?" found their summaries without the answer (session 59)."""
+        from components.passages import chunk_document
+
+        docs = {d.title: d for d in wikipedia_summaries()}
+        assert docs["Mona Lisa"].description == "Painting by Leonardo da Vinci"
+        assert next(iter(chunk_document(docs["William Shakespeare"]))).text.endswith(
+            "(English playwright and poet (1564–1616))")
+        assert sum(d.description is not None for d in docs.values()) > 0.9 * len(docs)
+
     def test_unknown_language(self):
         with pytest.raises(SourceError, match="no Wikipedia summaries"):
             list(wikipedia_summaries("xx-xx"))
