@@ -681,6 +681,17 @@ class TestDocumentUploads:
         assert response.status_code == 413
         assert service.status()["index_passages"] == before
 
+    @pytest.mark.parametrize("sent,kept", [
+        ("notes.md", "notes.md"), ("C:\\Users\\me\\notes.md", "notes.md"), ("../a/b.txt", "b.txt"),
+        ("bad\x00na\nme.txt", "badname.txt"), (" .md ", ".md"), ("", "upload"), (None, "upload"), ("a/..", "upload"),
+        ("é" * 150 + ".pdf", "é" * 98 + ".pdf"), ("x" * 300, "x" * 200)])
+    def test_a_received_files_name(self, sent, kept):
+        """What a client sends as a file's name names the file in the knowledge base, without any folder
+        or control character, and short enough for a file system with the stored copy's prefix."""
+        from app.server import MAX_NAME_BYTES, upload_name
+
+        assert upload_name(sent) == kept and len(kept.encode("utf-8")) <= MAX_NAME_BYTES
+
     def test_an_upload_takes_a_login_when_logins_are_on(self, own):
         service, _, _ = own
         client = TestClient(create_app(service, with_ui=False, users=parse_users("alice:s3cret")))
