@@ -229,6 +229,18 @@ class Document(BaseModel):
     passages: int
 
 
+class DocumentList(BaseModel):
+    total: int = Field(description="the documents of the asked kind, all pages together")
+    documents: list[Document] = Field(description="this page of them, in the order they were added")
+
+
+class DocumentRemoved(BaseModel):
+    doc_id: str
+    title: str
+    passages_removed: int
+    index_passages: int = Field(description="the knowledge base's passages after the removal")
+
+
 class SkippedFile(BaseModel):
     name: str
     reason: str
@@ -367,7 +379,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         return {"session_id": session_id, "removed": removed,
                 "turns": service.history(session_id, owner=_user(request))}
 
-    @app.get("/documents")
+    @app.get("/documents", response_model=DocumentList)
     def documents(kind: Annotated[Optional[DocumentKind], Query(description="only this kind: file (uploads), "
                                                                         "wikipedia, or a benchmark's (squad, hotpotqa)")] = None,
                   limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)) -> dict[str, Any]:
@@ -394,7 +406,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
             report = service.add_documents(paths, allowed_dirs=[folder])
         return added_documents(service, report, [p.name for p in paths])
 
-    @app.delete("/documents/{doc_id:path}")
+    @app.delete("/documents/{doc_id:path}", response_model=DocumentRemoved)
     def delete_document(doc_id: str) -> dict[str, Any]:
         """Remove a document's passages from the knowledge base; the index is saved atomically."""
         return service.delete_document(doc_id)

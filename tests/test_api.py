@@ -708,6 +708,19 @@ class TestDocumentUploads:
         response = client.post("/documents", data={"files": "not a file"})
         assert response.status_code == 422
 
+    def test_the_documents_answers_are_documented(self, own):
+        """The API page showed "string" as what listing or removing documents answers."""
+        _, client, _ = own
+        schema = client.get("/openapi.json").json()
+
+        def answer(method, path):
+            ref = schema["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+            return set(schema["components"]["schemas"][ref.rsplit("/", 1)[1]]["properties"])
+
+        assert answer("get", "/documents") == {"total", "documents"}
+        assert answer("delete", "/documents/{doc_id}") == {"doc_id", "title", "passages_removed", "index_passages"}
+        assert answer("post", "/documents") >= {"documents", "skipped", "index_passages"}
+
     def test_the_upload_is_documented(self, own):
         _, client, _ = own
         schema = client.get("/openapi.json").json()
