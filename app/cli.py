@@ -276,6 +276,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     index_dir = args.index or default_index_dir()
     if args.if_missing and (index_dir / MANIFEST).is_file():
         print(f"index already exists at {index_dir}; nothing to do", file=sys.stderr)
+        if args.source == "wiki":
+            _say_if_read_the_old_way(index_dir, args.index)
         return 0
     loaders = {
         "wiki": lambda: sources.wikipedia_summaries(),
@@ -297,9 +299,28 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         report = ingest(items, index, embedder, chunking=chunking, batch_size=args.batch_size,
                         checkpoint_every=args.checkpoint_every, on_progress=progress)
+    if args.source == "wiki" and index.sources.get("wikipedia") != sources.WIKIPEDIA_READER_VERSION:
+        index.sources["wikipedia"] = sources.WIKIPEDIA_READER_VERSION  # read whole: recorded, not at a checkpoint
+        index.save()
     print(report.summary())
     print(f"index: {index_dir} ({len(index)} passages)")
     return 0
+
+
+def _say_if_read_the_old_way(index_dir: Path, named: Path | None) -> None:
+    """Tell an index holding the Wikipedia summaries as an earlier release read them (``make run``
+    runs ``ingest wiki --if-missing``, which leaves an index it finds as it is) how to read them again."""
+    from components import sources
+    from components.index import PassageIndex
+
+    index = PassageIndex.load(index_dir)
+    if index.sources.get("wikipedia") == sources.WIKIPEDIA_READER_VERSION:
+        return
+    if any(p.metadata.get("source") == "wikipedia" for p in index):
+        again = "adaptive-rag ingest wiki" + (f" --index {named}" if named else "")
+        print(f"it holds the Wikipedia summaries as an earlier release read them (this one ends each summary's "
+              f"first passage with its article's short description): `{again}` reads them again, embedding "
+              "only the passages that changed (a few minutes)", file=sys.stderr)
 
 
 def _query_cache(choice: str) -> str | None:

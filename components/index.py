@@ -63,6 +63,9 @@ class PassageIndex:
         self._generation = 0
         self.chunking: ChunkingConfig | None = None
         """How the passages were cut (recorded by ingest): a later ingest that names none cuts so."""
+        self.sources: dict[str, int] = {}
+        """The version of each bundled source's reader its passages were last read with, by source
+        (``adaptive-rag ingest wiki`` records ``wikipedia``): an index read by an older one can say so."""
         self._revision = uuid.uuid4().hex
         self._lock = threading.RLock()
 
@@ -199,6 +202,7 @@ class PassageIndex:
             "sha256": {key: sha256_file(directory / name) for key, name in files.items()},
             "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             **({"chunking": self.chunking.to_record()} if self.chunking is not None else {}),
+            **({"sources": dict(sorted(self.sources.items()))} if self.sources else {}),
         }
         atomic_write_text(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n")
         self._generation, self.directory = generation, directory
@@ -243,6 +247,11 @@ class PassageIndex:
             except ValueError as exc:
                 raise IndexLoadError(f"index manifest at {directory} has an unreadable chunking ({exc}); "
                                      f"rebuild the index ({hint})") from exc
+        recorded = manifest.get("sources", {})  # an index saved before they were recorded has none
+        if not (isinstance(recorded, dict) and all(isinstance(v, int) for v in recorded.values())):
+            raise IndexLoadError(f"index manifest at {directory} has unreadable sources ({recorded!r}); "
+                                 f"rebuild the index ({hint})")
+        index.sources = dict(recorded)
         try:
             index._faiss = faiss.read_index(str(paths["faiss"]))
             with paths["passages"].open(encoding="utf-8") as fh:

@@ -497,3 +497,37 @@ def test_ingest_takes_a_file_or_folder_as_its_source(tmp_path):
     assert missing.returncode == 2 and "nope.md" in missing.stderr and "wiki" in missing.stderr
     assert "Traceback" not in missing.stderr
 
+
+
+def test_an_index_of_the_summaries_read_the_old_way_says_how_to_read_them_again(small_wikipedia, tmp_path, capsys):
+    """Session 59 reads the summaries anew (each first passage ends with its article's short description).
+    ``make run`` runs ``ingest wiki --if-missing``, which found the index and did nothing, so an index built
+    before kept the old passages unsaid; it now says so and how to read them again, and changes nothing."""
+    import json
+
+    from components.sources import WIKIPEDIA_READER_VERSION
+
+    index_dir = tmp_path / "idx"
+    assert main(["ingest", "wiki", "--index", str(index_dir)]) == 0
+    assert PassageIndex.load(index_dir).sources == {"wikipedia": WIKIPEDIA_READER_VERSION}
+    capsys.readouterr()
+    assert main(["ingest", "wiki", "--if-missing", "--index", str(index_dir)]) == 0
+    assert "earlier release" not in capsys.readouterr().err
+
+    manifest = json.loads((index_dir / MANIFEST).read_text())
+    del manifest["sources"]  # as an index saved before the reader's version was recorded
+    (index_dir / MANIFEST).write_text(json.dumps(manifest))
+    assert main(["ingest", "wiki", "--if-missing", "--index", str(index_dir)]) == 0
+    said = capsys.readouterr().err
+    assert "as an earlier release read them" in said and f"adaptive-rag ingest wiki --index {index_dir}" in said
+    assert "sources" not in json.loads((index_dir / MANIFEST).read_text())  # nothing changed
+
+    assert main(["ingest", "wiki", "--index", str(index_dir)]) == 0  # read again: recorded
+    assert PassageIndex.load(index_dir).sources == {"wikipedia": WIKIPEDIA_READER_VERSION}
+
+    own = tmp_path / "own"  # an index of one's own documents is not told to read the summaries
+    (tmp_path / "notes.md").write_text("# Notes\n\nThe Quillfeather bridge opened in 1911.")
+    assert main(["ingest", str(tmp_path / "notes.md"), "--index", str(own)]) == 0
+    capsys.readouterr()
+    assert main(["ingest", "wiki", "--if-missing", "--index", str(own)]) == 0
+    assert "earlier release" not in capsys.readouterr().err

@@ -123,6 +123,17 @@ class TestPersistence:
         with pytest.raises(IndexLoadError, match="unreadable"):
             PassageIndex.load(tmp_path)
 
+    def test_the_sources_readers_are_kept_and_an_unreadable_record_is_refused(self, tmp_path):
+        index = small_index(tmp_path)
+        index.sources["wikipedia"] = 2
+        index.save()
+        assert PassageIndex.load(tmp_path).sources == {"wikipedia": 2}
+        manifest = json.loads((tmp_path / MANIFEST).read_text())
+        manifest["sources"] = {"wikipedia": "two"}
+        (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+        with pytest.raises(IndexLoadError, match="unreadable sources"):
+            PassageIndex.load(tmp_path)
+
     def test_count_mismatch(self, tmp_path):
         small_index(tmp_path).save()
         manifest = json.loads((tmp_path / MANIFEST).read_text())
