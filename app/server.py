@@ -47,7 +47,7 @@ from app.security import (
 )
 from app.service import Cancelled, RAGService
 from components.ingest import IngestReport
-from components.sources import DocumentKind
+from components.sources import DocumentKind, Skipped
 
 log = logging.getLogger("adaptive_rag.server")
 
@@ -396,14 +396,20 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         cannot be added is listed in `skipped` with the reason (the request still succeeds); a body
         over the upload limit (/health's `max_upload_bytes`, and a megabyte for the form) gets 413."""
         with tempfile.TemporaryDirectory(prefix="adaptive-rag-upload-") as folder:
-            paths = []
+            paths, unreceived = [], []
             for n, upload in enumerate(files):  # a folder each: two files may share a name
                 path = Path(folder) / str(n) / upload_name(upload.filename)
-                path.parent.mkdir()
-                with path.open("wb") as out:
-                    shutil.copyfileobj(upload.file, out)
+                try:
+                    path.parent.mkdir()
+                    with path.open("wb") as out:
+                        shutil.copyfileobj(upload.file, out)
+                except OSError as exc:  # a full disk, say: this file is not added, the others are
+                    path.unlink(missing_ok=True)
+                    unreceived.append(Skipped(path.name, f"unreadable: {exc.strerror or exc}"))
+                    continue
                 paths.append(path)
             report = service.add_documents(paths, allowed_dirs=[folder])
+        report.skipped[:0] = unreceived
         return added_documents(service, report, [p.name for p in paths])
 
     @app.delete("/documents/{doc_id:path}", response_model=DocumentRemoved)

@@ -692,6 +692,30 @@ class TestDocumentUploads:
 
         assert upload_name(sent) == kept and len(kept.encode("utf-8")) <= MAX_NAME_BYTES
 
+    def test_a_file_that_cannot_be_received_is_skipped_not_a_server_error(self, own, monkeypatch):
+        """A full disk while a received file was written to its folder answered 500 and a traceback;
+        it is skipped with the reason, and the other files are added."""
+        import app.server
+
+        service, client, tmp_path = own
+        copy = app.server.shutil.copyfileobj
+
+        def full_disk(source, target, *args):
+            if target.name.endswith("big.txt"):
+                target.write(b"The Zorb")
+                raise OSError(28, "No space left on device")
+            return copy(source, target, *args)
+
+        monkeypatch.setattr(app.server.shutil, "copyfileobj", full_disk)
+        response = client.post("/documents", files=[
+            ("files", ("big.txt", b"The Zorblax engine was invented by Tilda Quenby.", "text/plain")),
+            ("files", ("notes.txt", b"The Quenby prize is awarded in Oslo.", "text/plain"))])
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert body["skipped"] == [{"name": "big.txt", "reason": "unreadable: No space left on device"}]
+        assert [d["source"] for d in body["documents"]] == ["notes.txt"] and body["passages_added"] == 1
+        assert not list((tmp_path / "tmp").iterdir())
+
     def test_an_upload_takes_a_login_when_logins_are_on(self, own):
         service, _, _ = own
         client = TestClient(create_app(service, with_ui=False, users=parse_users("alice:s3cret")))
