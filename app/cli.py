@@ -311,12 +311,11 @@ def _say_if_read_the_old_way(index_dir: Path, named: Path | None) -> None:
     """Tell an index holding the Wikipedia summaries as an earlier release read them (``make run``
     runs ``ingest wiki --if-missing``, which leaves an index it finds as it is) how to read them again."""
     from components import sources
-    from components.index import PassageIndex
+    from components.index import PassageIndex, recorded_sources
 
-    index = PassageIndex.load(index_dir)
-    if index.sources.get("wikipedia") == sources.WIKIPEDIA_READER_VERSION:
-        return
-    if any(p.metadata.get("source") == "wikipedia" for p in index):
+    if recorded_sources(index_dir).get("wikipedia") == sources.WIKIPEDIA_READER_VERSION:
+        return  # the manifest says so: the index itself is not loaded (make run loads it to serve)
+    if any(p.metadata.get("source") == "wikipedia" for p in PassageIndex.load(index_dir)):
         again = "adaptive-rag ingest wiki" + (f" --index {named}" if named else "")
         print(f"it holds the Wikipedia summaries as an earlier release read them (this one ends each summary's "
               f"first passage with its article's short description): `{again}` reads them again, embedding "

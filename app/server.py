@@ -282,11 +282,11 @@ def upload_name(filename: str | None) -> str:
     name = "".join(c for c in name if c.isprintable()).strip()
     if name in ("", ".", ".."):
         return "upload"
+    if len(name.encode("utf-8")) <= MAX_NAME_BYTES:
+        return name
     stem, dot, suffix = name.rpartition(".") if "." in name[1:] else (name, "", "")
-    while len(name.encode("utf-8")) > MAX_NAME_BYTES and stem:
-        stem = stem[:-1]
-        name = f"{stem}{dot}{suffix}"
-    return name if len(name.encode("utf-8")) <= MAX_NAME_BYTES else "upload"
+    room = MAX_NAME_BYTES - len(f"{dot}{suffix}".encode("utf-8"))  # cut in one step: a name may be megabytes
+    return f"{stem.encode('utf-8')[:room].decode('utf-8', 'ignore')}{dot}{suffix}" if room > 0 else "upload"
 
 
 def added_documents(service: RAGService, report: IngestReport, names: list[str]) -> dict[str, Any]:

@@ -247,11 +247,7 @@ class PassageIndex:
             except ValueError as exc:
                 raise IndexLoadError(f"index manifest at {directory} has an unreadable chunking ({exc}); "
                                      f"rebuild the index ({hint})") from exc
-        recorded = manifest.get("sources", {})  # an index saved before they were recorded has none
-        if not (isinstance(recorded, dict) and all(isinstance(v, int) for v in recorded.values())):
-            raise IndexLoadError(f"index manifest at {directory} has unreadable sources ({recorded!r}); "
-                                 f"rebuild the index ({hint})")
-        index.sources = dict(recorded)
+        index.sources = _sources(manifest, directory, hint)
         try:
             index._faiss = faiss.read_index(str(paths["faiss"]))
             with paths["passages"].open(encoding="utf-8") as fh:
@@ -273,6 +269,22 @@ class PassageIndex:
         if (Path(directory) / MANIFEST).is_file():
             return cls.load(directory, embedder=embedder, dimension=dimension)
         return cls(embedder, dimension, directory)
+
+
+def _sources(manifest: dict, directory: Path, hint: str | None) -> dict[str, int]:
+    """The readers' versions a manifest records (:attr:`PassageIndex.sources`)."""
+    recorded = manifest.get("sources", {})  # an index saved before they were recorded has none
+    if not (isinstance(recorded, dict) and all(isinstance(v, int) for v in recorded.values())):
+        raise IndexLoadError(f"index manifest at {directory} has unreadable sources ({recorded!r}); "
+                             f"rebuild the index ({hint or _REBUILD_HINT.format(dir=directory)})")
+    return dict(recorded)
+
+
+def recorded_sources(directory: Path) -> dict[str, int]:
+    """The readers' versions the index at ``directory`` records (:attr:`PassageIndex.sources`), read
+    from its manifest alone: its vectors and passages are not loaded."""
+    directory = Path(directory)
+    return _sources(_read_manifest(directory), directory, None)
 
 
 def _revision(manifest: dict) -> str:
