@@ -41,6 +41,10 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-early", action=argparse.BooleanOptionalAction, default=None,
                         help="cascade: stop an answer as soon as its confidence is certain to fall short, since it "
                              "will be extended anyway (default: on; --no-stop-early finishes every answer)")
+    parser.add_argument("--ask-who", action=argparse.BooleanOptionalAction, default=None,
+                        help="a first question on a person it does not name (\"When was he born?\") is answered with "
+                             "the question whom it means, and a reply with a name is read into it (default: on; "
+                             "--no-ask-who answers it from whatever retrieval finds)")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
@@ -96,7 +100,7 @@ def _resources(args: argparse.Namespace, **extra: Any):
 
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
-                                "max_escalations": args.max_escalations, "stop_early": args.stop_early,
+                                "max_escalations": args.max_escalations, "stop_early": args.stop_early, "ask_who": args.ask_who,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,
@@ -149,7 +153,10 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
         return result
     events = service.stream(question, session_id=session_id)
     with contextlib.closing(events):  # closed (Ctrl-C while printing), the stream stops its run
-        result = _print_stream(events)
+        result, streamed = _print_stream(events)
+    if not streamed:  # no model wrote it (the question asked back): printed whole, as without streaming
+        print(format_answer(result, show_trace))
+        return result
     if (result.get("answerability") or {}).get("withheld_answer"):  # printed as it came: marked, not taken back
         print(f" {WITHHELD_MARK}", end="")
     print("\n")
@@ -157,12 +164,14 @@ def _ask_once(service, question: str, show_trace: bool, stream: bool, session_id
     return result
 
 
-def _print_stream(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
-    """Print a streamed answer as it comes; the final result."""
+def _print_stream(events: Iterator[dict[str, Any]]) -> tuple[dict[str, Any], bool]:
+    """Print a streamed answer as it comes; the final result, and whether any of it was streamed."""
     result: dict[str, Any] = {}
     held = ""  # trailing whitespace, printed only once a word follows it (an answer ends at its last word)
+    streamed = False
     for event in events:
         if event["type"] == "token":
+            streamed = True
             text = held + event["text"]
             shown = text.rstrip()
             held = text[len(shown):]
@@ -172,7 +181,7 @@ def _print_stream(events: Iterator[dict[str, Any]]) -> dict[str, Any]:
             print(f"\n(not sure: reading more evidence, tier {event['to']})", flush=True)
         elif event["type"] == "result":
             result = event
-    return result
+    return result, streamed
 
 
 def _service(args: argparse.Namespace):

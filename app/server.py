@@ -99,8 +99,10 @@ class ClosestPassage(BaseModel):
 
 class AnswerabilityCheck(BaseModel):
     decision: str = Field(description="answer, or abstain")
-    by: str = Field(description="score (the answerability model), model (the generator itself abstained) or "
-                                "unchecked (no model loaded, or a closed-book answer)")
+    by: str = Field(description="score (the answerability model), model (the generator itself abstained), "
+                                "unchecked (no model loaded, or a closed-book answer) or question (a first question "
+                                "on a person it does not name: the answer asks whom it means, and a reply with a name "
+                                "is answered as the question asked of it)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
     multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
@@ -114,6 +116,8 @@ class AnswerabilityCheck(BaseModel):
                                   "an answer whose evidence is all from them), whose threshold follows the knob through "
                                   "the two checks' fitted thresholds")
     withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
+    pronoun: Optional[str] = Field(None, description="by question: the pronoun whose person the question does not "
+                                                     "name (he, she, his, her)")
 
 
 class Citation(BaseModel):

@@ -130,7 +130,8 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
     threshold (and whether it was a multi-hop question's, and the setting it came from), which check
-    it was, and the answer it withheld; probabilities to :data:`API_DECIMALS`."""
+    it was, the answer it withheld, and the pronoun of a question asked back; probabilities to
+    :data:`API_DECIMALS`."""
     if not check:
         return None
     score, knob = check.get("score"), check.get("knob")
@@ -138,7 +139,7 @@ def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
             "score": None if score is None else round(score, API_DECIMALS),
             "threshold": round(check["threshold"], API_DECIMALS), "multi_hop": check.get("multi_hop"),
             "knob": None if knob is None else round(knob, API_DECIMALS), "fit_on": check.get("fit_on"),
-            "withheld_answer": check.get("withheld_answer")}
+            "withheld_answer": check.get("withheld_answer"), "pronoun": check.get("pronoun")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -217,14 +218,20 @@ def read_as(question: str, standalone: str | None) -> str | None:
     return standalone
 
 
+def asks_who(result: Mapping[str, Any]) -> bool:
+    """Whether the answer asked whom the question meant (:mod:`nodes.ask_who`): it read and generated
+    nothing, and its words are all it has to say."""
+    return (result.get("answerability") or {}).get("by") == "question"
+
+
 def abstention_note(result: dict[str, Any]) -> str | None:
     """What a reader is told when no answer is given, in the chat and the terminal alike: that the
     knowledge base does not seem to hold it and, when the check withheld the model's answer, that
     answer with how likely it was to be right."""
-    if not result.get("abstained"):
+    check = result.get("answerability") or {}
+    if not result.get("abstained") or asks_who(result):
         return None
     note = "The knowledge base does not seem to hold the answer."
-    check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
         score, threshold = apart(check["score"], check["threshold"])
         bar = (f"the {threshold} bar of an answer from the Wikipedia summaries" if check.get("fit_on") == "wikipedia"
@@ -281,6 +288,8 @@ def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
+    if asks_who(result):
+        return f"asked whom the question means: nothing read or generated · {result['timing_ms']['total'] / 1000:.1f} s"
     tier = f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else "")
     reading = result.get("question_type")
     if reading:  # where the cascade started, and why

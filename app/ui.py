@@ -24,7 +24,8 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import (FIGURES, Cancelled, RAGService, abstention_note, apart, closest_passages, passages_read,
+from app.service import (FIGURES, Cancelled, RAGService, abstention_note, apart, asks_who, closest_passages,
+                         passages_read,
                          read_as, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
@@ -215,6 +216,8 @@ def summary_line(result: dict[str, Any]) -> str:
     parts = [f"read {read}"]
     if result.get("cache"):  # nothing was read or generated: the answer was given before
         parts = [f"answered before (to “{result['cache']['cached_question']}”)"]
+    elif asks_who(result):
+        parts = ["read nothing: asked whom the question means"]
     elif items is None:  # a turn kept before session 32 does not say
         parts = []
     if "timing_ms" in result:  # an answer shown again after a reload has no time of its own
@@ -285,6 +288,8 @@ def bullets(rows: list[tuple[str, str]]) -> str:
 
 def tier_row(result: dict[str, Any]) -> tuple[str, str]:
     """The tier an answer started at, and where the cascade stopped if it read more."""
+    if asks_who(result):
+        return "tier", "none: asked whom the question means"
     return "tier", result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
 
 

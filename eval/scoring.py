@@ -22,10 +22,17 @@ def _units(example: Example, passages: list[dict[str, Any]]) -> tuple[list[str],
     return [p["title"] for p in passages], example.evidence.get("titles", ())
 
 
+def asked_back(trace: dict[str, Any]) -> bool:
+    """Whether the answer is the question back (:mod:`nodes.ask_who`: whom its "he" means), which
+    gives no answer."""
+    return (trace.get("answerability") or {}).get("by") == "question"
+
+
 def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     trace = output.get("trace", {})
     passages = trace.get("passages", [])
-    prediction = prediction_text(output.get("answer", ""))
+    given = "" if asked_back(trace) else output.get("answer", "")
+    prediction = prediction_text(given)
     retrieved, gold = _units(example, passages)
     record: dict[str, Any] = {
         "id": example.id,
@@ -68,7 +75,7 @@ def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str,
             record[key] = {k: v for k, v in trace[key].items() if k != "probe"}
     check = trace.get("answerability")
     if check is not None:  # the answer before the answerability check, to score both from one run
-        unchecked = prediction_text(check.get("withheld_answer", output.get("answer", "")))
+        unchecked = prediction_text(check.get("withheld_answer", given))
         record.update(answerability=check, prediction_unchecked=unchecked,
                       em_unchecked=exact_match(unchecked, example.answers),
                       f1_unchecked=f1_score(unchecked, example.answers))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from nodes.condense_question import NO_SUBJECT
+from nodes.condense_question import NO_SUBJECT, asked_who, named_in_reply
 from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(
@@ -21,10 +21,15 @@ def refers_back(question: str) -> bool:
     return bool(_REFERS_BACK.search(question) or NO_SUBJECT.match(question))
 
 
-def after_start(state: State) -> Literal["condense_question", "lookup_cache"]:
-    """Rewrite the question first only in a conversation, and only when it refers back."""
-    if state.get("turns") and refers_back(state["question"]):
+def after_start(state: State) -> Literal["condense_question", "ask_who", "lookup_cache"]:
+    """Rewrite the question first only in a conversation, and only when it refers back or gives the
+    name the last answer asked for; ask who a first question means when it names no one it stands on."""
+    turns = state.get("turns")
+    if turns and (refers_back(state["question"])
+                  or asked_who(turns[-1]) and named_in_reply(turns[-1]["question"], state["question"])):
         return "condense_question"
+    if state.get("unnamed"):
+        return "ask_who"
     return "lookup_cache"
 
 

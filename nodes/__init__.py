@@ -1,5 +1,6 @@
 """The graph's nodes, one module each. Every node takes (state, runtime) and returns a partial state."""
 
+from nodes.ask_who import ask_who
 from nodes.check_answer import check_answer
 from nodes.classify_tier import classify_tier
 from nodes.compress import compress
@@ -16,6 +17,7 @@ from nodes.start_turn import start_turn
 __all__ = [
     "start_turn",
     "condense_question",
+    "ask_who",
     "lookup_cache",
     "classify_tier",
     "retrieve",

@@ -1,6 +1,10 @@
 """condense-question: rewrite a follow-up ("when did he die?") into a standalone question from the
 conversation, before retrieval. The edge from start_turn only comes here when the thread has
-earlier turns and the question refers back to them."""
+earlier turns and the question refers back to them, or answers the question the last answer asked
+(:mod:`nodes.ask_who`: who a first question's "he" meant), which is read without the model.
+
+Here too is how a question is found to stand on a person it does not name (:func:`unnamed_person`),
+which start_turn asks of a first question."""
 
 from __future__ import annotations
 
@@ -290,6 +294,72 @@ def joined_to(turn: Turn) -> str:
     return standalone
 
 
+UNNAMED_PERSON = re.compile(
+    r"^\W*(?:(?:in|at|on|for|from|to|with|by|of|during|since|until|after|before)\s+)?"
+    r"(?:(?P<wh>(?:what|which|whose)(?:\s+\w+)?|how(?:\s+(?:old|many|much|long|tall|far|big|often)(?:\s+\w+)?)?"
+    r"|who|whom|when|where|why)\s+)?"
+    rf"(?P<aux>{'|'.join(sorted(BE | AUXILIARIES))})(?:n['’]t)?\s+(?P<pronoun>he|she|his|her)\b(?!['’]s\b)"
+    r"(?P<next>\s+\w+)?",
+    re.IGNORECASE)
+"""A question whose subject is a person it does not name: an optional question word (and "how old",
+"which city", "in what year", "whose son"), an auxiliary, then "he", "she", "his" or "her" ("When was he born?",
+"What was his first album?", "Is she alive?"). Not "they" or "it", which a standalone question uses of
+no one in particular ("When did they stop cigarette advertising?", "How long does it take?"); not "she's",
+which after an auxiliary is a title ("Where does She's All That take place?"); and not a capitalised
+pronoun before a capitalised word, which is a name ("Of what were He Kexin and Deng Linlin accused?",
+"Where does Her Majesty live?")."""
+
+POSSESSIVE = frozenset(("his", "her"))
+BINDING = frozenset(("do", "does", "did", "has", "have", "had"))
+"""Verbs after which "Who" may be the one a possessive means: in "Who had his first fight in 1914?"
+"who" is "his"; in "Who was his father?" it is not."""
+
+
+def unnamed_person(question: str) -> str | None:
+    """The pronoun (lower case) a question stands on without naming whom it means
+    (:data:`UNNAMED_PERSON`), or ``None``."""
+    found = UNNAMED_PERSON.match(question)
+    if found is None:
+        return None
+    pronoun = found["pronoun"].lower()
+    if (found["wh"] or "").lower() == "who" and pronoun in POSSESSIVE and found["aux"].lower() in BINDING:
+        return None
+    if found["pronoun"].istitle() and found["next"] and found["next"].strip().istitle():
+        return None
+    return pronoun
+
+
+NAMING = re.compile(r"^\W*(?:i\s+mean|i\s+meant|i'?m\s+asking\s+about|i\s+am\s+asking\s+about|about|sorry)\b[\s,:]*",
+                    re.IGNORECASE)
+"""How a reply that gives a name may begin ("I mean Marie Curie"), which is not part of the name."""
+NOT_NAMES = frozenset(QUESTION_WORDS) | BE | BINDING | frozenset(
+    "no yes not nobody anyone someone somebody never nope ok okay thanks idk".split())
+"""Words a name does not begin with: a question of its own begins so ("When was Newton born?"), or a reply
+that gives no name ("no idea"). Not "will", "may" or "can", which a name may ("Will Smith")."""
+MAX_NAME_WORDS, MAX_NAME_CHARS = 6, 80
+
+
+def named_in_reply(asked: str, reply: str) -> str | None:
+    """The question ``asked`` asked again of the name ``reply`` gives ("Isaac Newton", "I mean Marie
+    Curie"), after the answer asked who its pronoun meant: "When was he born?" and "Isaac Newton" read
+    "When was Isaac Newton born?", "his" becomes the name's possessive. ``None`` when the reply is not a
+    name of at most :data:`MAX_NAME_WORDS` words and :data:`MAX_NAME_CHARS` characters (a question of
+    its own, a pronoun again, "no idea")."""
+    found = UNNAMED_PERSON.match(asked)
+    name = " ".join(NAMING.sub("", reply.strip(), count=1).rstrip("?.! ").split())
+    words = name.lower().split()
+    if (found is None or not words or len(words) > MAX_NAME_WORDS or len(name) > MAX_NAME_CHARS
+            or words[0] in NOT_NAMES or PERSON.search(name) or not any(map(str.isalpha, name))):
+        return None
+    named = f"{name}'s" if found["pronoun"].lower() in POSSESSIVE else name
+    return asked[: found.start("pronoun")] + named + asked[found.end("pronoun"):]
+
+
+def asked_who(turn: Turn) -> bool:
+    """Whether ``turn``'s answer asked who its question meant (:mod:`nodes.ask_who`)."""
+    return (turn.get("answerability") or {}).get("by") == "question"
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
@@ -298,7 +368,11 @@ def _same(a: str, b: str) -> bool:
 def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = state["question"]
-    history = shown_turns(state.get("turns") or [], question)
+    turns = state.get("turns") or []
+    if turns and asked_who(turns[-1]) and (named := named_in_reply(turns[-1]["question"], question)):
+        return {"standalone_question": named,
+                "trace": {"rewrite": {"original": question, "standalone": named, "method": "named", "history_turns": 1}}}
+    history = shown_turns(turns, question)
     reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, MAX_TOKENS))
     previous, anchor = (history[-1]["standalone_question"], joined_to(history[-1])) if history else ("", "")
     standalone, method = rewrite_or_fallback(reply.text, question, previous, anchor)

@@ -2,7 +2,9 @@
 
 With a checkpointer a thread keeps its channels between questions; this node clears the
 per-question ones (passages, evidence, corrections, cascade steps, trace) so nothing leaks into the next answer.
-The conversation itself (``turns``) is kept.
+The conversation itself (``turns``) is kept. A first question that stands on a person it does not
+name ("When was he born?", :func:`nodes.condense_question.unnamed_person`), asked without documents,
+is marked (``unnamed``) for ask_who, unless the settings say ``ask_who=False``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pipeline.configuration import validate_documents, validate_question
 from pipeline.context import RAGContext
 from pipeline.state import NEW_TRACE, State
 from nodes.base import context_of, timed
+from nodes.condense_question import unnamed_person
 
 
 @timed("start_turn")
@@ -22,10 +25,12 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = validate_question(state.get("question"), ctx.pipeline.max_question_chars)
     documents = state.get("documents")
+    asks_who = ctx.pipeline.with_overrides(state.get("overrides")).ask_who and not state.get("turns") and not documents
     return {
         "question": question,
         **({"documents": validate_documents(documents)} if documents is not None else {}),
         "standalone_question": question,
+        "unnamed": unnamed_person(question) if asks_who else None,
         "passages": [],
         "evidence": [],
         "corrections": 0,

@@ -266,6 +266,10 @@ class PipelineConfig:
     # cascade would extend anyway), for the signals where that is known early (EARLY_SIGNALS); False: every answer
     # is finished, as in releases before it.
     stop_early: bool = True
+    # Ask who is meant when a question stands on a person it does not name ("When was he born?") and nothing
+    # says who: no earlier turn, no documents given with it (nodes.ask_who; a reply with a name is then read as
+    # the question asked of it). False: answer it from whatever retrieval finds, as releases before session 60 did.
+    ask_who: bool = True
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
@@ -347,6 +351,8 @@ class PipelineConfig:
             raise ConfigurationError(f"max_escalations must be >= 0, got {self.max_escalations}")
         if not isinstance(self.stop_early, bool):
             raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
+        if not isinstance(self.ask_who, bool):
+            raise ConfigurationError(f"ask_who is true or false, got {self.ask_who!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
         if isinstance(self.lookup_tokens, bool) or not isinstance(self.lookup_tokens, int) or self.lookup_tokens < 0:

@@ -277,7 +277,9 @@ class AnswerabilityTrace(TypedDict):
     """The check after the final answer: answer it, or say the knowledge base does not hold it."""
 
     decision: str  # "answer" or "abstain"
-    by: str  # "model" (the model itself abstained), "score" (the answerability score decided), "unchecked"
+    # "model" (the model itself abstained), "score" (the answerability score decided), "unchecked", or
+    # "question" (it names no one its "he" could mean, and the answer asks who: nodes.ask_who)
+    by: str
     score: float | None  # the probability that the answer is right; None when unchecked
     threshold: float  # abstain below this score (the knob, carried through a fitted pair: multi-hop, Wikipedia)
     multi_hop: NotRequired[bool | None]  # the question-type model's reading the threshold followed; None: no reading
@@ -289,7 +291,8 @@ class AnswerabilityTrace(TypedDict):
     withheld_answer: NotRequired[str]  # the answer not given, when the score abstained
     self_check_ms: NotRequired[float]  # the self-check call, when the model uses it
     sufficiency_ms: NotRequired[float]  # the sufficiency scorer's pass, when the model uses it
-    reason: NotRequired[str]  # why it was unchecked
+    reason: NotRequired[str]  # why it was unchecked, or why the question was asked back
+    pronoun: NotRequired[str]  # by "question": the pronoun whose person the question does not name
 
 
 class TracePassage(TypedDict):
@@ -377,6 +380,7 @@ class OutputState(TypedDict):
 
 class State(InputState, total=False):
     standalone_question: str  # the question rewritten without references to earlier turns
+    unnamed: str | None  # a first question's pronoun for a person it does not name ("he"), which ask_who asks about
     turns: Annotated[list[Turn], operator.add]
     settings: Settings
     query_embedding: list[float]

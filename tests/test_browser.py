@@ -168,6 +168,19 @@ def test_follow_up_is_rewritten(page):
     assert "follow-up read as" in wait_answered(page, count=2)
 
 
+def test_a_first_question_about_someone_unnamed_is_asked_back_and_a_name_answers_it(page, server):
+    """Found trying the chat (session 60): "When was he born?" on a new page was answered "975", 49%
+    likely right, from whatever birth date retrieval found. The chat now asks whom "he" means, reading
+    nothing, and the name given in reply is read into the question; the box takes questions throughout."""
+    ask(page, "When was he born?")
+    text = wait_answered(page)
+    assert "Who do you mean by “he”?" in text and "read nothing: asked whom the question means" in text
+    assert "does not seem to hold" not in text and "closest:" not in text
+    ask(page, "Isaac Newton")
+    assert "follow-up read as: When was Isaac Newton born?" in wait_answered(page, count=2)
+    page.screenshot(path=str(server[1] / "asked-who.png"), full_page=True)
+
+
 @pytest.fixture(scope="module")
 def cached_server(index_dir, tmp_path_factory):
     """A server with a query cache (the other tests' server answers every question afresh)."""

@@ -139,6 +139,12 @@ class TestAsk:
         args = build_parser().parse_args(["ask", "Who?", "--multi-hop-threshold", "0"])
         assert _pipeline(args).multi_hop_threshold == 0.0
 
+    def test_asking_whom_a_question_means_can_be_turned_off(self):
+        from app.cli import _pipeline, build_parser
+
+        assert _pipeline(build_parser().parse_args(["serve"])).ask_who is True
+        assert _pipeline(build_parser().parse_args(["chat", "--no-ask-who"])).ask_who is False
+
 
 class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):
@@ -147,9 +153,10 @@ class TestChat:
             input="Who was Isaac Newton?\n\n  \nWhen was he born?\n/new\nWhen was he born?\n/quit\nWhy?\n",
             capture_output=True, text=True, cwd=ROOT, timeout=300)
         assert result.returncode == 0, result.stderr
-        assert result.stdout.count("tier easy") == 3  # an empty line (an Enter too many) asks nothing and ends nothing
-        # the conversation went on past it, and after /new it began again
+        assert result.stdout.count("tier easy") == 2  # an empty line (an Enter too many) asks nothing and ends nothing
+        # the conversation went on past it, and after /new it began again: "he" is no one, and the chat asks who
         assert result.stdout.count("follow-up read as:") == 1
+        assert result.stdout.count("Who do you mean by “he”?") == 1
 
 
 def type_lines(monkeypatch, lines):
@@ -482,6 +489,24 @@ def test_a_streamed_answer_the_check_withholds_is_marked_where_it_was_printed(ca
     assert capsys.readouterr().out == f"1527 {cli_module.WITHHELD_MARK}\n\nsummary\n"
     cli_module._ask_once(Streaming(False), "When?", show_trace=False, stream=True)
     assert capsys.readouterr().out == "1527\n\nsummary\n"
+
+
+def test_an_answer_no_model_wrote_is_printed_in_the_terminal_chat(capsys, monkeypatch):
+    """Found in session 60: asked "When was he born?", the terminal chat printed only the cost line:
+    the answer that asks whom the question means streams no token (no model wrote it), and the chat
+    printed what was streamed. Nothing streamed, the answer is printed as ``ask --no-stream`` prints it."""
+    import app.cli as cli_module
+
+    class Streaming:
+        def stream(self, question, session_id=None):
+            yield {"type": "status", "node": "ask_who"}
+            yield {"type": "result", "answer": "Who do you mean by “he”?", "abstained": True,
+                   "answerability": {"by": "question", "decision": "abstain", "pronoun": "he"}}
+
+    monkeypatch.setattr(cli_module, "format_answer",
+                        lambda result, show_trace=False, include_answer=True: f"{include_answer and result['answer']}|summary")
+    cli_module._ask_once(Streaming(), "When was he born?", show_trace=False, stream=True)
+    assert capsys.readouterr().out == "Who do you mean by “he”?|summary\n"
 
 
 def test_ingest_takes_a_file_or_folder_as_its_source(tmp_path):

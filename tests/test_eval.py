@@ -41,6 +41,19 @@ class TestAnswerMetrics:
         assert prediction_text("I cannot answer from the evidence.") == ""
         assert prediction_text("Paris") == "Paris"
 
+    def test_asking_who_is_meant_is_scored_as_no_answer(self, ctx):
+        """A benchmark question whose subject is a person it does not name ("Where did he begin
+        teaching?", SQuAD 2.0 train) gets the question back: no answer, checked or not."""
+        from eval.scoring import score
+        from graph import graph
+
+        output = graph.invoke({"question": "Where did he begin teaching?"}, context=ctx)
+        record = score(Example("q", "Where did he begin teaching?", ("Harvard",), "squad_v2"), output, 1.0)
+        assert record["answer"].startswith("Who do you mean by “he”?")
+        assert record["prediction"] == record["prediction_unchecked"] == "" and record["f1"] == record["f1_unchecked"] == 0.0
+        unanswerable = score(Example("q", "Where did he begin teaching?", (), "squad_v2"), output, 1.0)
+        assert unanswerable["f1"] == unanswerable["em"] == 1.0
+
 
 class TestRetrievalMetrics:
     def test_by_hand(self):
@@ -63,6 +76,16 @@ class TestDatasets:
         with_gold = [e for e in answerable if e.evidence["passage_ids"]]
         assert len(with_gold) > 0.9 * len(answerable)
         assert all(pid.startswith("squad/") and "#p0s" in pid for e in with_gold for pid in e.evidence["passage_ids"])
+
+    def test_no_dev_question_is_asked_whom_it_means(self, data_dir):
+        """The README's figures stand with ask_who on: no SQuAD 2.0, HotpotQA or NQ-open dev question
+        is a first question on a person it does not name (the train splits' few are in the README)."""
+        from nodes.condense_question import unnamed_person
+
+        for dataset in ("squad", "hotpotqa", "nq"):
+            assert [e.question for e in load(dataset, "dev", data_dir) if unnamed_person(e.question)] == []
+        assert [e.question for e in load("squad", "train", data_dir) if unnamed_person(e.question)] == [
+            "Where did he begin teaching?", "When was he elected by Nixon?"]
 
     def test_hotpotqa_formats(self, data_dir):
         ircot = list(load("hotpotqa", "dev", data_dir))

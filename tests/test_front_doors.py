@@ -291,3 +291,28 @@ def test_a_reloaded_answer_shows_its_tier_and_tokens():
     assert "- time: shown when the answer is given" in details
     kept_before = {k: v for k, v in turn.items() if k not in ("tier", "final_tier", "tokens")}  # a turn of before
     assert "time and tokens: shown when an answer is given" in turn_messages(kept_before)[-1].content
+
+
+def test_a_question_about_someone_it_does_not_name_asks_who_in_every_front_door(service):
+    """Found in session 60: "When was he born?" asked first got "975" (score 49%, given): the
+    knowledge base's nearest birth date. Each front door now shows the question back, as it is,
+    without the abstention's "does not seem to hold the answer" note or closest passages (none
+    were read), and a reload shows it the same."""
+    from app.cli import format_answer
+    from app.service import abstention_note
+    from app.ui import answer_text, result_messages, turn_messages
+
+    result = service.ask("When was he born?", session_id="unnamed")
+    assert result["answer"].startswith("Who do you mean by “he”?")
+    assert result["abstained"] and result["citations"] == [] and result["closest"] == []
+    assert result["answerability"]["by"] == "question" and result["answerability"]["pronoun"] == "he"
+    assert abstention_note(result) is None
+    assert answer_text(result) == result["answer"]
+    printed = format_answer(result)
+    assert result["answer"] in printed and "does not seem to hold" not in printed and "Closest" not in printed
+    live = result_messages(result, show_trace=False)
+    kept = turn_messages(service.history("unnamed")[-1])
+    assert [m.content for m in kept[1:]] == [m.content for m in live]
+    api = TestClient(create_app(service, with_ui=False)).post("/ask", json={"question": "How old is she?"})
+    assert api.status_code == 200 and api.json()["answer"].startswith("Who do you mean by “she”?")
+    assert api.json()["answerability"]["pronoun"] == "she"

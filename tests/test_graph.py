@@ -135,6 +135,23 @@ class TestConversation:
         state = chat_graph.get_state(config).values
         assert [t["question"] for t in state["turns"]] == [OFF_TOPIC, "Who invented it?"]
 
+    def test_a_first_question_about_someone_unnamed_asks_who_and_a_name_given_answers_it(self, chat_graph, ctx):
+        config = {"configurable": {"thread_id": "who"}}
+        steps = []
+        for update in chat_graph.stream({"question": "When was he born?"}, config, context=ctx, stream_mode="updates"):
+            steps.extend(update)
+        assert steps == ["start_turn", "ask_who", "finish_turn"]  # no retrieval, no model call
+        asked = chat_graph.get_state(config).values
+        assert asked["answer"].startswith("Who do you mean by “he”?") and asked["citations"] == []
+        assert asked["trace"]["abstained"] and not asked["trace"]["supported"]
+        assert {k: asked["trace"]["answerability"][k] for k in ("decision", "by", "pronoun")} == {
+            "decision": "abstain", "by": "question", "pronoun": "he"}
+        named = chat_graph.invoke({"question": "Isaac Newton"}, config, context=ctx)
+        assert named["trace"]["rewrite"] == {"original": "Isaac Newton", "standalone": "When was Isaac Newton born?",
+                                             "method": "named", "history_turns": 1}
+        assert named["trace"]["passages"]  # answered from the knowledge base
+        assert [t["question"] for t in chat_graph.get_state(config).values["turns"]] == ["When was he born?", "Isaac Newton"]
+
     def test_threads_are_isolated(self, chat_graph, ctx):
         chat_graph.invoke({"question": "Who was Isaac Newton?"}, {"configurable": {"thread_id": "x"}}, context=ctx)
         other = chat_graph.invoke({"question": "When was he born?"}, {"configurable": {"thread_id": "y"}}, context=ctx)

@@ -43,7 +43,83 @@ class TestStartTurn:
             run(start_turn, {"question": question}, runtime)
 
 
+class TestUnnamedPerson:
+    """A question whose subject is a person it does not name: asked with nothing before it, retrieval
+    finds some person's birth or death, and the model answers it ("When was he born?" got "975")."""
+
+    @pytest.mark.parametrize("question, pronoun", [
+        ("When was he born?", "he"), ("how old is she", "she"), ("What was his first album?", "his"),
+        ("In which city was she born?", "she"), ("How many children did he have?", "he"),
+        ("Is he still alive?", "he"), ("Who was her father?", "her"), ("What year did he die?", "he"),
+        ("Why didn't he sign the treaty?", "he"), ("  Where did she grow up?", "she"),
+        ("Who did he marry?", "he"), ("Whose son was he?", "he"),
+        ("WHEN WAS HE BORN", "he"), ("When was He born?", "he"), ("Did she marry Prince Charles?", "she"),
+    ])
+    def test_found(self, question, pronoun):
+        from nodes.condense_question import unnamed_person
+
+        assert unnamed_person(question) == pronoun
+
+    @pytest.mark.parametrize("question", [
+        "When was Shakespeare born?", "When did Newton publish his laws?", "What is it made of?",
+        "When did they stop cigarette advertising on television?",  # a generic "they"
+        "Who had his first prize fight in 1914?",  # "his" is the one "who" asks for
+        "Who has her own talk show?", "who sings does he love me with reba",  # a title
+        "What about his wife?", "Where is the Louvre?", "",
+        "Of what were He Kexin and Deng Linlin accused?", "Where does Her Majesty live?",  # names
+        "where does she's all that take place",  # a title
+    ])
+    def test_not_found(self, question):
+        from nodes.condense_question import unnamed_person
+
+        assert unnamed_person(question) is None
+
+    def test_start_turn_finds_it_only_in_a_first_question_without_documents(self, runtime):
+        assert run(start_turn, {"question": "When was he born?"}, runtime)["unnamed"] == "he"
+        assert run(start_turn, {"question": "When was Newton born?"}, runtime)["unnamed"] is None
+        turn = {"question": "Who wrote Hamlet?", "standalone_question": "Who wrote Hamlet?", "answer": "Shakespeare"}
+        assert run(start_turn, {"question": "When was he born?", "turns": [turn]}, runtime)["unnamed"] is None
+        given = {"question": "When was he born?", "documents": [{"title": "CV", "text": "Born in 1970."}]}
+        assert run(start_turn, given, runtime)["unnamed"] is None
+
+    def test_start_turn_leaves_it_when_the_settings_say_so(self, runtime):
+        from dataclasses import replace
+
+        off = Runtime(context=replace(runtime.context, pipeline=replace(runtime.context.pipeline, ask_who=False)))
+        assert run(start_turn, {"question": "When was he born?"}, off)["unnamed"] is None
+
+    @pytest.mark.parametrize("reply, asked", [
+        ("Isaac Newton", "When was Isaac Newton born?"), ("isaac newton.", "When was isaac newton born?"),
+        ("I mean Marie Curie", "When was Marie Curie born?"), ("Ada Lovelace?", "When was Ada Lovelace born?"),
+        ("Will Smith", "When was Will Smith born?"),
+    ])
+    def test_a_reply_that_names_them_asks_the_question_of_that_name(self, reply, asked):
+        from nodes.condense_question import named_in_reply
+
+        assert named_in_reply("When was he born?", reply) == asked
+
+    def test_a_possessive_takes_the_names_possessive(self):
+        from nodes.condense_question import named_in_reply
+
+        assert named_in_reply("What was his first album?", "Prince") == "What was Prince's first album?"
+
+    @pytest.mark.parametrize("reply", ["When was Newton born?", "Is he alive?", "no idea", "", "x" * 200,
+                                       "the one who wrote the Principia and the Opticks in England"])
+    def test_a_reply_that_is_not_a_name_is_not_read_so(self, reply):
+        from nodes.condense_question import named_in_reply
+
+        assert named_in_reply("When was he born?", reply) is None
+
+
 class TestCondenseQuestion:
+    def test_a_name_given_when_asked_who_is_meant_is_read_into_that_question_without_the_model(self, runtime):
+        asked = {"question": "When was he born?", "standalone_question": "When was he born?",
+                 "answer": "Who do you mean by “he”?", "answerability": {"decision": "abstain", "by": "question",
+                                                                         "pronoun": "he"}}
+        out = run(condense_question, {"question": "Isaac Newton", "turns": [asked]}, runtime)
+        assert out["standalone_question"] == "When was Isaac Newton born?"
+        assert out["trace"]["rewrite"]["method"] == "named"
+
     def test_rewrites_with_history(self, runtime):
         state = {"question": "When was he born?", "turns": [
             {"question": "Who developed relativity?", "standalone_question": "Who developed relativity?",

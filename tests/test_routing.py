@@ -59,7 +59,16 @@ class TestAfterStart:
         assert after_start({"question": "Who wrote Hamlet?", "turns": [self.TURN]}) == "lookup_cache"
 
     def test_no_history_no_rewrite(self):
-        assert after_start({"question": "When did he die?"}) == "lookup_cache"
+        assert after_start({"question": "Where is it?"}) == "lookup_cache"
+
+    def test_a_first_question_about_a_person_it_does_not_name_asks_who(self):
+        assert after_start({"question": "When did he die?", "unnamed": "he"}) == "ask_who"
+
+    def test_a_name_given_after_the_question_who_is_meant_is_read_with_that_question(self):
+        asked = {**self.TURN, "question": "When did he die?", "answerability": {"by": "question", "pronoun": "he"}}
+        assert after_start({"question": "Isaac Newton", "turns": [asked]}) == "condense_question"
+        assert after_start({"question": "Who wrote Hamlet?", "turns": [asked]}) == "lookup_cache"
+        assert after_start({"question": "Isaac Newton", "turns": [self.TURN]}) == "lookup_cache"
 
     @pytest.mark.parametrize("q", ["And his wife?", "What about Paris?", "Where is it?", "Who built that?"])
     def test_refers_back(self, q):

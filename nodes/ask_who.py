@@ -1,0 +1,58 @@
+"""ask-who: ask whom a question means, when it stands on a person it does not name.
+
+"When was he born?" as a conversation's first question (and with no documents given with it) says of
+no one who "he" is: retrieval would bring some person's birth, and the model answers with it ("975",
+given 49% likely right, in session 60). start_turn marks such a question (``unnamed``, found by
+:func:`nodes.condense_question.unnamed_person`); this node answers it with the question back, at no
+retrieval and no model call. Nothing is given as an answer: the trace records an abstention decided
+by the question (``answerability.by == "question"``, with its pronoun), which the benchmark scores as
+no answer and the front doors show as the question it is, not as "the knowledge base does not hold
+it". A reply that gives a name ("Isaac Newton") is read as the question asked of that name
+(:func:`nodes.condense_question.named_in_reply`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.base import context_of, finished_turn, timed
+from nodes.condense_question import UNNAMED_PERSON
+from pipeline.context import RAGContext
+from pipeline.state import AnswerabilityTrace, State
+
+ELIDED = "…"
+
+
+def who_is_meant(question: str, pronoun: str) -> str:
+    """The answer to ``question``, which stands on ``pronoun``: who it means, and what a name will be
+    asked ("Who do you mean by “he”? ... “When was … born?” ...")."""
+    found = UNNAMED_PERSON.match(question)
+    example = (question[: found.start("pronoun")] + ELIDED + question[found.end("pronoun"):]).strip() if found else ""
+    asked = f" Reply with a name and I will answer “{example}” about them." if example else " Ask again with a name."
+    return f"Who do you mean by “{pronoun}”? The question names no one.{asked}"
+
+
+@timed("ask_who")
+def ask_who(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    question, pronoun = state["question"], state.get("unnamed") or ""
+    knob = ctx.pipeline.with_overrides(state.get("overrides")).abstain_threshold
+    default = ctx.check
+    threshold = knob if knob is not None else default.threshold if default is not None else 0.0
+    check: AnswerabilityTrace = {
+        "decision": "abstain", "by": "question", "score": None, "threshold": threshold, "knob": threshold,
+        "features": {}, "pronoun": pronoun,
+        "reason": f"the question does not say whom “{pronoun}” means, and nothing before it does"}
+    answer = who_is_meant(question, pronoun)
+    trace: dict[str, Any] = {"abstained": True, "supported": False, "answerability": check, "passages": [],
+                             "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0}
+    return {
+        "answer": answer,
+        "citations": [],
+        "overrides": {},
+        "documents": [],
+        "turns": [finished_turn(question, question, answer, [], trace, passages_read=0)],
+        "trace": trace,
+    }
