@@ -146,8 +146,15 @@ class PassageIndex:
             return list(found.values())
 
     def document_passages(self, doc_id: str) -> list[str]:
+        """The ids of a document's passages in the document's order (by paragraph and sentence, where
+        its passages record them; else in the order they were added: a document read again, the
+        Wikipedia summaries with their descriptions say, may have added its first passage last)."""
         with self._lock:
-            return [p.id for p in self._passages if self.document_of(p) == doc_id]
+            passages = [p for p in self._passages if self.document_of(p) == doc_id]
+        if all(isinstance(p.metadata.get("paragraph"), int) and isinstance(p.metadata.get("sentence"), int)
+               for p in passages):
+            passages.sort(key=lambda p: (p.metadata["paragraph"], p.metadata["sentence"]))
+        return [p.id for p in passages]
 
     def warm_up(self) -> None:
         """Nothing to load: an index is in memory from :meth:`load` or construction on."""

@@ -73,6 +73,19 @@ class TestPassageIndex:
             {"doc_id": "b", "title": "B", "passages": 1, "metadata": {"path": "/x/b.md"}}]
         assert index.document_passages("a") == ["a#p0", "a#p1"]
 
+    def test_a_documents_passages_come_in_its_order_whatever_order_they_were_added_in(self):
+        """Found in session 60: the Wikipedia summaries read again with their descriptions (session 59)
+        added each article's first passage after its others, and "Who was Napoleon?" was described by
+        his second sentence."""
+        index = PassageIndex("emb", 3)
+        at = [(1, 0), (0, 1), (0, 0)]
+        index.add([Passage(f"a#p{p}s{s}", "A", f"{p}.{s}", {"doc_id": "a", "paragraph": p, "sentence": s}) for p, s in at],
+                  unit([[1, 0, 0], [0, 1, 0], [0, 0, 1]]))
+        index.add([Passage("b#x", "B", "no position", {"doc_id": "b"}), Passage("b#y", "B", "none", {"doc_id": "b"})],
+                  unit([[1, 1, 0], [0, 1, 1]]))
+        assert index.document_passages("a") == ["a#p0s0", "a#p0s1", "a#p1s0"]
+        assert index.document_passages("b") == ["b#x", "b#y"]  # no position: as added
+
 
 class TestPersistence:
     def test_round_trip(self, tmp_path):
