@@ -120,6 +120,13 @@ class AnswerabilityCheck(BaseModel):
                                                      "name (he, she, his, her)")
 
 
+class Described(BaseModel):
+    thing: str = Field(description="what the question asked to be described (\"Napoleon\")")
+    title: str = Field(description="the document whose first passage is the answer")
+    passage_id: str
+    match: str = Field(description="title: the title names the thing; surname: the thing is one word that ends it")
+
+
 class Citation(BaseModel):
     n: int
     title: str
@@ -176,6 +183,9 @@ class AskResponse(BaseModel):
     closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer is given or no passage "
                                           "supports it: the best passages retrieved")
     rewritten_question: Optional[str]
+    described: Optional[Described] = Field(None, description="set when the question only asked what a thing is and "
+                                           "the answer is the first passage of the document titled as it, as written "
+                                           "(no model call)")
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
     energy: Optional[Energy] = Field(None, description="what answering cost in energy")
     trace: dict[str, Any]
@@ -196,6 +206,8 @@ class Turn(BaseModel):
     closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer was given or no passage "
                                           "supports it: the best passages retrieved")
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
+    described: Optional[Described] = Field(None, description="set when the answer is the first passage of the document "
+                                           "about the thing asked")
     tier: Optional[str] = Field(None, description="the tier the answer started at (null: a turn kept before it was recorded)")
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "

@@ -177,6 +177,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "escalations": trace.get("escalations", 0),
         "corrected": bool(trace.get("corrected")),
         "rewritten_question": rewritten_question(trace),
+        "described": trace.get("described"),  # the answer is the first passage of the document about the thing asked
         "cache": cache_match(trace),
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
                    if trace.get("energy") else None),
@@ -246,6 +247,8 @@ def passages_read(result: dict[str, Any]) -> int | None:
     the result does not say (a turn stored before session 32)."""
     if "passages_read" in result:
         return result["passages_read"]
+    if result.get("described"):  # the answer is the one passage it cites
+        return 1
     steps = (result.get("trace") or {}).get("steps") or []
     return steps[-1].get("evidence_items") if steps else None
 
@@ -290,6 +293,9 @@ def cost_line(result: dict[str, Any]) -> str:
     tokens, router = result["tokens"], result.get("router")
     if asks_who(result):
         return f"asked whom the question means: nothing read or generated · {result['timing_ms']['total'] / 1000:.1f} s"
+    if result.get("described"):
+        return (f"tier {result['tier']} · described by the first passage of “{result['described']['title']}” "
+                f"(no model call) · {result['timing_ms']['total'] / 1000:.1f} s")
     tier = f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else "")
     reading = result.get("question_type")
     if reading:  # where the cascade started, and why
@@ -634,7 +640,8 @@ class RAGService:
         closest passages where no cited one holds an answer, and the query cache's match for an
         answer given before (``None`` for the check and escalations of a turn stored before session 48);
         the tiers and tokens (``None`` for a turn stored before session 49); the rest of its figures
-        (:data:`FIGURES` and the trace's part they read, ``None`` for a turn stored before session 50)."""
+        (:data:`FIGURES` and the trace's part they read, ``None`` for a turn stored before session 50); for an
+        answer that is the first passage of the document about the thing asked, which (``described``)."""
         _, turns = self._turns(session_id, owner)
         return [{**dict.fromkeys((*FIGURES, "trace")), **(t.get("figures") or {}),
                  "question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
@@ -644,6 +651,7 @@ class RAGService:
                  "abstained": t.get("abstained", is_abstention(t["answer"])),
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
                  "closest": public_passages(t.get("closest") or []), "cache": t.get("cache"),
+                 "described": t.get("described"),
                  "tier": t.get("tier"), "final_tier": t.get("final_tier"), "tokens": t.get("tokens")} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:

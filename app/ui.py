@@ -236,6 +236,8 @@ def summary_line(result: dict[str, Any]) -> str:
             parts.append(f"{score} likely right, over the {threshold} bar of a question read as multi-hop")
         else:
             parts.append(f"{check['score']:.0%} likely right")
+    if result.get("described"):
+        parts.append(f"the first passage of “{result['described']['title']}”, as written")
     if result.get("rewritten_question"):
         parts.append("follow-up read as: " + result["rewritten_question"])
     return " · ".join(parts)
@@ -376,7 +378,8 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "abstained": turn["abstained"], "passages_read": turn.get("passages_read"),
               "answerability": turn.get("answerability"), "escalations": turn.get("escalations") or 0,
               "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
-              "rewritten_question": read_as(turn["question"], turn["standalone_question"])}
+              "rewritten_question": read_as(turn["question"], turn["standalone_question"]),
+              "described": turn.get("described")}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
     if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown

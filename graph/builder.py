@@ -6,7 +6,8 @@
     lookup_cache --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
     classify_tier --(k = 0: closed book)--> generate
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
-    grade_confidence --(budget reranks)--> rerank
+    grade_confidence --(budget reranks)--> rerank --(a question that only asks what a thing is)--> describe
+    describe --(the first passage of the document titled as the thing)--> finish_turn; else as after rerank
     grade_confidence / rerank --(budget compresses)--> compress -> generate
     grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
     grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
@@ -20,8 +21,8 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
-from graph.routing import (after_cache, after_check, after_classify, after_grade, after_grade_answer, after_rerank,
-                           after_start)
+from graph.routing import (after_cache, after_check, after_classify, after_description, after_grade, after_grade_answer,
+                           after_rerank, after_start)
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     ask_who,
@@ -29,6 +30,7 @@ from nodes import (
     classify_tier,
     compress,
     condense_question,
+    describe,
     finish_turn,
     generate,
     grade_answer,
@@ -50,6 +52,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("retrieve", retrieve)
     builder.add_node("grade_confidence", grade_confidence)
     builder.add_node("rerank", rerank)
+    builder.add_node("describe", describe)
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
     builder.add_node("grade_answer", grade_answer)
@@ -64,7 +67,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_conditional_edges("classify_tier", after_classify, ["retrieve", "generate"])
     builder.add_edge("retrieve", "grade_confidence")
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
-    builder.add_conditional_edges("rerank", after_rerank, ["compress", "generate"])
+    builder.add_conditional_edges("rerank", after_rerank, ["describe", "compress", "generate"])
+    builder.add_conditional_edges("describe", after_description, ["finish_turn", "compress", "generate"])
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "grade_answer")
     builder.add_conditional_edges("grade_answer", after_grade_answer, ["compress", "check_answer"])

@@ -4,9 +4,10 @@ testable without models."""
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 from nodes.condense_question import NO_SUBJECT, asked_who, named_in_reply
+from nodes.describe import described_subject
 from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(
@@ -61,12 +62,27 @@ def after_grade(state: State) -> Literal["retrieve", "rerank", "compress", "gene
         return "retrieve"
     if _budget(state)["rerank"]:
         return "rerank"
-    return after_rerank(state)
+    return _to_the_answer(state)
 
 
-def after_rerank(state: State) -> Literal["compress", "generate"]:
+def _to_the_answer(state: State) -> Literal["compress", "generate"]:
     budget = _budget(state)
     return "compress" if budget["context_chars"] is not None or budget.get("context_tokens") is not None else "generate"
+
+
+def after_rerank(state: State) -> Literal["describe", "compress", "generate"]:
+    """A question that only asks what a thing is goes to describe first (when the settings say so and
+    the passages are the knowledge base's, not documents given with it); any other to its budget's next step."""
+    settings: Mapping[str, Any] = state.get("settings") or {}
+    if (settings.get("describe") and not state.get("documents") and not state.get("steps")
+            and described_subject(state.get("standalone_question") or state["question"])):
+        return "describe"
+    return _to_the_answer(state)
+
+
+def after_description(state: State) -> Literal["finish_turn", "compress", "generate"]:
+    """Described, the answer is finished; else on to the budget's next step, as after rerank."""
+    return "finish_turn" if state.get("described") else _to_the_answer(state)
 
 
 def _extending(state: State) -> bool:

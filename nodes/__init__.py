@@ -5,6 +5,7 @@ from nodes.check_answer import check_answer
 from nodes.classify_tier import classify_tier
 from nodes.compress import compress
 from nodes.condense_question import condense_question
+from nodes.describe import describe
 from nodes.finish_turn import finish_turn
 from nodes.generate import generate
 from nodes.grade_answer import grade_answer
@@ -23,6 +24,7 @@ __all__ = [
     "retrieve",
     "grade_confidence",
     "rerank",
+    "describe",
     "compress",
     "generate",
     "grade_answer",

@@ -17,10 +17,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.base import context_of, finished_turn, timed
+from nodes.base import context_of, finished_turn, timed, unscored_check
 from nodes.condense_question import UNNAMED_PERSON
 from pipeline.context import RAGContext
-from pipeline.state import AnswerabilityTrace, State
+from pipeline.state import State
 
 ELIDED = "…"
 
@@ -36,15 +36,10 @@ def who_is_meant(question: str, pronoun: str) -> str:
 
 @timed("ask_who")
 def ask_who(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
-    ctx = context_of(runtime)
     question, pronoun = state["question"], state.get("unnamed") or ""
-    knob = ctx.pipeline.with_overrides(state.get("overrides")).abstain_threshold
-    default = ctx.check
-    threshold = knob if knob is not None else default.threshold if default is not None else 0.0
-    check: AnswerabilityTrace = {
-        "decision": "abstain", "by": "question", "score": None, "threshold": threshold, "knob": threshold,
-        "features": {}, "pronoun": pronoun,
-        "reason": f"the question does not say whom “{pronoun}” means, and nothing before it does"}
+    check = unscored_check(context_of(runtime), state.get("overrides"), "abstain", "question",
+                           f"the question does not say whom “{pronoun}” means, and nothing before it does",
+                           pronoun=pronoun)
     answer = who_is_meant(question, pronoun)
     trace: dict[str, Any] = {"abstained": True, "supported": False, "answerability": check, "passages": [],
                              "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0}

@@ -9,9 +9,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
-from components.passages import closest
+from components.passages import closest, source_of
 from pipeline.context import RAGContext, default_context
-from pipeline.state import Citation, Turn
+from pipeline.state import AnswerabilityTrace, Citation, Turn
 
 NodeFn = Callable[..., dict[str, Any]]
 
@@ -77,4 +77,25 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
     match = cache_match(trace)
     if match:
         turn["cache"] = match
+    if trace.get("described"):
+        turn["described"] = trace["described"]
     return turn
+
+
+def unscored_check(ctx: RAGContext, overrides: Mapping[str, Any] | None, decision: str, by: str, reason: str,
+                   **extra: Any) -> AnswerabilityTrace:
+    """The check's record of an answer no score decided (:mod:`nodes.ask_who`, :mod:`nodes.describe`):
+    the decision, who made it and why, against the bar in effect (the request's ``abstain_threshold``,
+    else the check's fitted one), which the benchmark's replay of another bar leaves as it is."""
+    knob = ctx.pipeline.with_overrides(overrides).abstain_threshold
+    check = ctx.check
+    threshold = knob if knob is not None else check.threshold if check is not None else 0.0
+    return {"decision": decision, "by": by, "score": None, "threshold": threshold, "knob": threshold, "features": {},
+            "reason": reason, **extra}  # type: ignore[typeddict-item]
+
+
+def traced_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The passages an answer was chosen from, as the trace keeps them (with where each comes from)."""
+    return [{"id": p["id"], "title": p["title"], "text": p["text"], "score": p["score"],
+             "rerank_score": p.get("rerank_score"), "source": source_of(p.get("metadata") or {}, p["id"])}
+            for p in passages]

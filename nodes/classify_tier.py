@@ -162,6 +162,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "lookup_tokens": pipeline.lookup_tokens,
         "question_likelihood": pipeline.question_likelihood,
         "answer_form": pipeline.answer_form,
+        "describe": pipeline.describe,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

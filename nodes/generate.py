@@ -24,12 +24,12 @@ from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
 from components.generator import LlamaCppChatModel, StopRule, context_room, max_tokens_kwargs
-from components.passages import ranking_score, source_of
+from components.passages import ranking_score
 from components.reranker import content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, QuestionLikelihood, State, Step
-from nodes.base import context_of, timed
+from nodes.base import context_of, timed, traced_passages
 from nodes.compress import ELLIPSIS, shortened
 from nodes.grade_answer import can_extend
 from prompts import (
@@ -426,11 +426,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "trace": {
             "k": budget["k"],
             "corrected": state.get("corrections", 0) > 0,
-            "passages": [
-                {"id": p["id"], "title": p["title"], "text": p["text"], "score": p["score"],
-                 "rerank_score": p.get("rerank_score"), "source": source_of(p.get("metadata") or {}, p["id"])}
-                for p in passages
-            ],
+            "passages": traced_passages(passages),
             "context": format_evidence(evidence),
             "raw_output": raw,
             "citation_source": source,

@@ -31,6 +31,7 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         **({"documents": validate_documents(documents)} if documents is not None else {}),
         "standalone_question": question,
         "unnamed": unnamed_person(question) if asks_who else None,
+        "described": False,
         "passages": [],
         "evidence": [],
         "corrections": 0,

@@ -270,6 +270,11 @@ class PipelineConfig:
     # says who: no earlier turn, no documents given with it (nodes.ask_who; a reply with a name is then read as
     # the question asked of it). False: answer it from whatever retrieval finds, as releases before session 60 did.
     ask_who: bool = True
+    # Answer a question that only asks what a thing is ("Who was Napoleon?", "What is photosynthesis?", "Tell me
+    # about Marie Curie") with the first passage of the document titled as the thing, where the reranked passages
+    # include one of it, as it is written and cited, without a model call (nodes.describe). False: the model
+    # answers it in as few words as it answers any question ("Napoleon Bonaparte"), as releases before session 60.
+    describe: bool = True
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
@@ -353,6 +358,8 @@ class PipelineConfig:
             raise ConfigurationError(f"stop_early is true or false, got {self.stop_early!r}")
         if not isinstance(self.ask_who, bool):
             raise ConfigurationError(f"ask_who is true or false, got {self.ask_who!r}")
+        if not isinstance(self.describe, bool):
+            raise ConfigurationError(f"describe is true or false, got {self.describe!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
         if isinstance(self.lookup_tokens, bool) or not isinstance(self.lookup_tokens, int) or self.lookup_tokens < 0:

@@ -133,6 +133,7 @@ class Settings(TypedDict):
     lookup_tokens: NotRequired[int]  # prompt-lookup decoding: drafted tokens verified with each generated one
     question_likelihood: NotRequired[bool]  # read the question's token log-probabilities after the evidence
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
+    describe: NotRequired[bool]  # a question that asks what a thing is gets the first passage of its document
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
@@ -209,6 +210,13 @@ class RewriteTrace(TypedDict):
     # question when the rewrite failed otherwise
     method: str
     history_turns: int
+
+
+class DescribedTrace(TypedDict):
+    thing: str  # what the question asked to be described ("Napoleon")
+    title: str  # the document whose first passage is the answer
+    passage_id: str
+    match: str  # "title": the title names the thing; "surname": the thing is one word that ends the title
 
 
 class CorrectionTrace(TypedDict):
@@ -315,6 +323,7 @@ class Trace(TypedDict, total=False):
     router: RouterTrace  # adaptive policy only
     probe_router: ProbeRouterTrace  # probe-router policy only
     rewrite: RewriteTrace  # follow-ups in a conversation only
+    described: DescribedTrace  # an answer that is the first passage of the document about the thing asked (describe)
     top_score: float  # best retrieval cosine, after any correction
     top_score_initial: float  # best retrieval cosine of the first retrieval
     low_confidence: bool  # top_score < tau
@@ -326,7 +335,9 @@ class Trace(TypedDict, total=False):
     passages: list[TracePassage]  # everything retrieved, in rank order
     context: str  # the evidence exactly as the prompt holds it
     raw_output: str  # the model's text before citation markers were taken out
-    citation_source: str  # "model" (its [n] markers), "attributed" (items holding its words), "unsupported" or "none"
+    # "model" (its [n] markers), "attributed" (items holding its words), "unsupported", "none", or "described"
+    # (the answer is the cited passage: nodes.describe)
+    citation_source: str
     supported: bool  # some shown evidence item holds the answer (see nodes.generate.SUPPORT_COVERAGE)
     abstained: bool
     written_answer: NotRequired[str]  # the answer as the model wrote it, when the answer given is its short form
@@ -370,6 +381,8 @@ class Turn(TypedDict):
     # since session 50, written by the service once the run is over (app.service.kept_figures): the time and
     # energy it measured around the graph, and the rest of what the answer's figures showed
     figures: NotRequired[dict[str, Any]]
+    # since session 60: the answer is the first passage of the document about the thing asked (nodes.describe)
+    described: NotRequired[DescribedTrace]
 
 
 class OutputState(TypedDict):
@@ -381,6 +394,7 @@ class OutputState(TypedDict):
 class State(InputState, total=False):
     standalone_question: str  # the question rewritten without references to earlier turns
     unnamed: str | None  # a first question's pronoun for a person it does not name ("he"), which ask_who asks about
+    described: bool  # the answer is the first passage of the document about what the question asked (describe)
     turns: Annotated[list[Turn], operator.add]
     settings: Settings
     query_embedding: list[float]

@@ -461,9 +461,9 @@ class TestService:
         body = client.post("/session/undo/undo").json()
         assert body["removed"]["question"] == "Who was Isaac Newton?"
         assert [t["question"] for t in body["turns"]] == ["Who developed the theory of relativity?"]
-        service.ask("What is Jupiter?", session_id="undo", tier="easy")
+        service.ask("How big is Jupiter?", session_id="undo", tier="easy")
         assert [t["question"] for t in service.history("undo")] == [
-            "Who developed the theory of relativity?", "What is Jupiter?"]
+            "Who developed the theory of relativity?", "How big is Jupiter?"]
         client.delete("/session/undo")
         assert client.post("/session/undo/undo").status_code == 404
 
@@ -472,7 +472,7 @@ class TestService:
         service = RAGService.from_context(ctx, "smollm2-135m")
         first = service.stream("Who directed 2001: A Space Odyssey?", tier="easy")
         assert next(first) == {"type": "status", "requests_ahead": 0}
-        second = service.stream("What is Jupiter?", tier="easy")
+        second = service.stream("How big is Jupiter?", tier="easy")
         assert next(second) == {"type": "status", "requests_ahead": 1}
         waiting = []
         worker = threading.Thread(target=lambda: waiting.append(next(second)))
@@ -497,7 +497,7 @@ class TestService:
         monkeypatch.setattr(service.graph, "stream", interrupted)
         cancel = threading.Event()
         with pytest.raises(KeyboardInterrupt):
-            list(service.stream("What is Jupiter?", session_id="terminal", tier="easy", cancel=cancel))
+            list(service.stream("How big is Jupiter?", session_id="terminal", tier="easy", cancel=cancel))
         assert cancel.is_set() and service.status()["cancelled"] == 1 and service.status()["in_flight"] == 0
 
     def test_the_first_question_after_start_up_reuses_the_instructions(self, index_dir):
@@ -509,15 +509,15 @@ class TestService:
 
         service = RAGService(ResourceConfig(index_dir=index_dir, model="smollm2-135m"), PipelineConfig())
         service.warm_up()
-        tokens = service.ask("What is Jupiter?", tier="easy")["tokens"]
+        tokens = service.ask("How big is Jupiter?", tier="easy")["tokens"]
         assert 0 < tokens["evaluated"] < tokens["prompt"], tokens
 
     def test_stateless_questions_leave_no_thread_and_sessions_are_capped(self, ctx):
         service = RAGService.from_context(ctx, "smollm2-135m", max_sessions=2)
-        service.ask("What is Jupiter?", tier="easy")
+        service.ask("How big is Jupiter?", tier="easy")
         assert list(service.graph.checkpointer.storage) == []
         for session in ("a", "b", "c"):
-            service.ask("What is Jupiter?", session_id=session, tier="easy")
+            service.ask("How big is Jupiter?", session_id=session, tier="easy")
         assert service.history("a") == [] and len(service.history("c")) == 1  # "a" was least recently used
         with pytest.raises(ConfigurationError):
             RAGService.from_context(ctx, "smollm2-135m", max_sessions=0)

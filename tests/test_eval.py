@@ -87,6 +87,26 @@ class TestDatasets:
         assert [e.question for e in load("squad", "train", data_dir) if unnamed_person(e.question)] == [
             "Where did he begin teaching?", "When was he elected by Nixon?"]
 
+    def test_no_dev_question_is_described(self, data_dir):
+        """The README's figures stand with describe on: no SQuAD 2.0 dev question asks to describe a
+        thing a dev article is titled as (its corpus's titles), and no HotpotQA or NQ-open dev question
+        has the shape; the four SQuAD 2.0 train questions that would be are in the README."""
+        import json
+
+        from nodes.describe import described_subject, title_match
+
+        def described(split):
+            articles = json.loads((data_dir / "squad_v2" / f"{split}.json").read_text())["data"]
+            titles = {a["title"].replace("_", " ") for a in articles}
+            things = [(e.question, described_subject(e.question)) for e in load("squad", split, data_dir)]
+            return [q for q, thing in things if thing and any(title_match(thing, t) for t in titles)]
+
+        assert described("dev") == []
+        assert sorted(described("train")) == ["What is European Union Law?", "What is European Union law?",
+                                              "What is a ctenophora?", "What is packet switching?"]
+        for dataset in ("hotpotqa", "nq"):
+            assert [e.question for e in load(dataset, "dev", data_dir) if described_subject(e.question)] == []
+
     def test_hotpotqa_formats(self, data_dir):
         ircot = list(load("hotpotqa", "dev", data_dir))
         official = list(load("hotpotqa-official", "dev", data_dir))
@@ -768,6 +788,20 @@ class TestTargets:
         assert {r["issue"] for r in unchecked} == {19}
         alone = {"systems": {"cascade": self.summary()["systems"]["cascade"]}, "abstention": None}
         assert verdicts(alone, "squad", "cascade") == [] and markdown(alone, "squad", "cascade") == []
+
+
+class TestDescriptions:
+    """``eval.descriptions``: questions asking what a thing is, answered with describe on and off."""
+
+    def test_both_ways_side_by_side(self, ctx):
+        from eval.descriptions import compare, report
+
+        rows = compare(ctx, ["Who was Isaac Newton?", "What is Jupiter?"])
+        assert [(r["question"], r["way"]) for r in rows] == [
+            ("Who was Isaac Newton?", "describe"), ("Who was Isaac Newton?", "model"),
+            ("What is Jupiter?", "model"), ("What is Jupiter?", "describe")]
+        assert [r["described"] for r in rows] == ["Isaac Newton", None, None, "Jupiter"]
+        assert "describe: median " in report(rows) and "2 of 2 described" in report(rows)
 
 
 class TestFollowUps:

@@ -316,3 +316,25 @@ def test_a_question_about_someone_it_does_not_name_asks_who_in_every_front_door(
     api = TestClient(create_app(service, with_ui=False)).post("/ask", json={"question": "How old is she?"})
     assert api.status_code == 200 and api.json()["answer"].startswith("Who do you mean by “she”?")
     assert api.json()["answerability"]["pronoun"] == "she"
+
+
+def test_a_description_is_shown_as_its_passage_in_every_front_door(service):
+    """Found in session 60: "Who was Isaac Newton?" was answered with his name. The answer is now
+    the first passage of his article, cited once; the summary says it read one passage and what it
+    is, the terminal's cost line that no model was called, and a reload shows the same."""
+    from app.cli import format_answer
+    from app.service import cost_line
+    from app.ui import answer_text, result_messages, turn_messages
+
+    result = service.ask("Who was Isaac Newton?", session_id="described")
+    assert result["answer"].startswith("Sir Isaac Newton") and len(result["citations"]) == 1
+    assert result["supported"] and not result["abstained"] and result["closest"] == []
+    assert answer_text(result) == f"{result['answer']} [1]"
+    live = result_messages(result, show_trace=False)
+    assert " · read 1 passage · the first passage of “Isaac Newton”" in live[-1].metadata["title"]
+    assert cost_line(result).startswith(f"tier {result['tier']} · described by the first passage of “Isaac Newton” "
+                                        "(no model call) · ")
+    printed = format_answer(result)
+    assert "Sources:" in printed and "[1] Isaac Newton" in printed
+    kept = turn_messages(service.history("described")[-1])
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]

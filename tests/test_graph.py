@@ -97,7 +97,7 @@ class TestOutput:
 
     def test_streams_generator_tokens(self, ctx):
         tokens = [chunk.text for chunk, meta in graph.stream(
-            {"question": "Who was Marie Curie?"}, context=ctx, stream_mode="messages")
+            {"question": "When was Marie Curie born?"}, context=ctx, stream_mode="messages")
             if meta["langgraph_node"] == "generate" and chunk.text]
         assert len(tokens) >= 2
 
@@ -110,6 +110,40 @@ class TestOutput:
     def test_bad_question_raises(self, ctx):
         with pytest.raises(QuestionError):
             ask(ctx, "   ")
+
+
+class TestDescribe:
+    """Asked who or what a thing is, the answer is the first passage of its article, cited, with no model call."""
+
+    @pytest.mark.parametrize("question, title", [
+        ("Who was Isaac Newton?", "Isaac Newton"), ("What is photosynthesis?", "Photosynthesis"),
+        ("Tell me about the Eiffel Tower", "Eiffel Tower"), ("Who was Darwin?", "Charles Darwin"),
+    ])
+    def test_the_first_passage_of_the_article_titled_as_the_thing(self, ctx, index, question, title):
+        steps = visited(ctx, question)
+        assert steps[-2:] == ["describe", "finish_turn"] and "generate" not in steps
+        out = ask(ctx, question)
+        first = index.passage(index.document_passages(f"wiki/{title}")[0])
+        assert out["answer"] == first.text and first.id.endswith("#p0s0")
+        assert [(c["n"], c["passage_id"], c["text"]) for c in out["citations"]] == [(1, first.id, first.text)]
+        assert out["trace"]["described"]["title"] == title and out["trace"]["supported"] and not out["trace"]["abstained"]
+        assert out["trace"]["prompt_tokens_evaluated"] == out["trace"]["output_tokens"] == 0
+        assert -1.0 <= out["citations"][0]["score"] <= 1.0
+
+    def test_a_thing_no_title_names_goes_to_the_model(self, ctx):
+        steps = visited(ctx, "What is a black hole?")
+        assert "describe" in steps and "generate" in steps
+
+    def test_the_settings_can_leave_it_to_the_model(self, ctx):
+        from dataclasses import replace
+
+        steps = visited(replace(ctx, pipeline=replace(ctx.pipeline, describe=False)), "Who was Isaac Newton?")
+        assert "describe" not in steps and "generate" in steps
+
+    def test_documents_given_with_the_question_are_not_described_from_the_index(self, ctx):
+        out = graph.invoke({"question": "Who was Isaac Newton?", "documents": [
+            {"title": "Isaac Newton", "text": "Isaac Newton kept a cat called Spithead."}]}, context=ctx)
+        assert "described" not in out["trace"]
 
 
 class TestConversation:

@@ -111,6 +111,43 @@ class TestUnnamedPerson:
         assert named_in_reply("When was he born?", reply) is None
 
 
+class TestDescribedSubject:
+    """A question that only asks what a thing is: the model, asked for as few words as possible, gave
+    the name back ("Who was Napoleon?": "Napoleon Bonaparte"; "What is photosynthesis?": "Photosynthesis")."""
+
+    @pytest.mark.parametrize("question, thing", [
+        ("Who was Napoleon?", "Napoleon"), ("who is marie curie", "marie curie"), ("What is photosynthesis?", "photosynthesis"),
+        ("What is a black hole?", "a black hole"), ("Tell me about the Eiffel Tower.", "the Eiffel Tower"),
+        ("Describe Mount Everest", "Mount Everest"), ("What's the Moon?", "the Moon"), ("Who were the Beatles?", "the Beatles"),
+        ("explain photosynthesis", "photosynthesis"), ("What do you know about Jupiter?", "Jupiter"),
+    ])
+    def test_found(self, question, thing):
+        from nodes.describe import described_subject
+
+        assert described_subject(question) == thing
+
+    @pytest.mark.parametrize("question", [
+        "Who is the president?", "Who was Kublai Khan's grandfather?", "What is the capital of France?",
+        "What is the largest planet?", "What was the Aristocrat record label renamed?", "Who was the first emperor?",
+        "What is it made of?", "Explain how a rainbow forms", "When was Napoleon born?", "Who painted the Mona Lisa?",
+        "What is the name of the ship?", "Who was Napoleon " + "Bonaparte " * 10, "",
+    ])
+    def test_not_found(self, question):
+        from nodes.describe import described_subject
+
+        assert described_subject(question) is None
+
+    @pytest.mark.parametrize("thing, title, match", [
+        ("Napoleon", "Napoleon", 2), ("the Eiffel Tower", "Eiffel Tower", 2), ("mercury", "Mercury (planet)", 2),
+        ("Einstein", "Albert Einstein", 1), ("Napoleon", "Napoleon III", 0), ("Curie", "Curie", 2),
+        ("Marie Curie", "Pierre Curie", 0), ("a black hole", "Black hole", 2), ("Tower", "Eiffel Tower", 1),
+    ])
+    def test_title_match(self, thing, title, match):
+        from nodes.describe import title_match
+
+        assert title_match(thing, title) == match
+
+
 class TestCondenseQuestion:
     def test_a_name_given_when_asked_who_is_meant_is_read_into_that_question_without_the_model(self, runtime):
         asked = {"question": "When was he born?", "standalone_question": "When was he born?",

@@ -1,7 +1,8 @@
 import pytest
 
 from pipeline.configuration import BASELINE, DEFAULT_TIERS, THESIS_TIERS
-from graph.routing import after_classify, after_grade, after_grade_answer, after_rerank, after_start, refers_back
+from graph.routing import (after_classify, after_description, after_grade, after_grade_answer, after_rerank, after_start,
+                           refers_back)
 
 
 def state(budget, low=False, corrections=0, max_corrections=1):
@@ -36,6 +37,14 @@ class TestAfterGrade:
 
 def test_after_rerank():
     assert after_rerank(state(DEFAULT_TIERS["medium"])) == "compress"  # a token budget
+    describing = {**state(DEFAULT_TIERS["easy"]), "question": "Who was Napoleon?"}
+    describing["settings"]["describe"] = True
+    assert after_rerank(describing) == "describe"
+    assert after_rerank({**describing, "question": "When was Napoleon born?"}) == "compress"
+    assert after_rerank({**describing, "documents": [{"title": "t", "text": "x"}]}) == "compress"
+    assert after_rerank({**describing, "settings": {**describing["settings"], "describe": False}}) == "compress"
+    assert after_description({**describing, "described": True}) == "finish_turn"
+    assert after_description({**describing, "described": False}) == "compress"
     assert after_rerank(state(DEFAULT_TIERS["hard"])) == "generate"  # all five passages, as the baseline
     assert after_rerank(state(THESIS_TIERS["medium"])) == "compress"  # a character budget
     assert after_rerank(state(BASELINE)) == "generate"

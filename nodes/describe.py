@@ -1,0 +1,139 @@
+"""describe: answer "Who was Napoleon?" with the first passage of the article about Napoleon.
+
+The answer prompt asks the model for as few words as possible (a name, a date, a short phrase), which
+is what a factoid question wants and the benchmarks score; asked who or what something is, the model
+then gives the name back ("Who was Napoleon?": "Napoleon Bonaparte"; "What is photosynthesis?":
+"Photosynthesis", 65% likely right, in session 60). A question that only asks what a thing is ("Who was
+Napoleon?", "What is photosynthesis?", "Tell me about Marie Curie", "Describe the Eiffel Tower":
+:func:`described_subject`) is answered, when the reranked passages include one of a document titled
+as the thing (:func:`title_match`), by that document's first passage, as it is written and cited: the
+definition an encyclopaedia's article opens with. No model call: the answer costs the retrieval.
+Where no passage's title names the thing, the question goes on to the model as any other.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import numpy as np
+from langgraph.runtime import Runtime
+
+from nodes.base import context_of, finished_turn, timed, traced_passages, unscored_check
+from pipeline.context import RAGContext
+from pipeline.state import Citation, PassageHit, State
+
+_ARTICLE = r"(?:the|a|an)"
+DESCRIBE = (
+    ("who", re.compile(r"^\W*(?:who(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 5),
+    ("what", re.compile(r"^\W*(?:what(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 4),
+    ("tell", re.compile(r"^\W*(?:(?:please\s+)?(?:tell\s+me\s+about|describe|explain|what\s+do\s+you\s+know\s+about|"
+                        r"give\s+me\s+an\s+overview\s+of)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 6),
+)
+"""How a question that only asks what a thing is reads, and the most words its thing may have."""
+
+NOT_A_THING = frozenset("""of in for to on at by with from than that which who whom whose what when where why how
+    is was are were do does did has have had can could will would should may might
+    he she his her they them their it its this these those there i you we me my our your
+    first last most least best worst only main
+    name names capital population date year years number size length height age cost price purpose reason
+    difference meaning origin role function type kind called known located used made not
+    and or another other currently now today""".split())
+"""Words a thing described does not have: a relation ("the capital", "the name"), a superlative or
+order ("the first president"), a clause ("what is it made of", "who is the president of France"), a
+pronoun; or more than one thing ("What are fan-tan and faro?"). With them the question asks a fact of the
+thing, which the model answers."""
+
+_WORD = re.compile(r"[\w.’'-]+")
+
+
+def described_subject(question: str) -> str | None:
+    """The thing a question only asks to be described ("Who was Napoleon?" gives "Napoleon", "What is
+    a black hole?" "a black hole", "Tell me about Marie Curie" "Marie Curie"), or ``None``: a question
+    that asks a fact of it (:data:`NOT_A_THING`), a possessive ("Who was Kublai Khan's grandfather?"),
+    a participle ("What was the label renamed?"), more words than a thing's name has, or, asking
+    "Who is the ...", a description of a role and not a name ("Who is the president?")."""
+    for kind, pattern, most in DESCRIBE:
+        found = pattern.match(question)
+        if found is None:
+            continue
+        thing = " ".join(found["thing"].split())
+        words = _WORD.findall(thing)
+        body = words[1:] if words and re.fullmatch(_ARTICLE, words[0], re.IGNORECASE) else words
+        if (not body or len(body) > most or len(thing) > 80 or re.search(r"[,:;]", thing)
+                or any(w.lower().strip(".") in NOT_A_THING or re.search(r"['’]s?$", w) for w in words)
+                or any(w.islower() and len(w) > 4 and w.endswith("ed") for w in body)
+                or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
+            return None
+        if kind == "who" and body is not words and not all(w[:1].isupper() for w in body):
+            return None
+        return thing
+    return None
+
+
+def _plain(text: str) -> str:
+    text = re.sub(r"\s*\([^()]*\)\s*$", "", text.replace("_", " "))  # a disambiguation: "Mercury (planet)"
+    text = " ".join(_WORD.findall(text.casefold()))
+    return re.sub(rf"^{_ARTICLE}\s+", "", text)
+
+
+def title_match(thing: str, title: str) -> int:
+    """2 when ``title`` names ``thing`` (up to case, an article and a disambiguation: "the Eiffel Tower"
+    and "Eiffel Tower", "Mercury" and "Mercury (planet)"), 1 when ``thing`` is one word that ends the
+    title (a surname: "Einstein" and "Albert Einstein"), else 0."""
+    asked, named = _plain(thing), _plain(title)
+    if not asked or not named:
+        return 0
+    if asked == named:
+        return 2
+    return 1 if " " not in asked and named.endswith(f" {asked}") else 0
+
+
+def described_by(thing: str, passages: Sequence[PassageHit]) -> PassageHit | None:
+    """The first of ``passages`` whose title names ``thing``; failing one, the first whose title ends
+    with it (a surname); ``None`` when no title does."""
+    best = max(((title_match(thing, p["title"]), -i) for i, p in enumerate(passages)), default=(0, 0))
+    return passages[-best[1]] if best[0] else None
+
+
+@timed("describe")
+def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    ctx = context_of(runtime)
+    question = state.get("standalone_question") or state["question"]
+    thing = described_subject(question)
+    passages = state.get("passages") or []
+    hit = described_by(thing, passages) if thing else None
+    if hit is None or hit["id"] not in ctx.index:
+        return {"described": False}
+    first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(hit["id"])))[0])
+    retrieved = next((p for p in passages if p["id"] == first.id), None)
+    if retrieved is not None:
+        score = float(retrieved["score"])
+    else:  # the first passage was not among those retrieved: its cosine with the question, as retrieval scores
+        vector = ctx.embedder.embed_documents([first.embedding_text])[0]
+        score = float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
+    citation: Citation = {"n": 1, "passage_id": first.id, "title": first.title, "text": first.text, "score": score,
+                          "metadata": dict(first.metadata)}
+    match = "title" if title_match(thing or "", hit["title"]) == 2 else "surname"
+    trace: dict[str, Any] = {
+        "described": {"thing": thing, "title": first.title, "passage_id": first.id, "match": match},
+        "k": state["settings"]["budget"]["k"], "corrected": state.get("corrections", 0) > 0,
+        "passages": traced_passages(passages),
+        "supported": True, "abstained": False, "citation_source": "described",
+        "answerability": unscored_check(ctx, state.get("overrides"), "answer", "unchecked",
+                                        "a description: the first passage of the document titled as the thing asked "
+                                        "about, given as it is written"),
+        "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0,
+        "context": f"[1] {first.title}: {first.text}" if first.title else f"[1] {first.text}",
+    }
+    standalone = state.get("standalone_question") or state["question"]
+    return {
+        "described": True,
+        "answer": first.text,
+        "citations": [citation],
+        "overrides": {},
+        "documents": [],
+        "turns": [finished_turn(state["question"], standalone, first.text, [citation],
+                                {**(state.get("trace") or {}), **trace}, passages_read=1)],
+        "trace": trace,
+    }
