@@ -145,6 +145,12 @@ class TestAsk:
         assert _pipeline(build_parser().parse_args(["serve"])).ask_who is True
         assert _pipeline(build_parser().parse_args(["chat", "--no-ask-who"])).ask_who is False
 
+    def test_describing_can_be_turned_off(self):
+        from app.cli import _pipeline, build_parser
+
+        assert _pipeline(build_parser().parse_args(["ask", "Who was Napoleon?"])).describe is True
+        assert _pipeline(build_parser().parse_args(["ask", "Who was Napoleon?", "--no-describe"])).describe is False
+
 
 class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):
