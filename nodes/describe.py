@@ -77,14 +77,23 @@ def _plain(text: str) -> str:
     return re.sub(rf"^{_ARTICLE}\s+", "", text)
 
 
+def singulars(words: str) -> list[str]:
+    """``words`` with its last word read as a plural, each way English makes one ("volcanoes":
+    "volcano", "volcanoe"; "cities": "city"); none for a word that does not end in "s"."""
+    if not words.endswith("s") or words.endswith("ss"):
+        return []
+    stem = words[:-1]
+    return [stem, *([words[:-2]] if words.endswith("es") else []), *([words[:-3] + "y"] if words.endswith("ies") else [])]
+
+
 def title_match(thing: str, title: str) -> int:
-    """2 when ``title`` names ``thing`` (up to case, an article and a disambiguation: "the Eiffel Tower"
-    and "Eiffel Tower", "Mercury" and "Mercury (planet)"), 1 when ``thing`` is one word that ends the
-    title (a surname: "Einstein" and "Albert Einstein"), else 0."""
+    """2 when ``title`` names ``thing`` (up to case, an article, a disambiguation and a plural: "the
+    Eiffel Tower" and "Eiffel Tower", "Mercury" and "Mercury (planet)", "volcanoes" and "Volcano"), 1
+    when ``thing`` is one word that ends the title (a surname: "Einstein" and "Albert Einstein"), else 0."""
     asked, named = _plain(thing), _plain(title)
     if not asked or not named:
         return 0
-    if asked == named:
+    if asked == named or named in singulars(asked):
         return 2
     return 1 if " " not in asked and named.endswith(f" {asked}") else 0
 

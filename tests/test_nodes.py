@@ -141,6 +141,8 @@ class TestDescribedSubject:
         ("Napoleon", "Napoleon", 2), ("the Eiffel Tower", "Eiffel Tower", 2), ("mercury", "Mercury (planet)", 2),
         ("Einstein", "Albert Einstein", 1), ("Napoleon", "Napoleon III", 0), ("Curie", "Curie", 2),
         ("Marie Curie", "Pierre Curie", 0), ("a black hole", "Black hole", 2), ("Tower", "Eiffel Tower", 1),
+        ("volcanoes", "Volcano", 2), ("black holes", "Black hole", 2), ("cities", "City", 2), ("the Beatles", "The Beatles", 2),
+        ("glasses", "Glass", 2), ("volcanoes", "Volcanoes National Park", 0), ("Curies", "Marie Curie", 0),
     ])
     def test_title_match(self, thing, title, match):
         from nodes.describe import title_match
