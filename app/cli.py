@@ -104,8 +104,8 @@ def _resources(args: argparse.Namespace, **extra: Any):
 
 def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
-                                "max_escalations": args.max_escalations, "stop_early": args.stop_early, "ask_who": args.ask_who,
-                                "describe": args.describe,
+                                "max_escalations": args.max_escalations, "stop_early": args.stop_early,
+                                "ask_who": args.ask_who, "describe": args.describe,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,

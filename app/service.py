@@ -291,11 +291,9 @@ def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
+    seconds = f"{result['timing_ms']['total'] / 1000:.1f} s"
     if asks_who(result):
-        return f"asked whom the question means: nothing read or generated · {result['timing_ms']['total'] / 1000:.1f} s"
-    if result.get("described"):
-        return (f"tier {result['tier']} · described by the first passage of “{result['described']['title']}” "
-                f"(no model call) · {result['timing_ms']['total'] / 1000:.1f} s")
+        return f"asked whom the question means: nothing read or generated · {seconds}"
     tier = f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else "")
     reading = result.get("question_type")
     if reading:  # where the cascade started, and why
@@ -304,12 +302,14 @@ def cost_line(result: dict[str, Any]) -> str:
     escalations = result.get("escalations") or 0
     if escalations:
         tier += f" → {result['final_tier']} ({escalations} escalation{'s' if escalations > 1 else ''})"
-    prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
-    cost = f"{prompt} prompt + {tokens['output']} output tokens"
-    if tokens.get("evaluated") is not None:
-        cost += f" ({tokens['evaluated']} prompt tokens evaluated)"
-    parts = [tier, f"correction {'fired' if result['corrected'] else 'not needed'}", cost,
-             f"{result['timing_ms']['total'] / 1000:.1f} s"]
+    if result.get("described"):  # no prompt: the answer is the passage
+        parts = [tier, f"described by the first passage of “{result['described']['title']}” (no model call)", seconds]
+    else:
+        prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
+        cost = f"{prompt} prompt + {tokens['output']} output tokens"
+        if tokens.get("evaluated") is not None:
+            cost += f" ({tokens['evaluated']} prompt tokens evaluated)"
+        parts = [tier, f"correction {'fired' if result['corrected'] else 'not needed'}", cost, seconds]
     if result.get("energy"):
         parts.append(f"{result['energy']['joules']:.1f} J ({result['energy']['method']})")
     if result.get("cache"):

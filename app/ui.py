@@ -25,8 +25,7 @@ import gradio as gr
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
 from app.service import (FIGURES, Cancelled, RAGService, abstention_note, apart, asks_who, closest_passages,
-                         passages_read,
-                         read_as, unsupported_note)
+                         passages_read, read_as, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.storage import atomic_write_text

@@ -74,7 +74,7 @@ def after_rerank(state: State) -> Literal["describe", "compress", "generate"]:
     """A question that only asks what a thing is goes to describe first (when the settings say so and
     the passages are the knowledge base's, not documents given with it); any other to its budget's next step."""
     settings: Mapping[str, Any] = state.get("settings") or {}
-    if (settings.get("describe") and not state.get("documents") and not state.get("steps")
+    if (settings.get("describe") and not state.get("documents")
             and described_subject(state.get("standalone_question") or state["question"])):
         return "describe"
     return _to_the_answer(state)

@@ -112,7 +112,7 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     thing = described_subject(question)
     passages = state.get("passages") or []
     hit = described_by(thing, passages) if thing else None
-    if hit is None or hit["id"] not in ctx.index:
+    if thing is None or hit is None or hit["id"] not in ctx.index:
         return {"described": False}
     first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(hit["id"])))[0])
     retrieved = next((p for p in passages if p["id"] == first.id), None)
@@ -123,7 +123,7 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         score = float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
     citation: Citation = {"n": 1, "passage_id": first.id, "title": first.title, "text": first.text, "score": score,
                           "metadata": dict(first.metadata)}
-    match = "title" if title_match(thing or "", hit["title"]) == 2 else "surname"
+    match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
     trace: dict[str, Any] = {
         "described": {"thing": thing, "title": first.title, "passage_id": first.id, "match": match},
         "k": state["settings"]["budget"]["k"], "corrected": state.get("corrections", 0) > 0,
@@ -135,14 +135,13 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0,
         "context": f"[1] {first.title}: {first.text}" if first.title else f"[1] {first.text}",
     }
-    standalone = state.get("standalone_question") or state["question"]
     return {
         "described": True,
         "answer": first.text,
         "citations": [citation],
         "overrides": {},
         "documents": [],
-        "turns": [finished_turn(state["question"], standalone, first.text, [citation],
+        "turns": [finished_turn(state["question"], question, first.text, [citation],
                                 {**(state.get("trace") or {}), **trace}, passages_read=1)],
         "trace": trace,
     }
