@@ -100,9 +100,10 @@ class ClosestPassage(BaseModel):
 class AnswerabilityCheck(BaseModel):
     decision: str = Field(description="answer, or abstain")
     by: str = Field(description="score (the answerability model), model (the generator itself abstained), "
-                                "unchecked (no model loaded, or a closed-book answer) or question (a first question "
-                                "on a person it does not name: the answer asks whom it means, and a reply with a name "
-                                "is answered as the question asked of it)")
+                                "unchecked (no model loaded, or a closed-book answer) or question (answered without "
+                                "reading: a first question on a person it does not name is asked whom it means, and a "
+                                "reply with a name is answered as the question asked of it; a greeting, thanks or a "
+                                "farewell is answered in kind)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
     multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
@@ -118,6 +119,8 @@ class AnswerabilityCheck(BaseModel):
     withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
     pronoun: Optional[str] = Field(None, description="by question: the pronoun whose person the question does not "
                                                      "name (he, she, his, her)")
+    reply: Optional[str] = Field(None, description="by question: who (the answer asks whom the question means), or "
+                                                   "greeting, thanks, farewell (answered in kind)")
 
 
 class Described(BaseModel):

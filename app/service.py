@@ -139,7 +139,7 @@ def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
             "score": None if score is None else round(score, API_DECIMALS),
             "threshold": round(check["threshold"], API_DECIMALS), "multi_hop": check.get("multi_hop"),
             "knob": None if knob is None else round(knob, API_DECIMALS), "fit_on": check.get("fit_on"),
-            "withheld_answer": check.get("withheld_answer"), "pronoun": check.get("pronoun")}
+            "withheld_answer": check.get("withheld_answer"), "pronoun": check.get("pronoun"), "reply": check.get("reply")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -219,10 +219,14 @@ def read_as(question: str, standalone: str | None) -> str | None:
     return standalone
 
 
-def asks_who(result: Mapping[str, Any]) -> bool:
-    """Whether the answer asked whom the question meant (:mod:`nodes.ask_who`): it read and generated
-    nothing, and its words are all it has to say."""
-    return (result.get("answerability") or {}).get("by") == "question"
+def answered_without_reading(result: Mapping[str, Any]) -> str | None:
+    """What the answer did instead of reading, when it read and generated nothing and its words are all
+    it has to say: "asked whom the question means" (:mod:`nodes.ask_who`), or "answered in kind" to a
+    greeting, thanks or a farewell (:mod:`nodes.small_talk`); ``None`` for any other answer."""
+    check = result.get("answerability") or {}
+    if check.get("by") != "question":
+        return None
+    return "asked whom the question means" if check.get("reply", "who") == "who" else "answered in kind"
 
 
 def abstention_note(result: dict[str, Any]) -> str | None:
@@ -230,7 +234,7 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     knowledge base does not seem to hold it and, when the check withheld the model's answer, that
     answer with how likely it was to be right."""
     check = result.get("answerability") or {}
-    if not result.get("abstained") or asks_who(result):
+    if not result.get("abstained") or answered_without_reading(result):
         return None
     note = "The knowledge base does not seem to hold the answer."
     if check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
@@ -292,8 +296,8 @@ def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
     seconds = f"{result['timing_ms']['total'] / 1000:.1f} s"
-    if asks_who(result):
-        return f"asked whom the question means: nothing read or generated · {seconds}"
+    if (instead := answered_without_reading(result)) is not None:
+        return f"{instead}: nothing read or generated · {seconds}"
     tier = f"tier {result['tier']}" + (f" (router {router['confidence']:.0%})" if router else "")
     reading = result.get("question_type")
     if reading:  # where the cascade started, and why

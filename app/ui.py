@@ -24,8 +24,8 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import (FIGURES, Cancelled, RAGService, abstention_note, apart, asks_who, closest_passages,
-                         passages_read, read_as, unsupported_note)
+from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart,
+                         closest_passages, passages_read, read_as, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.storage import atomic_write_text
@@ -215,8 +215,8 @@ def summary_line(result: dict[str, Any]) -> str:
     parts = [f"read {read}"]
     if result.get("cache"):  # nothing was read or generated: the answer was given before
         parts = [f"answered before (to “{result['cache']['cached_question']}”)"]
-    elif asks_who(result):
-        parts = ["read nothing: asked whom the question means"]
+    elif (instead := answered_without_reading(result)) is not None:
+        parts = [f"read nothing: {instead}"]
     elif items is None:  # a turn kept before session 32 does not say
         parts = []
     if "timing_ms" in result:  # an answer shown again after a reload has no time of its own
@@ -289,8 +289,8 @@ def bullets(rows: list[tuple[str, str]]) -> str:
 
 def tier_row(result: dict[str, Any]) -> tuple[str, str]:
     """The tier an answer started at, and where the cascade stopped if it read more."""
-    if asks_who(result):
-        return "tier", "none: asked whom the question means"
+    if (instead := answered_without_reading(result)) is not None:
+        return "tier", f"none: {instead}"
     return "tier", result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
 
 

@@ -2,6 +2,7 @@
 
     START -> start_turn --(earlier turns and the question refers back)--> condense_question -> lookup_cache
     start_turn --(a first question on a person it does not name: "When was he born?")--> ask_who -> finish_turn
+    start_turn --(a greeting, thanks or a farewell)--> small_talk -> finish_turn
     start_turn --(otherwise)--> lookup_cache --(answered from the query cache)--> finish_turn
     lookup_cache --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
     classify_tier --(k = 0: closed book)--> generate
@@ -38,6 +39,7 @@ from nodes import (
     lookup_cache,
     rerank,
     retrieve,
+    small_talk,
     start_turn,
 )
 
@@ -47,6 +49,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("start_turn", start_turn)
     builder.add_node("condense_question", condense_question)
     builder.add_node("ask_who", ask_who)
+    builder.add_node("small_talk", small_talk)
     builder.add_node("lookup_cache", lookup_cache)
     builder.add_node("classify_tier", classify_tier)
     builder.add_node("retrieve", retrieve)
@@ -60,8 +63,9 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("finish_turn", finish_turn)
 
     builder.add_edge(START, "start_turn")
-    builder.add_conditional_edges("start_turn", after_start, ["condense_question", "ask_who", "lookup_cache"])
+    builder.add_conditional_edges("start_turn", after_start, ["small_talk", "condense_question", "ask_who", "lookup_cache"])
     builder.add_edge("ask_who", "finish_turn")
+    builder.add_edge("small_talk", "finish_turn")
     builder.add_edge("condense_question", "lookup_cache")
     builder.add_conditional_edges("lookup_cache", after_cache, ["finish_turn", "classify_tier"])
     builder.add_conditional_edges("classify_tier", after_classify, ["retrieve", "generate"])

@@ -13,12 +13,14 @@ from nodes.grade_confidence import grade_confidence
 from nodes.lookup_cache import lookup_cache
 from nodes.rerank import rerank
 from nodes.retrieve import retrieve
+from nodes.small_talk import small_talk
 from nodes.start_turn import start_turn
 
 __all__ = [
     "start_turn",
     "condense_question",
     "ask_who",
+    "small_talk",
     "lookup_cache",
     "classify_tier",
     "retrieve",

@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.base import context_of, finished_turn, timed, unscored_check
+from nodes.base import context_of, direct_reply, timed
 from nodes.condense_question import UNNAMED_PERSON
 from pipeline.context import RAGContext
 from pipeline.state import State
@@ -37,17 +37,6 @@ def who_is_meant(question: str, pronoun: str) -> str:
 @timed("ask_who")
 def ask_who(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     question, pronoun = state["question"], state.get("unnamed") or ""
-    check = unscored_check(context_of(runtime), state.get("overrides"), "abstain", "question",
-                           f"the question does not say whom “{pronoun}” means, and nothing before it does",
-                           pronoun=pronoun)
-    answer = who_is_meant(question, pronoun)
-    trace: dict[str, Any] = {"abstained": True, "supported": False, "answerability": check, "passages": [],
-                             "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0}
-    return {
-        "answer": answer,
-        "citations": [],
-        "overrides": {},
-        "documents": [],
-        "turns": [finished_turn(question, question, answer, [], trace, passages_read=0)],
-        "trace": trace,
-    }
+    return direct_reply(context_of(runtime), state, who_is_meant(question, pronoun),
+                        f"the question does not say whom “{pronoun}” means, and nothing before it does",
+                        pronoun=pronoun, reply="who")

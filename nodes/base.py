@@ -99,3 +99,16 @@ def traced_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
     return [{"id": p["id"], "title": p["title"], "text": p["text"], "score": p["score"],
              "rerank_score": p.get("rerank_score"), "source": source_of(p.get("metadata") or {}, p["id"])}
             for p in passages]
+
+
+def direct_reply(ctx: RAGContext, state: Mapping[str, Any], answer: str, reason: str, **check: Any) -> dict[str, Any]:
+    """The update of a node that answers without reading (:mod:`nodes.ask_who`, :mod:`nodes.small_talk`):
+    ``answer`` is given as no answer, decided by the question (``answerability.by == "question"``, with
+    ``check``'s fields: the ``reply`` kind, say), with nothing read or generated; the turn keeps it."""
+    trace: dict[str, Any] = {
+        "abstained": True, "supported": False, "passages": [],
+        "answerability": unscored_check(ctx, state.get("overrides"), "abstain", "question", reason, **check),
+        "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0}
+    question = state["question"]
+    return {"answer": answer, "citations": [], "overrides": {}, "documents": [],
+            "turns": [finished_turn(question, question, answer, [], trace, passages_read=0)], "trace": trace}

@@ -355,9 +355,20 @@ def named_in_reply(asked: str, reply: str) -> str | None:
     return asked[: found.start("pronoun")] + named + asked[found.end("pronoun"):]
 
 
+def answered_without_reading(turn: Turn) -> bool:
+    """Whether ``turn`` was answered without reading (:mod:`nodes.ask_who`, :mod:`nodes.small_talk`)."""
+    return (turn.get("answerability") or {}).get("by") == "question"
+
+
 def asked_who(turn: Turn) -> bool:
     """Whether ``turn``'s answer asked who its question meant (:mod:`nodes.ask_who`)."""
-    return (turn.get("answerability") or {}).get("by") == "question"
+    return answered_without_reading(turn) and (turn.get("answerability") or {}).get("reply", "who") == "who"
+
+
+def topical(turns: Sequence[Turn]) -> list[Turn]:
+    """The turns a follow-up may refer back to: not those answered without reading ("hello", "thanks",
+    a question asked back), which name nothing the next question could mean."""
+    return [turn for turn in turns if not answered_without_reading(turn)]
 
 
 def _same(a: str, b: str) -> bool:
@@ -372,7 +383,7 @@ def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, A
     if turns and asked_who(turns[-1]) and (named := named_in_reply(turns[-1]["question"], question)):
         return {"standalone_question": named,
                 "trace": {"rewrite": {"original": question, "standalone": named, "method": "named", "history_turns": 1}}}
-    history = shown_turns(turns, question)
+    history = shown_turns(topical(turns), question)
     reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, MAX_TOKENS))
     previous, anchor = (history[-1]["standalone_question"], joined_to(history[-1])) if history else ("", "")
     standalone, method = rewrite_or_fallback(reply.text, question, previous, anchor)

@@ -286,7 +286,8 @@ class AnswerabilityTrace(TypedDict):
 
     decision: str  # "answer" or "abstain"
     # "model" (the model itself abstained), "score" (the answerability score decided), "unchecked", or
-    # "question" (it names no one its "he" could mean, and the answer asks who: nodes.ask_who)
+    # "question" (answered without reading: it names no one its "he" could mean, and the answer asks who,
+    # nodes.ask_who; or it is small talk, answered in kind, nodes.small_talk)
     by: str
     score: float | None  # the probability that the answer is right; None when unchecked
     threshold: float  # abstain below this score (the knob, carried through a fitted pair: multi-hop, Wikipedia)
@@ -300,7 +301,8 @@ class AnswerabilityTrace(TypedDict):
     self_check_ms: NotRequired[float]  # the self-check call, when the model uses it
     sufficiency_ms: NotRequired[float]  # the sufficiency scorer's pass, when the model uses it
     reason: NotRequired[str]  # why it was unchecked, or why the question was asked back
-    pronoun: NotRequired[str]  # by "question": the pronoun whose person the question does not name
+    pronoun: NotRequired[str]  # reply "who": the pronoun whose person the question does not name
+    reply: NotRequired[str]  # by "question": "who" (ask_who), or "greeting", "thanks", "farewell" (small_talk)
 
 
 class TracePassage(TypedDict):
@@ -394,6 +396,7 @@ class OutputState(TypedDict):
 class State(InputState, total=False):
     standalone_question: str  # the question rewritten without references to earlier turns
     unnamed: str | None  # a first question's pronoun for a person it does not name ("he"), which ask_who asks about
+    small_talk: str | None  # greeting, thanks or farewell: a message small_talk answers in kind
     described: bool  # the answer is the first passage of the document about what the question asked (describe)
     turns: Annotated[list[Turn], operator.add]
     settings: Settings

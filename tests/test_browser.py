@@ -168,16 +168,22 @@ def test_follow_up_is_rewritten(page):
     assert "follow-up read as" in wait_answered(page, count=2)
 
 
-def test_a_first_question_about_someone_unnamed_is_asked_back_and_a_name_answers_it(page, server):
+def test_small_talk_and_a_first_question_about_someone_unnamed_are_answered_without_reading(page, server):
     """Found trying the chat (session 60): "When was he born?" on a new page was answered "975", 49%
     likely right, from whatever birth date retrieval found. The chat now asks whom "he" means, reading
-    nothing, and the name given in reply is read into the question; the box takes questions throughout."""
-    ask(page, "When was he born?")
+    nothing, and the name given in reply is read into the question; the box takes questions throughout.
+    And "hello", which was answered "The knowledge base does not seem to hold the answer" with three
+    passages found for it, is answered in kind (and names no one "he" could be)."""
+    ask(page, "hello")
     text = wait_answered(page)
+    assert "Hello! Ask me a question" in text and "read nothing: answered in kind" in text
+    assert "does not seem to hold" not in text and "closest:" not in text
+    ask(page, "When was he born?")
+    text = wait_answered(page, count=2)
     assert "Who do you mean by “he”?" in text and "read nothing: asked whom the question means" in text
     assert "does not seem to hold" not in text and "closest:" not in text
     ask(page, "Isaac Newton")
-    assert "follow-up read as: When was Isaac Newton born?" in wait_answered(page, count=2)
+    assert "follow-up read as: When was Isaac Newton born?" in wait_answered(page, count=3)
     page.screenshot(path=str(server[1] / "asked-who.png"), full_page=True)
 
 

@@ -340,3 +340,22 @@ def test_a_description_is_shown_as_its_passage_in_every_front_door(service):
     assert "Sources:" in printed and "[1] Isaac Newton" in printed
     kept = turn_messages(service.history("described")[-1])
     assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+
+
+def test_small_talk_is_answered_in_kind_in_every_front_door(service):
+    """Found in session 60: "hello" was answered "The knowledge base does not seem to hold the answer",
+    with the three passages it had found closest to "hello". Each front door now shows the reply as it
+    is, with no note and no passages, and says nothing was read."""
+    from app.cli import format_answer
+    from app.service import abstention_note, cost_line
+    from app.ui import answer_text, figures, result_messages
+
+    result = service.ask("hello", session_id="small-talk")
+    assert result["answer"].startswith("Hello!") and result["closest"] == [] and result["citations"] == []
+    assert result["answerability"]["reply"] == "greeting" and abstention_note(result) is None
+    assert answer_text(result) == result["answer"]
+    assert result_messages(result, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: answered in kind")
+    assert "- tier: none: answered in kind" in figures(result)
+    assert cost_line(result).startswith("answered in kind: nothing read or generated · ")
+    assert "does not seem to hold" not in format_answer(result) and "Closest" not in format_answer(result)
+    assert service.ask("thanks!", session_id="small-talk")["answer"] == "You're welcome."

@@ -186,6 +186,22 @@ class TestConversation:
         assert named["trace"]["passages"]  # answered from the knowledge base
         assert [t["question"] for t in chat_graph.get_state(config).values["turns"]] == ["When was he born?", "Isaac Newton"]
 
+    def test_a_greeting_thanks_and_farewell_are_answered_in_kind_and_do_not_count_as_conversation(self, chat_graph, ctx):
+        config = {"configurable": {"thread_id": "talk"}}
+        steps = []
+        for update in chat_graph.stream({"question": "hello"}, config, context=ctx, stream_mode="updates"):
+            steps.extend(update)
+        assert steps == ["start_turn", "small_talk", "finish_turn"]  # no retrieval, no model call
+        hello = chat_graph.get_state(config).values
+        assert hello["answer"].startswith("Hello!") and hello["citations"] == [] and hello["trace"]["passages"] == []
+        assert hello["trace"]["answerability"]["reply"] == "greeting"
+        asked = chat_graph.invoke({"question": "When was he born?"}, config, context=ctx)
+        assert asked["answer"].startswith("Who do you mean by “he”?")  # "hello" named no one
+        chat_graph.invoke({"question": "Isaac Newton"}, config, context=ctx)
+        assert chat_graph.invoke({"question": "Thank you!"}, config, context=ctx)["answer"] == "You're welcome."
+        follow = chat_graph.invoke({"question": "Where was he born?"}, config, context=ctx)
+        assert follow["trace"]["rewrite"]["history_turns"] == 1  # the turn that named Newton; not the thanks
+
     def test_threads_are_isolated(self, chat_graph, ctx):
         chat_graph.invoke({"question": "Who was Isaac Newton?"}, {"configurable": {"thread_id": "x"}}, context=ctx)
         other = chat_graph.invoke({"question": "When was he born?"}, {"configurable": {"thread_id": "y"}}, context=ctx)

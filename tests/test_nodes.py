@@ -111,6 +111,43 @@ class TestUnnamedPerson:
         assert named_in_reply("When was he born?", reply) is None
 
 
+class TestSmallTalk:
+    """A greeting, thanks or a farewell: it was retrieved for and answered "The knowledge base does not
+    seem to hold the answer", with three passages it had found for "hello"."""
+
+    @pytest.mark.parametrize("message, kind", [
+        ("hello", "greeting"), ("Hi!", "greeting"), ("hey there", "greeting"), ("Good morning :)", "greeting"),
+        ("thanks!", "thanks"), ("Thank you very much.", "thanks"), ("ok, thanks", "thanks"), ("thx", "thanks"),
+        ("bye", "farewell"), ("Goodbye!", "farewell"), ("see you", "farewell"),
+    ])
+    def test_found(self, message, kind):
+        from nodes.small_talk import small_talk_kind
+
+        assert small_talk_kind(message) == kind
+
+    @pytest.mark.parametrize("message", ["Hello, who wrote Hamlet?", "hello world program", "Thanks to whom did Rome fall?",
+                                         "Who said goodbye to all that?", "hi-hat", "Hilo", ""])
+    def test_not_found(self, message):
+        from nodes.small_talk import small_talk_kind
+
+        assert small_talk_kind(message) is None
+
+    def test_start_turn_marks_it_unless_documents_come_with_it(self, runtime):
+        assert run(start_turn, {"question": "thanks!"}, runtime)["small_talk"] == "thanks"
+        given = {"question": "thanks!", "documents": [{"title": "T", "text": "thanks! is a film."}]}
+        assert run(start_turn, given, runtime)["small_talk"] is None
+
+    def test_a_turn_answered_without_reading_says_nothing_of_the_topic(self, runtime):
+        """After "hello", "When was he born?" still names no one: it is asked whom it means."""
+        from nodes.condense_question import topical
+
+        hello = {"question": "hello", "standalone_question": "hello", "answer": "Hello!",
+                 "answerability": {"decision": "abstain", "by": "question", "reply": "greeting"}}
+        newton = {"question": "Who was Isaac Newton?", "standalone_question": "Who was Isaac Newton?", "answer": "x"}
+        assert topical([hello, newton, hello]) == [newton]
+        assert run(start_turn, {"question": "When was he born?", "turns": [hello]}, runtime)["unnamed"] == "he"
+
+
 class TestDescribedSubject:
     """A question that only asks what a thing is: the model, asked for as few words as possible, gave
     the name back ("Who was Napoleon?": "Napoleon Bonaparte"; "What is photosynthesis?": "Photosynthesis")."""

@@ -70,6 +70,14 @@ class TestAfterStart:
     def test_no_history_no_rewrite(self):
         assert after_start({"question": "Where is it?"}) == "lookup_cache"
 
+    def test_small_talk_is_answered_in_kind(self):
+        assert after_start({"question": "thanks!", "small_talk": "thanks", "turns": [self.TURN]}) == "small_talk"
+
+    def test_a_turn_answered_without_reading_is_no_conversation_to_refer_back_to(self):
+        hello = {**self.TURN, "answerability": {"by": "question", "reply": "greeting"}}
+        assert after_start({"question": "When did he die?", "turns": [hello], "unnamed": "he"}) == "ask_who"
+        assert after_start({"question": "When did he die?", "turns": [self.TURN, hello]}) == "condense_question"
+
     def test_a_first_question_about_a_person_it_does_not_name_asks_who(self):
         assert after_start({"question": "When did he die?", "unnamed": "he"}) == "ask_who"
 

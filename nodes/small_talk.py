@@ -1,0 +1,51 @@
+"""small-talk: answer a greeting, thanks or a farewell in kind, without reading.
+
+"hello" or "thanks!" went to retrieval like a question, and the chat answered "The knowledge base
+does not seem to hold the answer", with the three passages it had found closest to "hello" (session
+60). A message that is only a greeting, thanks or a farewell (:func:`small_talk_kind`; "Hello, who
+wrote Hamlet?" is a question) is answered in kind, with no retrieval and no model call. Like
+:mod:`nodes.ask_who`'s question back, the reply is recorded as no answer decided by the question
+(``answerability.by == "question"``, with the ``reply`` kind), and such a turn is not conversation a
+follow-up can refer back to (:func:`nodes.condense_question.topical`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.base import context_of, direct_reply, timed
+from pipeline.context import RAGContext
+from pipeline.state import State
+
+_END = r"[\s!.,:;)(*~^-]*(?:\s*(?:bot|there|again|everyone|all|so much|a lot|very much)[\s!.,:;)(*~^-]*)*$"
+KINDS = (
+    ("greeting", re.compile(rf"^\W*(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening)){_END}",
+                            re.IGNORECASE)),
+    ("thanks", re.compile(rf"^\W*(?:(?:ok(?:ay)?|great|perfect|cool|nice)[\s,!.]*)?(?:thanks|thank\s+you|thx|ty|"
+                          rf"cheers|many\s+thanks){_END}", re.IGNORECASE)),
+    ("farewell", re.compile(rf"^\W*(?:bye|goodbye|bye\s+bye|see\s+you(?:\s+later)?|good\s+night|farewell){_END}",
+                            re.IGNORECASE)),
+)
+"""What a message that is only small talk reads as, by kind."""
+
+REPLIES = {
+    "greeting": "Hello! Ask me a question, and I will answer it from the knowledge base and cite the passages I read.",
+    "thanks": "You're welcome.",
+    "farewell": "Goodbye.",
+}
+
+
+def small_talk_kind(message: str) -> str | None:
+    """``greeting``, ``thanks`` or ``farewell`` for a message that is only that ("hello", "Thank you
+    very much!", "bye"), else ``None``."""
+    return next((kind for kind, pattern in KINDS if pattern.match(message)), None)
+
+
+@timed("small_talk")
+def small_talk(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    kind = state.get("small_talk") or "greeting"
+    return direct_reply(context_of(runtime), state, REPLIES[kind], f"a {kind}, not a question for the knowledge base",
+                        reply=kind)
