@@ -79,11 +79,15 @@ class TestDatasets:
 
     def test_no_dev_question_is_asked_whom_it_means(self, data_dir):
         """The README's figures stand with ask_who on: no SQuAD 2.0, HotpotQA or NQ-open dev question
-        is a first question on a person it does not name (the train splits' few are in the README)."""
+        is a first question on a person it does not name (the train splits' few are in the README), nor
+        small talk."""
         from nodes.condense_question import unnamed_person
+
+        from nodes.small_talk import small_talk_kind
 
         for dataset in ("squad", "hotpotqa", "nq"):
             assert [e.question for e in load(dataset, "dev", data_dir) if unnamed_person(e.question)] == []
+            assert [e.question for e in load(dataset, "dev", data_dir) if small_talk_kind(e.question)] == []
         assert [e.question for e in load("squad", "train", data_dir) if unnamed_person(e.question)] == [
             "Where did he begin teaching?", "When was he elected by Nixon?"]
 
