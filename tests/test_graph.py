@@ -17,9 +17,11 @@ def ask(ctx, question, **overrides):
     return graph.invoke({"question": question, "overrides": overrides}, context=ctx)
 
 
-def visited(ctx, question, **overrides):
+def visited(ctx, question, compiled=graph, config=None, **overrides):
+    """The nodes a question goes through, in order (in ``config``'s thread of ``compiled``)."""
     steps = []
-    for update in graph.stream({"question": question, "overrides": overrides}, context=ctx, stream_mode="updates"):
+    for update in compiled.stream({"question": question, "overrides": overrides}, config, context=ctx,
+                                  stream_mode="updates"):
         steps.extend(update)
     return steps
 
@@ -171,9 +173,7 @@ class TestConversation:
 
     def test_a_first_question_about_someone_unnamed_asks_who_and_a_name_given_answers_it(self, chat_graph, ctx):
         config = {"configurable": {"thread_id": "who"}}
-        steps = []
-        for update in chat_graph.stream({"question": "When was he born?"}, config, context=ctx, stream_mode="updates"):
-            steps.extend(update)
+        steps = visited(ctx, "When was he born?", chat_graph, config)
         assert steps == ["start_turn", "ask_who", "finish_turn"]  # no retrieval, no model call
         asked = chat_graph.get_state(config).values
         assert asked["answer"].startswith("Who do you mean by “he”?") and asked["citations"] == []
@@ -188,9 +188,7 @@ class TestConversation:
 
     def test_a_greeting_thanks_and_farewell_are_answered_in_kind_and_do_not_count_as_conversation(self, chat_graph, ctx):
         config = {"configurable": {"thread_id": "talk"}}
-        steps = []
-        for update in chat_graph.stream({"question": "hello"}, config, context=ctx, stream_mode="updates"):
-            steps.extend(update)
+        steps = visited(ctx, "hello", chat_graph, config)
         assert steps == ["start_turn", "small_talk", "finish_turn"]  # no retrieval, no model call
         hello = chat_graph.get_state(config).values
         assert hello["answer"].startswith("Hello!") and hello["citations"] == [] and hello["trace"]["passages"] == []
@@ -201,6 +199,7 @@ class TestConversation:
         assert chat_graph.invoke({"question": "Thank you!"}, config, context=ctx)["answer"] == "You're welcome."
         follow = chat_graph.invoke({"question": "Where was he born?"}, config, context=ctx)
         assert follow["trace"]["rewrite"]["history_turns"] == 1  # the turn that named Newton; not the thanks
+        assert chat_graph.invoke({"question": "bye!"}, config, context=ctx)["answer"] == "Goodbye."
 
     def test_threads_are_isolated(self, chat_graph, ctx):
         chat_graph.invoke({"question": "Who was Isaac Newton?"}, {"configurable": {"thread_id": "x"}}, context=ctx)
