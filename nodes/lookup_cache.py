@@ -8,7 +8,8 @@ only by an exact match), gets the cached answer, its citations and
 its trace, with ``trace.cache`` saying which match served it; the edge then skips straight to
 ``finish_turn``.
 Questions that come with their own documents are never cached; one asked ``fresh`` (a retry) is
-answered afresh, and its answer cached in place of the one before.
+answered afresh, and its answer cached in place of the one before. A question that asks to describe a
+thing is served only the answer to one that asked to describe the same thing (:func:`describes_alike`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from langgraph.runtime import Runtime
 
 from components.query_cache import scope_key
 from nodes.base import context_of, finished_turn, timed
+from nodes.describe import described_subject, title_match
 from pipeline.configuration import PipelineConfig
 from pipeline.context import RAGContext
 from pipeline.state import Citation, State
@@ -42,6 +44,17 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
 
 
+def describes_alike(question: str, cached: str) -> bool:
+    """Whether ``question`` and a ``cached`` one either both ask to describe the same thing or neither
+    asks to describe anything (:func:`nodes.describe.described_subject`). Near in embedding, "Who was
+    Marie Curie's husband?" and "Who was Marie Curie?" ask the same kind of question with no word
+    swapped, yet one is answered by her article's first passage and the other by a name."""
+    asked, held = described_subject(question), described_subject(cached)
+    if asked is None or held is None:
+        return asked is held
+    return title_match(asked, held) == 2
+
+
 @timed("lookup_cache")
 def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -59,7 +72,7 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     # word, so it is near that question's answer by construction: exact matches only.
     joined = (state.get("trace") or {}).get("rewrite", {}).get("method") == "joined"
     hit = ctx.query_cache.lookup(question, embedding, scope, semantic=not joined)
-    if hit is None:
+    if hit is None or not describes_alike(question, hit.question):
         return update
     trace = {key: value for key, value in hit.trace.items() if key not in NOT_CACHED}
     # what this run cost: nothing was evaluated or generated (the steps still tell how the answer was made)

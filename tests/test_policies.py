@@ -479,6 +479,28 @@ class TestQueryCacheInTheGraph:
         cached.query_cache.store(joined, ctx.embedder.embed_query(joined), answer_scope(cached, pipeline), "27", [], {})
         assert served(joined, "joined")  # the same joined question again: its own answer
 
+    @pytest.mark.parametrize("cached_question, asked", [
+        ("Who was Marie Curie?", "Who was Marie Curie's husband?"),
+        ("Who was Marie Curie's husband?", "Who was Marie Curie?"),
+        ("Who was Marie Curie?", "Who was Pierre Curie?"),
+    ])
+    def test_a_description_is_served_only_to_a_question_asking_to_describe_the_same_thing(self, ctx, cached_question,
+                                                                                           asked):
+        """Found trying the chat (session 60): "Tell me about her husband" after "Who was Marie Curie?"
+        was read "Who was Marie Curie's husband?", at 0.92 from the cached "Who was Marie Curie?", the same
+        kind of question and no word swapped: it was served her description."""
+        from langgraph.runtime import Runtime
+
+        from nodes.lookup_cache import lookup_cache
+
+        cached = replace(ctx, query_cache=QueryCache())
+        scope = answer_scope(cached, ctx.pipeline.with_overrides(None))
+        cached.query_cache.store(cached_question, ctx.embedder.embed_query(cached_question), scope, "an answer", [], {})
+        assert not lookup_cache({"question": asked, "standalone_question": asked}, Runtime(context=cached))["cached"]
+        again = "who is marie curie" if cached_question == "Who was Marie Curie?" else None
+        if again:  # the same thing asked to be described: served
+            assert lookup_cache({"question": again, "standalone_question": again}, Runtime(context=cached))["cached"]
+
     def test_a_served_answer_does_not_claim_the_rewrite_it_was_cached_with(self, ctx):
         """Found trying the chat (session 41): "when did he die?" was read as "When did Leonardo da Vinci
         die?" and cached; asked so on a new page, the cached answer said "follow-up read as: ..." of a
