@@ -221,12 +221,14 @@ def read_as(question: str, standalone: str | None) -> str | None:
 
 def answered_without_reading(result: Mapping[str, Any]) -> str | None:
     """What the answer did instead of reading, when it read and generated nothing and its words are all
-    it has to say: "asked whom the question means" (:mod:`nodes.ask_who`), or "answered in kind" to a
-    greeting, thanks or a farewell (:mod:`nodes.small_talk`); ``None`` for any other answer."""
+    it has to say: "asked whom the question means" (:mod:`nodes.ask_who`), "answered in kind" to a
+    greeting, thanks or a farewell (:mod:`nodes.small_talk`), or that nothing more is held on a thing
+    described (:func:`nodes.describe.describe_more`); ``None`` for any other answer."""
     check = result.get("answerability") or {}
     if check.get("by") != "question":
         return None
-    return "asked whom the question means" if check.get("reply", "who") == "who" else "answered in kind"
+    reply = check.get("reply", "who")
+    return {"who": "asked whom the question means", "no more": "nothing more is held on it"}.get(reply, "answered in kind")
 
 
 def abstention_note(result: dict[str, Any]) -> str | None:
@@ -251,8 +253,8 @@ def passages_read(result: dict[str, Any]) -> int | None:
     the result does not say (a turn stored before session 32)."""
     if "passages_read" in result:
         return result["passages_read"]
-    if result.get("described"):  # the answer is the one passage it cites
-        return 1
+    if result.get("described"):  # the answer is the passages it cites
+        return len(result.get("citations") or []) or 1
     steps = (result.get("trace") or {}).get("steps") or []
     return steps[-1].get("evidence_items") if steps else None
 
@@ -306,8 +308,11 @@ def cost_line(result: dict[str, Any]) -> str:
     escalations = result.get("escalations") or 0
     if escalations:
         tier += f" → {result['final_tier']} ({escalations} escalation{'s' if escalations > 1 else ''})"
-    if result.get("described"):  # no prompt: the answer is the passage
-        parts = [tier, f"described by the first passage of “{result['described']['title']}” (no model call)", seconds]
+    described = result.get("described")
+    if described and described["match"] == "more":  # no tier: read on in the document just described
+        parts = [f"read on in “{described['title']}” (no model call)", seconds]
+    elif described:  # no prompt: the answer is the passage
+        parts = [tier, f"described by the first passage of “{described['title']}” (no model call)", seconds]
     else:
         prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
         cost = f"{prompt} prompt + {tokens['output']} output tokens"

@@ -235,8 +235,10 @@ def summary_line(result: dict[str, Any]) -> str:
             parts.append(f"{score} likely right, over the {threshold} bar of a question read as multi-hop")
         else:
             parts.append(f"{check['score']:.0%} likely right")
-    if result.get("described"):
-        parts.append(f"the first passage of “{result['described']['title']}”, as written")
+    described = result.get("described")
+    if described:
+        read = "more of" if described["match"] == "more" else "the first passage of"
+        parts.append(f"{read} “{described['title']}”, as written")
     if result.get("rewritten_question"):
         parts.append("follow-up read as: " + result["rewritten_question"])
     return " · ".join(parts)
@@ -291,6 +293,8 @@ def tier_row(result: dict[str, Any]) -> tuple[str, str]:
     """The tier an answer started at, and where the cascade stopped if it read more."""
     if (instead := answered_without_reading(result)) is not None:
         return "tier", f"none: {instead}"
+    if (result.get("described") or {}).get("match") == "more":
+        return "tier", f"none: read on in “{result['described']['title']}”"
     return "tier", result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
 
 

@@ -3,6 +3,7 @@
     START -> start_turn --(earlier turns and the question refers back)--> condense_question -> lookup_cache
     start_turn --(a first question on a person it does not name: "When was he born?")--> ask_who -> finish_turn
     start_turn --(a greeting, thanks or a farewell)--> small_talk -> finish_turn
+    start_turn --("Tell me more" after a description)--> describe_more -> finish_turn
     start_turn --(otherwise)--> lookup_cache --(answered from the query cache)--> finish_turn
     lookup_cache --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
     classify_tier --(k = 0: closed book)--> generate
@@ -32,6 +33,7 @@ from nodes import (
     compress,
     condense_question,
     describe,
+    describe_more,
     finish_turn,
     generate,
     grade_answer,
@@ -56,6 +58,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("grade_confidence", grade_confidence)
     builder.add_node("rerank", rerank)
     builder.add_node("describe", describe)
+    builder.add_node("describe_more", describe_more)
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
     builder.add_node("grade_answer", grade_answer)
@@ -63,7 +66,9 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("finish_turn", finish_turn)
 
     builder.add_edge(START, "start_turn")
-    builder.add_conditional_edges("start_turn", after_start, ["small_talk", "condense_question", "ask_who", "lookup_cache"])
+    builder.add_conditional_edges("start_turn", after_start,
+                                  ["small_talk", "describe_more", "condense_question", "ask_who", "lookup_cache"])
+    builder.add_edge("describe_more", "finish_turn")
     builder.add_edge("ask_who", "finish_turn")
     builder.add_edge("small_talk", "finish_turn")
     builder.add_edge("condense_question", "lookup_cache")

@@ -7,7 +7,7 @@ import re
 from typing import Any, Literal, Mapping
 
 from nodes.condense_question import NO_SUBJECT, asked_who, named_in_reply, topical
-from nodes.describe import described_subject
+from nodes.describe import asks_for_more, described_subject
 from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(
@@ -22,16 +22,20 @@ def refers_back(question: str) -> bool:
     return bool(_REFERS_BACK.search(question) or NO_SUBJECT.match(question))
 
 
-def after_start(state: State) -> Literal["small_talk", "condense_question", "ask_who", "lookup_cache"]:
-    """Answer small talk in kind; rewrite the question first only in a conversation (of turns that
-    were read for), and only when it refers back, or when it gives the name the last answer asked for;
-    ask who a first question means when it names no one it stands on."""
+def after_start(state: State) -> Literal["small_talk", "describe_more", "condense_question", "ask_who", "lookup_cache"]:
+    """Answer small talk in kind; read on in the document just described when asked for more; rewrite
+    the question first only in a conversation (of turns that were read for), and only when it refers
+    back, or when it gives the name the last answer asked for; ask who a first question means when it
+    names no one it stands on."""
     if state.get("small_talk"):
         return "small_talk"
     turns = state.get("turns") or []
     if turns and asked_who(turns[-1]) and named_in_reply(turns[-1]["question"], state["question"]):
         return "condense_question"
-    if topical(turns) and refers_back(state["question"]):
+    topics = topical(turns)
+    if topics and topics[-1].get("described") and not state.get("documents") and asks_for_more(state["question"]):
+        return "describe_more"
+    if topics and refers_back(state["question"]):
         return "condense_question"
     if state.get("unnamed"):
         return "ask_who"

@@ -5,7 +5,7 @@ from nodes.check_answer import check_answer
 from nodes.classify_tier import classify_tier
 from nodes.compress import compress
 from nodes.condense_question import condense_question
-from nodes.describe import describe
+from nodes.describe import describe, describe_more
 from nodes.finish_turn import finish_turn
 from nodes.generate import generate
 from nodes.grade_answer import grade_answer
@@ -27,6 +27,7 @@ __all__ = [
     "grade_confidence",
     "rerank",
     "describe",
+    "describe_more",
     "compress",
     "generate",
     "grade_answer",

@@ -19,7 +19,8 @@ from typing import Any, Sequence
 import numpy as np
 from langgraph.runtime import Runtime
 
-from nodes.base import context_of, finished_turn, timed, traced_passages, unscored_check
+from nodes.base import context_of, direct_reply, finished_turn, timed, traced_passages, unscored_check
+from nodes.condense_question import topical
 from pipeline.context import RAGContext
 from pipeline.state import Citation, PassageHit, State
 
@@ -27,7 +28,7 @@ _ARTICLE = r"(?:the|a|an)"
 DESCRIBE = (
     ("who", re.compile(r"^\W*(?:who(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 5),
     ("what", re.compile(r"^\W*(?:what(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 4),
-    ("tell", re.compile(r"^\W*(?:(?:please\s+)?(?:tell\s+me\s+about|describe|explain|what\s+do\s+you\s+know\s+about|"
+    ("tell", re.compile(r"^\W*(?:(?:please\s+)?(?:tell\s+me\s+(?:more\s+)?about|describe|explain|what\s+do\s+you\s+know\s+about|"
                         r"give\s+me\s+an\s+overview\s+of)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 6),
 )
 """How a question that only asks what a thing is reads, and the most words its thing may have."""
@@ -125,7 +126,7 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                           "metadata": dict(first.metadata)}
     match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
     trace: dict[str, Any] = {
-        "described": {"thing": thing, "title": first.title, "passage_id": first.id, "match": match},
+        "described": {"thing": thing, "title": first.title, "passage_id": first.id, "match": match, "shown": [first.id]},
         "k": state["settings"]["budget"]["k"], "corrected": state.get("corrections", 0) > 0,
         "passages": traced_passages(passages),
         "supported": True, "abstained": False, "citation_source": "described",
@@ -143,5 +144,64 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "documents": [],
         "turns": [finished_turn(state["question"], question, first.text, [citation],
                                 {**(state.get("trace") or {}), **trace}, passages_read=1)],
+        "trace": trace,
+    }
+
+
+MORE = re.compile(r"^\W*(?:please\s+)?(?:tell\s+me\s+more(?:\s+about\s+(?:him|her|it|them|that|this|those))?|"
+                  r"(?:some\s+)?more(?:\s+details)?|go\s+on|continue|keep\s+going|(?:what|anything)\s+else)"
+                  r"(?:[\s,]+please)?[\s?.!]*$", re.IGNORECASE)
+"""A message that asks for more of what was just said ("Tell me more", "more, please", "What else?")."""
+MORE_PASSAGES = 2
+"""Passages of the document each request for more reads on."""
+
+
+def asks_for_more(message: str) -> bool:
+    """Whether ``message`` only asks for more of the last answer (:data:`MORE`)."""
+    return MORE.match(message) is not None
+
+
+@timed("describe_more")
+def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
+    """"Tell me more" after a description: the next :data:`MORE_PASSAGES` passages of the document it was
+    the first passage of, as written and cited, and when none are left, that the knowledge base holds
+    no more on it. No retrieval and no model call; each passage's score is its cosine with "Tell me more
+    about <title>"."""
+    ctx = context_of(runtime)
+    described = topical(state.get("turns") or [])[-1]["described"]
+    title, shown = described["title"], list(described.get("shown") or [described["passage_id"]])
+    present = [i for i in shown if i in ctx.index]
+    document = ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(present[0]))) if present else []
+    rest = [i for i in document if i not in set(shown)][:MORE_PASSAGES]
+    if not rest:
+        return direct_reply(ctx, state, f"That is all the knowledge base holds on “{title}”.",
+                            f"asked for more of “{title}”, whose every passage has been given", reply="no more")
+    standalone = f"Tell me more about {title}"
+    passages = [ctx.index.passage(i) for i in rest]
+    query = ctx.embedder.embed_query(standalone)
+    scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ query
+    hits: list[PassageHit] = [{"id": p.id, "title": p.title, "text": p.text, "score": float(score),
+                               "metadata": dict(p.metadata)} for p, score in zip(passages, scores, strict=True)]
+    citations: list[Citation] = [{"n": n, "passage_id": h["id"], "title": h["title"], "text": h["text"],
+                                  "score": h["score"], "metadata": h["metadata"]} for n, h in enumerate(hits, 1)]
+    answer = " ".join(p.text for p in passages)
+    trace: dict[str, Any] = {
+        "described": {**described, "passage_id": rest[0], "match": "more", "shown": [*shown, *rest]},
+        "rewrite": {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1},
+        "passages": traced_passages(hits),
+        "supported": True, "abstained": False, "citation_source": "described",
+        "answerability": unscored_check(ctx, state.get("overrides"), "answer", "unchecked",
+                                        f"more of “{title}”: its next passages, given as they are written"),
+        "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0,
+        "context": "\n".join(f"[{c['n']}] {c['title']}: {c['text']}" for c in citations),
+    }
+    return {
+        "standalone_question": standalone,
+        "answer": answer,
+        "citations": citations,
+        "overrides": {},
+        "documents": [],
+        "turns": [finished_turn(state["question"], standalone, answer, citations, {**(state.get("trace") or {}), **trace},
+                                passages_read=len(citations))],
         "trace": trace,
     }

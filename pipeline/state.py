@@ -205,7 +205,8 @@ class ProbeRouterTrace(TypedDict):
 class RewriteTrace(TypedDict):
     original: str  # the follow-up as asked
     standalone: str  # what was retrieved and answered for
-    # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), "substituted"
+    # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), "named" (the name
+    # given when the last answer asked whom "he" meant), "more" ("Tell me more" after a description), "substituted"
     # (a failed rewrite of "and X?" read as the previous question about X), or "joined" to the previous
     # question when the rewrite failed otherwise
     method: str
@@ -215,8 +216,9 @@ class RewriteTrace(TypedDict):
 class DescribedTrace(TypedDict):
     thing: str  # what the question asked to be described ("Napoleon")
     title: str  # the document whose first passage is the answer
-    passage_id: str
-    match: str  # "title": the title names the thing; "surname": the thing is one word that ends the title
+    passage_id: str  # the answer's first passage
+    match: str  # "title": the title names the thing; "surname": the thing is one word that ends it; "more": read on
+    shown: NotRequired[list[str]]  # the document's passages given so far ("Tell me more" reads on after them)
 
 
 class CorrectionTrace(TypedDict):

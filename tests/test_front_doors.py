@@ -359,3 +359,28 @@ def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     assert cost_line(result).startswith("answered in kind: nothing read or generated · ")
     assert "does not seem to hold" not in format_answer(result) and "Closest" not in format_answer(result)
     assert service.ask("thanks!", session_id="small-talk")["answer"] == "You're welcome."
+
+
+def test_more_of_a_description_is_shown_as_its_passages_in_every_front_door(service):
+    """"Tell me more" after a description reads on in the same document: the summary says how many
+    passages and of what, the terminal's cost line that no model was called, a reload shows the same;
+    and once the document is all given, the answer says so, with nothing read."""
+    from app.cli import format_answer
+    from app.service import cost_line
+    from app.ui import figures, result_messages, turn_messages
+
+    service.ask("Who was Isaac Newton?", session_id="more")
+    more = service.ask("Tell me more", session_id="more")
+    assert len(more["citations"]) == 2 and more["supported"] and not more["abstained"]
+    live = result_messages(more, show_trace=False)
+    assert live[-1].metadata["title"].endswith(" · read 2 passages · more of “Isaac Newton”, as written · "
+                                               "follow-up read as: Tell me more about Isaac Newton")
+    assert cost_line(more).startswith("read on in “Isaac Newton” (no model call) · ")
+    assert "- tier: none: read on in “Isaac Newton”" in figures(more)
+    assert "[2] Isaac Newton" in format_answer(more)
+    kept = turn_messages(service.history("more")[-1])
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+    service.ask("more", session_id="more")
+    end = service.ask("What else?", session_id="more")
+    assert end["answer"] == "That is all the knowledge base holds on “Isaac Newton”."
+    assert result_messages(end, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: nothing more is held on it")

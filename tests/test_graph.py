@@ -142,6 +142,29 @@ class TestDescribe:
         steps = visited(replace(ctx, pipeline=replace(ctx.pipeline, describe=False)), "Who was Isaac Newton?")
         assert "describe" not in steps and "generate" in steps
 
+    def test_more_reads_on_in_the_same_article_until_it_ends(self, ctx, index):
+        """Found trying the chat (session 60): "Tell me more" after a description was answered "I cannot
+        answer from the evidence", and "Tell me more about him" then read "Tell me more Tell me more about him"."""
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from graph import build_graph
+
+        chat, config = build_graph().compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "more"}}
+        ids = index.document_passages("wiki/Isaac Newton")
+        assert len(ids) == 5  # the test index's summary: its first passage, then two and two more
+        chat.invoke({"question": "Who was Isaac Newton?"}, config, context=ctx)
+        assert visited(ctx, "Tell me more", chat, config) == ["start_turn", "describe_more", "finish_turn"]
+        more = chat.get_state(config).values
+        assert [c["passage_id"] for c in more["citations"]] == ids[1:3]
+        assert more["answer"] == " ".join(index.passage(i).text for i in ids[1:3])
+        assert more["trace"]["described"]["shown"] == ids[:3] and more["trace"]["supported"]
+        again = chat.invoke({"question": "Tell me more about him"}, config, context=ctx)
+        assert [c["passage_id"] for c in again["citations"]] == ids[3:5]
+        assert again["trace"]["rewrite"]["standalone"] == "Tell me more about Isaac Newton"  # not joined to "Tell me more"
+        end = chat.invoke({"question": "What else?"}, config, context=ctx)
+        assert end["answer"] == "That is all the knowledge base holds on “Isaac Newton”." and end["citations"] == []
+        assert end["trace"]["answerability"]["reply"] == "no more"
+
     def test_documents_given_with_the_question_are_not_described_from_the_index(self, ctx):
         out = graph.invoke({"question": "Who was Isaac Newton?", "documents": [
             {"title": "Isaac Newton", "text": "Isaac Newton kept a cat called Spithead."}]}, context=ctx)

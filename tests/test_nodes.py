@@ -157,6 +157,7 @@ class TestDescribedSubject:
         ("What is a black hole?", "a black hole"), ("Tell me about the Eiffel Tower.", "the Eiffel Tower"),
         ("Describe Mount Everest", "Mount Everest"), ("What's the Moon?", "the Moon"), ("Who were the Beatles?", "the Beatles"),
         ("explain photosynthesis", "photosynthesis"), ("What do you know about Jupiter?", "Jupiter"),
+        ("Tell me more about Mars", "Mars"),
     ])
     def test_found(self, question, thing):
         from nodes.describe import described_subject
@@ -185,6 +186,22 @@ class TestDescribedSubject:
         from nodes.describe import title_match
 
         assert title_match(thing, title) == match
+
+
+class TestAsksForMore:
+    @pytest.mark.parametrize("message", ["Tell me more", "tell me more about him.", "More, please", "more",
+                                         "What else?", "Go on", "continue", "anything else?", "Tell me more about it!"])
+    def test_found(self, message):
+        from nodes.describe import asks_for_more
+
+        assert asks_for_more(message)
+
+    @pytest.mark.parametrize("message", ["Tell me more about Mars", "more than 10 moons?", "What else did he write?",
+                                         "Who else won?", "continue the war?", ""])
+    def test_not_found(self, message):
+        from nodes.describe import asks_for_more
+
+        assert not asks_for_more(message)
 
 
 class TestCondenseQuestion:

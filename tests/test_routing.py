@@ -70,6 +70,13 @@ class TestAfterStart:
     def test_no_history_no_rewrite(self):
         assert after_start({"question": "Where is it?"}) == "lookup_cache"
 
+    def test_more_after_a_description_reads_on(self):
+        described = {**self.TURN, "described": {"thing": "Napoleon", "title": "Napoleon", "passage_id": "n#p0s0",
+                                                "match": "title", "shown": ["n#p0s0"]}}
+        assert after_start({"question": "Tell me more about him", "turns": [described]}) == "describe_more"
+        assert after_start({"question": "Tell me more", "turns": [self.TURN]}) == "lookup_cache"
+        assert after_start({"question": "When was he born?", "turns": [described]}) == "condense_question"
+
     def test_small_talk_is_answered_in_kind(self):
         assert after_start({"question": "thanks!", "small_talk": "thanks", "turns": [self.TURN]}) == "small_talk"
 
