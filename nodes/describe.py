@@ -9,6 +9,9 @@ Napoleon?", "What is photosynthesis?", "Tell me about Marie Curie", "Describe th
 as the thing (:func:`title_match`), by that document's first passage, as it is written and cited: the
 definition an encyclopaedia's article opens with. No model call: the answer costs the retrieval.
 Where no passage's title names the thing, the question goes on to the model as any other.
+
+"Tell me more" after a description (:func:`asks_for_more`) goes to :func:`describe_more`, which reads
+on in the same document, :data:`MORE_PASSAGES` at a time, and then says there is no more.
 """
 
 from __future__ import annotations
