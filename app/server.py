@@ -127,7 +127,10 @@ class Described(BaseModel):
     thing: str = Field(description="what the question asked to be described (\"Napoleon\")")
     title: str = Field(description="the document whose first passage is the answer")
     passage_id: str
-    match: str = Field(description="title: the title names the thing; surname: the thing is one word that ends it")
+    match: str = Field(description="title: the title names the thing; surname: the thing is one word that ends it; "
+                                   "more: the next passages of the document, asked for with \"Tell me more\"")
+    shown: list[str] = Field(default_factory=list, description="the document's passages given so far, in order "
+                                                               "(\"Tell me more\" reads on after them)")
 
 
 class Citation(BaseModel):

@@ -198,6 +198,16 @@ def test_a_rewrite_that_gives_the_question_back_is_no_rewrite():
 
 
 class TestSessions:
+    def test_a_description_and_more_of_it_say_which_passages_were_given(self, client):
+        first = client.post("/ask", json={"question": "Who was Isaac Newton?", "session_id": "newton"}).json()
+        assert first["described"]["title"] == "Isaac Newton"
+        assert first["described"]["shown"] == [first["citations"][0]["passage_id"]]
+        more = client.post("/ask", json={"question": "Tell me more", "session_id": "newton"}).json()
+        given = [c["passage_id"] for c in more["citations"]]
+        assert more["described"]["match"] == "more" and more["described"]["shown"] == first["described"]["shown"] + given
+        turns = client.get("/session/newton").json()["turns"]
+        assert turns[-1]["described"]["shown"] == more["described"]["shown"]
+
     def test_follow_up_uses_only_its_own_session(self, client, service):
         first = client.post("/ask", json={"question": "Who developed the theory of relativity?", "session_id": "s1"})
         assert first.status_code == 200
