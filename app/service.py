@@ -38,7 +38,7 @@ from components.question_type import QuestionTypeModel
 from components.sources import Skipped, read_file
 from components.storage import atomic_path, sha256_file
 from graph import build_graph
-from nodes.base import cache_match, token_counts
+from nodes.base import cache_match, replied_without_reading, token_counts
 from nodes.generate import is_abstention, pin_answer_prefix
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
@@ -224,10 +224,9 @@ def answered_without_reading(result: Mapping[str, Any]) -> str | None:
     it has to say: "asked whom the question means" (:mod:`nodes.ask_who`), "answered in kind" to a
     greeting, thanks or a farewell (:mod:`nodes.small_talk`), or that nothing more is held on a thing
     described (:func:`nodes.describe.describe_more`); ``None`` for any other answer."""
-    check = result.get("answerability") or {}
-    if check.get("by") != "question":
+    if not replied_without_reading(result):
         return None
-    reply = check.get("reply", "who")
+    reply = result["answerability"].get("reply", "who")
     return {"who": "asked whom the question means", "no more": "nothing more is held on it"}.get(reply, "answered in kind")
 
 

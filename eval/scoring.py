@@ -7,6 +7,7 @@ from typing import Any
 
 from eval.datasets import Example
 from eval.metrics import exact_match, f1_score, precision_at_k, recall_at_k, reciprocal_rank
+from nodes.base import replied_without_reading
 from nodes.generate import is_abstention
 
 
@@ -22,16 +23,10 @@ def _units(example: Example, passages: list[dict[str, Any]]) -> tuple[list[str],
     return [p["title"] for p in passages], example.evidence.get("titles", ())
 
 
-def asked_back(trace: dict[str, Any]) -> bool:
-    """Whether the answer is the question back (:mod:`nodes.ask_who`: whom its "he" means), which
-    gives no answer."""
-    return (trace.get("answerability") or {}).get("by") == "question"
-
-
 def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     trace = output.get("trace", {})
     passages = trace.get("passages", [])
-    given = "" if asked_back(trace) else output.get("answer", "")
+    given = "" if replied_without_reading(trace) else output.get("answer", "")
     prediction = prediction_text(given)
     retrieved, gold = _units(example, passages)
     record: dict[str, Any] = {

@@ -101,6 +101,17 @@ def traced_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
             for p in passages]
 
 
+NOTHING_EVALUATED = {"prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0}
+"""The token counts of an answer no model call made."""
+
+
+def replied_without_reading(record: Mapping[str, Any]) -> bool:
+    """Whether an answer (its trace, its turn, or the API's result: whatever holds its ``answerability``)
+    was made without reading: a question asked back (:mod:`nodes.ask_who`), small talk answered in kind
+    (:mod:`nodes.small_talk`), or no more to tell (:func:`nodes.describe.describe_more`)."""
+    return (record.get("answerability") or {}).get("by") == "question"
+
+
 def direct_reply(ctx: RAGContext, state: Mapping[str, Any], answer: str, reason: str, **check: Any) -> dict[str, Any]:
     """The update of a node that answers without reading (:mod:`nodes.ask_who`, :mod:`nodes.small_talk`):
     ``answer`` is given as no answer, decided by the question (``answerability.by == "question"``, with
@@ -108,7 +119,7 @@ def direct_reply(ctx: RAGContext, state: Mapping[str, Any], answer: str, reason:
     trace: dict[str, Any] = {
         "abstained": True, "supported": False, "passages": [],
         "answerability": unscored_check(ctx, state.get("overrides"), "abstain", "question", reason, **check),
-        "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0}
+        **NOTHING_EVALUATED}
     question = state["question"]
     return {"answer": answer, "citations": [], "overrides": {}, "documents": [],
             "turns": [finished_turn(question, question, answer, [], trace, passages_read=0)], "trace": trace}

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from components.generator import max_tokens_kwargs
 from pipeline.context import RAGContext
 from pipeline.state import State, Turn
-from nodes.base import context_of, timed
+from nodes.base import context_of, replied_without_reading, timed
 from prompts import condense_messages
 
 HISTORY_TURNS = 3
@@ -355,20 +355,15 @@ def named_in_reply(asked: str, reply: str) -> str | None:
     return asked[: found.start("pronoun")] + named + asked[found.end("pronoun"):]
 
 
-def answered_without_reading(turn: Turn) -> bool:
-    """Whether ``turn`` was answered without reading (:mod:`nodes.ask_who`, :mod:`nodes.small_talk`)."""
-    return (turn.get("answerability") or {}).get("by") == "question"
-
-
 def asked_who(turn: Turn) -> bool:
     """Whether ``turn``'s answer asked who its question meant (:mod:`nodes.ask_who`)."""
-    return answered_without_reading(turn) and (turn.get("answerability") or {}).get("reply", "who") == "who"
+    return replied_without_reading(turn) and (turn.get("answerability") or {}).get("reply", "who") == "who"
 
 
 def topical(turns: Sequence[Turn]) -> list[Turn]:
     """The turns a follow-up may refer back to: not those answered without reading ("hello", "thanks",
     a question asked back), which name nothing the next question could mean."""
-    return [turn for turn in turns if not answered_without_reading(turn)]
+    return [turn for turn in turns if not replied_without_reading(turn)]
 
 
 def _same(a: str, b: str) -> bool:

@@ -17,15 +17,17 @@ on in the same document, :data:`MORE_PASSAGES` at a time, and then says there is
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
 
-from nodes.base import context_of, direct_reply, finished_turn, timed, traced_passages, unscored_check
+from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
+                        unscored_check)
 from nodes.condense_question import topical
 from pipeline.context import RAGContext
 from pipeline.state import Citation, PassageHit, State
+from prompts import format_evidence
 
 _ARTICLE = r"(?:the|a|an)"
 DESCRIBE = (
@@ -125,30 +127,33 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     else:  # the first passage was not among those retrieved: its cosine with the question, as retrieval scores
         vector = ctx.embedder.embed_documents([first.embedding_text])[0]
         score = float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
-    citation: Citation = {"n": 1, "passage_id": first.id, "title": first.title, "text": first.text, "score": score,
-                          "metadata": dict(first.metadata)}
     match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
-    trace: dict[str, Any] = {
-        "described": {"thing": thing, "title": first.title, "passage_id": first.id, "match": match, "shown": [first.id]},
-        "k": state["settings"]["budget"]["k"], "corrected": state.get("corrections", 0) > 0,
-        "passages": traced_passages(passages),
+    return {"described": True, **given_as_written(
+        ctx, state, question, [{"id": first.id, "title": first.title, "text": first.text, "score": score,
+                                "metadata": dict(first.metadata)}], passages,
+        {"thing": thing, "title": first.title, "passage_id": first.id, "match": match, "shown": [first.id]},
+        "a description: the first passage of the document titled as the thing asked about, given as it is written",
+        k=state["settings"]["budget"]["k"], corrected=state.get("corrections", 0) > 0)}
+
+
+def given_as_written(ctx: RAGContext, state: State, standalone: str, given: Sequence[PassageHit],
+                     read: Sequence[PassageHit], described: Mapping[str, Any], reason: str,
+                     **trace: Any) -> dict[str, Any]:
+    """The update of an answer that is passages of the knowledge base, as written (:func:`describe`,
+    :func:`describe_more`): ``given`` joined and each cited, from the passages ``read``, with no model
+    call; the trace keeps ``described`` and the rest of ``trace``, and the turn keeps both."""
+    citations: list[Citation] = [{"n": n, "passage_id": h["id"], "title": h["title"], "text": h["text"],
+                                  "score": h["score"], "metadata": h["metadata"]} for n, h in enumerate(given, 1)]
+    answer = " ".join(h["text"] for h in given)
+    done: dict[str, Any] = {
+        **trace, "described": dict(described), "passages": traced_passages(read),
         "supported": True, "abstained": False, "citation_source": "described",
-        "answerability": unscored_check(ctx, state.get("overrides"), "answer", "unchecked",
-                                        "a description: the first passage of the document titled as the thing asked "
-                                        "about, given as it is written"),
-        "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0,
-        "context": f"[1] {first.title}: {first.text}" if first.title else f"[1] {first.text}",
-    }
-    return {
-        "described": True,
-        "answer": first.text,
-        "citations": [citation],
-        "overrides": {},
-        "documents": [],
-        "turns": [finished_turn(state["question"], question, first.text, [citation],
-                                {**(state.get("trace") or {}), **trace}, passages_read=1)],
-        "trace": trace,
-    }
+        "answerability": unscored_check(ctx, state.get("overrides"), "answer", "unchecked", reason),
+        **NOTHING_EVALUATED, "context": format_evidence(citations)}
+    return {"answer": answer, "citations": citations, "overrides": {}, "documents": [],
+            "turns": [finished_turn(state["question"], standalone, answer, citations,
+                                    {**(state.get("trace") or {}), **done}, passages_read=len(citations))],
+            "trace": done}
 
 
 MORE = re.compile(r"^\W*(?:please\s+)?(?:tell\s+me\s+more(?:\s+about\s+(?:him|her|it|them|that|this|those))?|"
@@ -185,26 +190,7 @@ def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ query
     hits: list[PassageHit] = [{"id": p.id, "title": p.title, "text": p.text, "score": float(score),
                                "metadata": dict(p.metadata)} for p, score in zip(passages, scores, strict=True)]
-    citations: list[Citation] = [{"n": n, "passage_id": h["id"], "title": h["title"], "text": h["text"],
-                                  "score": h["score"], "metadata": h["metadata"]} for n, h in enumerate(hits, 1)]
-    answer = " ".join(p.text for p in passages)
-    trace: dict[str, Any] = {
-        "described": {**described, "passage_id": rest[0], "match": "more", "shown": [*shown, *rest]},
-        "rewrite": {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1},
-        "passages": traced_passages(hits),
-        "supported": True, "abstained": False, "citation_source": "described",
-        "answerability": unscored_check(ctx, state.get("overrides"), "answer", "unchecked",
-                                        f"more of “{title}”: its next passages, given as they are written"),
-        "prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evaluated": 0, "output_tokens": 0,
-        "context": "\n".join(f"[{c['n']}] {c['title']}: {c['text']}" for c in citations),
-    }
-    return {
-        "standalone_question": standalone,
-        "answer": answer,
-        "citations": citations,
-        "overrides": {},
-        "documents": [],
-        "turns": [finished_turn(state["question"], standalone, answer, citations, {**(state.get("trace") or {}), **trace},
-                                passages_read=len(citations))],
-        "trace": trace,
-    }
+    rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
+    return {"standalone_question": standalone, **given_as_written(
+        ctx, state, standalone, hits, hits, {**described, "passage_id": rest[0], "match": "more", "shown": [*shown, *rest]},
+        f"more of “{title}”: its next passages, given as they are written", rewrite=rewrite)}
