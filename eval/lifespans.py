@@ -1,0 +1,128 @@
+"""When a person was born and died, asked of two indexes of the Wikipedia summaries, side by side.
+
+Session 61 spelled a person's years in each summary's short description ("French general and emperor;
+born 1769, died 1821", :func:`components.sources.spelled_lifespan`), where they had been a range
+"(1769–1821)" that the 1.5B model did not read as a life. This asks "When did X die?" and "When was X
+born?" of persons drawn at random (``--seed``) from those the reader spells whose summary gives neither
+year, so that only the description can answer; each question of the index read the old way
+(``--before``) and of the one read now (``--after``), from one loaded model, with no query cache, the
+two in alternating order. An answer is right when it holds the year; it is given when the check lets it
+through.
+
+    adaptive-rag ingest wiki --index runs/wiki-r3          # a copy of an index read the old way, read again
+    python -m eval.lifespans --before ~/.cache/adaptive-rag/indexes/wikipedia --after runs/wiki-r3 --seed 62
+
+The spelling was chosen on the 40 persons of :data:`CHOSEN_ON`, which every sample leaves out; seed 62
+reported it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+CHOSEN_ON = (
+    "Ada Lovelace", "Alberto Giacometti", "Albrecht Dürer", "Antonin Artaud", "Avicenna", "Cardinal Richelieu",
+    "Cesare Borgia", "Chuck Berry", "Claudio Monteverdi", "D. H. Lawrence", "Edmund Hillary", "François Truffaut",
+    "Fred Rogers", "Frederick Law Olmsted", "George Berkeley", "George Stephenson", "Georges Lemaître",
+    "Georges-Eugène Haussmann", "Gottfried Wilhelm Leibniz", "Gotthold Ephraim Lessing", "Henry David Thoreau",
+    "Henry James", "Ida Lupino", "Jacques Cartier", "Jean Le Rond d'Alembert", "Jean-Paul Sartre", "Joan of Arc",
+    "Joseph Haydn", "Léon Foucault", "Mae West", "Mirabai", "Mohammad-Reza Shajarian", "Origen", "Pablo Casals",
+    "Robert Millikan", "Ronald Fisher", "Rudolf Diesel", "Tristan Tzara", "Vincent van Gogh", "Virginia Woolf")
+"""The persons session 61 chose the spelling on (it compared it with others on them): no sample holds them."""
+
+_SPELLED = re.compile(r"; born (?:c\. )?(\d{1,4}), died (?:c\. )?(\d{1,4})$")
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str  # the article's title without its parenthesised disambiguation: "Hans Krebs (biochemist)" -> "Hans Krebs"
+    born: str
+    died: str
+
+
+def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable[str] = CHOSEN_ON) -> list[Person]:
+    """``size`` persons drawn with ``seed`` from the summaries whose description the reader spells and
+    whose summary gives neither year, leaving out the names in ``exclude``."""
+    from components.sources import spelled_lifespan
+
+    left_out = set(exclude)
+    found = []
+    for key in sorted(articles):
+        article = articles[key]
+        summary = article.get("extract") or ""
+        spelled = _SPELLED.search(spelled_lifespan((article.get("description") or "").strip(), summary))
+        name = (article.get("title") or key).split(" (")[0]
+        if spelled and name not in left_out and not any(year in summary for year in spelled.groups()):
+            found.append(Person(name, *spelled.groups()))
+    return random.Random(seed).sample(found, min(size, len(found)))
+
+
+def questions(person: Person) -> list[tuple[str, str, str]]:
+    """(kind, question, the year that answers it)."""
+    return [("died", f"When did {person.name} die?", person.died), ("born", f"When was {person.name} born?", person.born)]
+
+
+def ask(ctxs: dict[str, Any], persons: Sequence[Person]) -> list[dict[str, Any]]:
+    """Every question of every index, the order of the indexes alternating: a row per answer."""
+    from graph import graph
+
+    rows = []
+    names = list(ctxs)
+    n = 0
+    for person in persons:
+        for kind, question, year in questions(person):
+            for name in (names if n % 2 == 0 else names[::-1]):
+                start = time.perf_counter()
+                out = graph.invoke({"question": question}, context=ctxs[name])
+                decision = out["trace"].get("answerability", {}).get("decision")
+                rows.append({"index": name, "kind": kind, "question": question, "year": year,
+                             "answer": out["answer"], "right": year in out["answer"], "given": decision == "answer",
+                             "ms": (time.perf_counter() - start) * 1000})
+            n += 1
+    return rows
+
+
+def report(rows: Sequence[dict[str, Any]]) -> str:
+    lines = [f"{r['index']:7} {r['question']!r}: {r['answer'][:60]!r} ({'right' if r['right'] else 'wrong'}, "
+             f"{'given' if r['given'] else 'withheld'})" for r in rows]
+    for name in dict.fromkeys(r["index"] for r in rows):
+        for kind in ("died", "born"):
+            mine = [r for r in rows if r["index"] == name and r["kind"] == kind]
+            lines.append(f"{name}, {kind}: {sum(r['right'] and r['given'] for r in mine)} of {len(mine)} right and given, "
+                         f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import json
+
+    from components.index import PassageIndex
+    from components.sources import wikipedia_summaries_file
+    from pipeline.configuration import PipelineConfig
+    from pipeline.context import RAGContext, ResourceConfig
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, required=True, help="an index of the summaries read the old way")
+    parser.add_argument("--after", type=Path, required=True, help="the same index read by this release")
+    parser.add_argument("--seed", type=int, default=62)
+    parser.add_argument("--size", type=int, default=40, help="persons (two questions each)")
+    parser.add_argument("--model", help="the generator (default: the default model)")
+    args = parser.parse_args(argv)
+    articles = json.loads(wikipedia_summaries_file().read_text(encoding="utf-8"))
+    persons = people(articles, seed=args.seed, size=args.size)
+    resources = ResourceConfig(index_dir=args.after, **({"model": args.model} if args.model else {}))
+    after = RAGContext.load(resources, PipelineConfig())
+    after.generator.warm_up()
+    before = replace(after, index=PassageIndex.load(args.before, embedder=after.embedder.name))
+    print(report(ask({"before": before, "after": after}, persons)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
