@@ -61,12 +61,13 @@ def wikipedia_summaries_file(language: str = "en-us") -> Path:
     return path
 
 
-WIKIPEDIA_READER_VERSION = 3
+WIKIPEDIA_READER_VERSION = 4
 """Changes whenever :func:`wikipedia_summaries` reads the same file into other documents (2: each
 article's short description ends its first passage; 3: a person's years in it are spelled "born 1769,
-died 1821"), so the benchmark's copy of them is built again."""
+died 1821"; 4: and the age at death, "aged 51 or 52"), so the benchmark's copy of them is built again."""
 
-WIKIPEDIA_READER_CHANGE = "this one spells a person's years in each summary's short description as born and died"
+WIKIPEDIA_READER_CHANGE = ("this one spells a person's years in each summary's short description as born, died "
+                           "and the age at death")
 """What the current reading does that the one before did not, said to an index read the old way."""
 
 _LIFE = re.compile(r"\s*\((c\. ?)?(\d{1,4})\s*[–-]\s*(c\. ?)?(\d{1,4})\)$")
@@ -79,8 +80,9 @@ three centuries are not one."""
 
 def spelled_lifespan(description: str, summary: str) -> str:
     """``description`` with a person's years spelled out: "French general and emperor (1769–1821)" →
-    "French general and emperor; born 1769, died 1821" ("c." kept). The 1.5B model does not read the
-    range as a life: asked "When did Napoleon die?", it answered 1814, his abdication, from the summary.
+    "French general and emperor; born 1769, died 1821, aged 51 or 52" ("c." kept, and then no age). The
+    1.5B model does not read the range as a life: asked "When did Napoleon die?", it answered 1814, his
+    abdication, from the summary; nor does it subtract: "At what age did Marie Curie die?" was "77".
 
     The range is read as a life only when it is the description's one range, ends it, spans a life
     (:data:`LIFE_YEARS`), the summary does not give its first year (a reign's or a state's start:
@@ -95,7 +97,11 @@ def spelled_lifespan(description: str, summary: str) -> str:
     if re.search(rf"(?<!\d){born}(?!\d)", summary) or not _PERSONAL_PRONOUN.search(summary):
         return description
     circa = lambda c: "c. " if c else ""  # noqa: E731
-    return f"{description[:life.start()]}; born {circa(born_circa)}{born}, died {circa(died_circa)}{died}"
+    spelled = f"{description[:life.start()]}; born {circa(born_circa)}{born}, died {circa(died_circa)}{died}"
+    if born_circa or died_circa:
+        return spelled
+    years = int(died) - int(born)
+    return f"{spelled}, aged {years - 1} or {years}"  # the days of the years unknown: one of the two
 
 
 def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:

@@ -1,19 +1,19 @@
-"""When a person was born and died, asked of two indexes of the Wikipedia summaries, side by side.
+"""When a person was born and died, and how old, asked of two indexes of the Wikipedia summaries, side by side.
 
 Session 61 spelled a person's years in each summary's short description ("French general and emperor;
-born 1769, died 1821", :func:`components.sources.spelled_lifespan`), where they had been a range
-"(1769–1821)" that the 1.5B model did not read as a life. This asks "When did X die?" and "When was X
-born?" of persons drawn at random (``--seed``) from those the reader spells whose summary gives neither
-year, so that only the description can answer; each question of the index read the old way
-(``--before``) and of the one read now (``--after``), from one loaded model, with no query cache, the
-two in alternating order. An answer is right when it holds the year; it is given when the check lets it
-through.
+born 1769, died 1821, aged 51 or 52", :func:`components.sources.spelled_lifespan`), where they had been
+a range "(1769–1821)" that the 1.5B model did not read as a life. This asks "When did X die?", "When
+was X born?" and "At what age did X die?" of persons drawn at random (``--seed``) from those the reader
+spells whose summary gives neither year, so that only the description can answer; each question of the
+index read the old way (``--before``) and of the one read now (``--after``), from one loaded model, with
+no query cache, the two in alternating order. An answer is right when it holds the year (for the age,
+either of the two ages the years allow); it is given when the check lets it through.
 
     adaptive-rag ingest wiki --index runs/wiki-r3          # a copy of an index read the old way, read again
     python -m eval.lifespans --before ~/.cache/adaptive-rag/indexes/wikipedia --after runs/wiki-r3 --seed 62
 
 The spelling was chosen on the 40 persons of :data:`CHOSEN_ON`, which every sample leaves out; seed 62
-reported it.
+reported the years, seed 63 the age.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ CHOSEN_ON = (
     "Robert Millikan", "Ronald Fisher", "Rudolf Diesel", "Tristan Tzara", "Vincent van Gogh", "Virginia Woolf")
 """The persons session 61 chose the spelling on (it compared it with others on them): no sample holds them."""
 
-_SPELLED = re.compile(r"; born (?:c\. )?(\d{1,4}), died (?:c\. )?(\d{1,4})$")
+_SPELLED = re.compile(r"; born (?:c\. )?(\d{1,4}), died (?:c\. )?(\d{1,4})(?:, aged \d+ or \d+)?$")
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,17 @@ def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
-def questions(person: Person) -> list[tuple[str, str, str]]:
-    """(kind, question, the year that answers it)."""
-    return [("died", f"When did {person.name} die?", person.died), ("born", f"When was {person.name} born?", person.born)]
+def questions(person: Person) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(kind, question, the numbers that answer it): the age at death is one of two from the years alone."""
+    age = int(person.died) - int(person.born)
+    return [("died", f"When did {person.name} die?", (person.died,)),
+            ("born", f"When was {person.name} born?", (person.born,)),
+            ("age", f"At what age did {person.name} die?", (str(age - 1), str(age)))]
+
+
+def right(answer: str, numbers: Sequence[str]) -> bool:
+    """Whether ``answer`` holds one of ``numbers`` as a number of its own (not inside a longer one)."""
+    return any(re.search(rf"(?<!\d){n}(?!\d)", answer) for n in numbers)
 
 
 def ask(ctxs: dict[str, Any], persons: Sequence[Person]) -> list[dict[str, Any]]:
@@ -76,13 +84,13 @@ def ask(ctxs: dict[str, Any], persons: Sequence[Person]) -> list[dict[str, Any]]
     names = list(ctxs)
     n = 0
     for person in persons:
-        for kind, question, year in questions(person):
+        for kind, question, numbers in questions(person):
             for name in (names if n % 2 == 0 else names[::-1]):
                 start = time.perf_counter()
                 out = graph.invoke({"question": question}, context=ctxs[name])
                 decision = out["trace"].get("answerability", {}).get("decision")
-                rows.append({"index": name, "kind": kind, "question": question, "year": year,
-                             "answer": out["answer"], "right": year in out["answer"], "given": decision == "answer",
+                rows.append({"index": name, "kind": kind, "question": question, "answer": out["answer"],
+                             "right": right(out["answer"], numbers), "given": decision == "answer",
                              "ms": (time.perf_counter() - start) * 1000})
             n += 1
     return rows
@@ -92,7 +100,7 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
     lines = [f"{r['index']:7} {r['question']!r}: {r['answer'][:60]!r} ({'right' if r['right'] else 'wrong'}, "
              f"{'given' if r['given'] else 'withheld'})" for r in rows]
     for name in dict.fromkeys(r["index"] for r in rows):
-        for kind in ("died", "born"):
+        for kind in dict.fromkeys(r["kind"] for r in rows):
             mine = [r for r in rows if r["index"] == name and r["kind"] == kind]
             lines.append(f"{name}, {kind}: {sum(r['right'] and r['given'] for r in mine)} of {len(mine)} right and given, "
                          f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given")
@@ -110,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=Path, required=True, help="an index of the summaries read the old way")
     parser.add_argument("--after", type=Path, required=True, help="the same index read by this release")
-    parser.add_argument("--seed", type=int, default=62)
+    parser.add_argument("--seed", type=int, default=63)
     parser.add_argument("--size", type=int, default=40, help="persons (two questions each)")
     parser.add_argument("--model", help="the generator (default: the default model)")
     args = parser.parse_args(argv)

@@ -818,6 +818,13 @@ class TestLifespans:
         "d": {"title": "Cy Example", "description": "Irish painter (c. 1500–1560)", "extract": "His paintings hang."},
     }
 
+    def test_an_answer_is_right_when_it_holds_a_right_number(self):
+        from eval.lifespans import right
+
+        assert right("1850", ("1850",)) and right("She died in 1850 [1]", ("1850",))
+        assert right("50", ("49", "50")) and right("49 or 50", ("49", "50"))
+        assert not right("18500", ("1850",)) and not right("150", ("50",)) and not right("1849", ("1850",))
+
     def test_the_persons_drawn_are_those_only_the_description_answers(self):
         from eval.lifespans import CHOSEN_ON, Person, people
 
@@ -831,8 +838,9 @@ class TestLifespans:
         from eval.lifespans import Person, questions, report
 
         assert questions(Person("Ada Example", "1800", "1850")) == [
-            ("died", "When did Ada Example die?", "1850"), ("born", "When was Ada Example born?", "1800")]
-        row = {"kind": "died", "question": "When did Ada Example die?", "year": "1850", "ms": 1.0}
+            ("died", "When did Ada Example die?", ("1850",)), ("born", "When was Ada Example born?", ("1800",)),
+            ("age", "At what age did Ada Example die?", ("49", "50"))]  # either, from the years alone
+        row = {"kind": "died", "question": "When did Ada Example die?", "ms": 1.0}
         rows = [{**row, "index": "before", "answer": "1849", "right": False, "given": True},
                 {**row, "index": "after", "answer": "1850", "right": True, "given": True}]
         said = report(rows)

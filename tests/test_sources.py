@@ -32,16 +32,17 @@ class TestWikipedia:
         docs = {d.title: d for d in wikipedia_summaries()}
         assert docs["Mona Lisa"].description == "Painting by Leonardo da Vinci"
         assert next(iter(chunk_document(docs["William Shakespeare"]))).text.endswith(
-            "(English playwright and poet; born 1564, died 1616)")
+            "(English playwright and poet; born 1564, died 1616, aged 51 or 52)")
         assert sum(d.description is not None for d in docs.values()) > 0.9 * len(docs)
 
     def test_a_persons_years_are_spelled_born_and_died(self):
         """"When did Napoleon die?" was answered "1814" (his first abdication) from a passage ending
         "(French general and emperor (1769–1821))": the 1.5B model does not read the range as his life.
         Spelled, of 40 persons not used to choose the spelling, 38 deaths and 37 births were answered with
-        the year, 35 and 36 before (session 61, ``eval.lifespans``)."""
+        the year, 35 and 36 before (session 61, ``eval.lifespans``). The age at death is given from the
+        years alone, as one of two ("aged 51 or 52"), unless a year is uncertain ("c.")."""
         docs = {d.title: d for d in wikipedia_summaries()}
-        assert docs["Napoleon"].description == "French general and emperor; born 1769, died 1821"
+        assert docs["Napoleon"].description == "French general and emperor; born 1769, died 1821, aged 51 or 52"
         assert docs["Aisha"].description == "Muhammad's third wife; born c. 614, died 678"
         assert sum("; born " in (d.description or "") for d in docs.values()) > 1000
         # what is not a person's life keeps its years as written
@@ -58,7 +59,7 @@ class TestSpelledLifespan:
     HE = "She was a physicist. Her work on radioactivity won her two Nobel Prizes."
 
     @pytest.mark.parametrize(("description", "spelled"), [
-        ("French general and emperor (1769–1821)", "French general and emperor; born 1769, died 1821"),
+        ("French general and emperor (1769–1821)", "French general and emperor; born 1769, died 1821, aged 51 or 52"),
         ("French philosopher (c. 1079–1142)", "French philosopher; born c. 1079, died 1142"),
         ("King of Denmark, Norway and England (c.995–1035)", "King of Denmark, Norway and England; born c. 995, died 1035"),
         ("Italian-born French author (1364 – c. 1430)", "Italian-born French author; born 1364, died c. 1430"),
@@ -84,7 +85,7 @@ class TestSpelledLifespan:
         assert spelled_lifespan("Sultan of the Ottoman Empire (1520–1566)", summary) == \
             "Sultan of the Ottoman Empire (1520–1566)"
         assert spelled_lifespan("Sultan of the Ottoman Empire (1520–1566)", summary.replace("1520", "15200")) == \
-            "Sultan of the Ottoman Empire; born 1520, died 1566"  # a year, not digits inside a number
+            "Sultan of the Ottoman Empire; born 1520, died 1566, aged 45 or 46"  # a year, not digits inside a number
 
     def test_unknown_language(self):
         with pytest.raises(SourceError, match="no Wikipedia summaries"):
