@@ -3,7 +3,8 @@
 Session 61 spelled a person's years in each summary's short description ("French general and emperor;
 born 1769, died 1821, aged 51 or 52", :func:`components.sources.spelled_lifespan`), where they had been
 a range "(1769–1821)" that the 1.5B model did not read as a life. This asks "When did X die?", "When
-was X born?" and "At what age did X die?" of persons drawn at random (``--seed``) from those the reader
+was X born?", "At what age did X die?" and "How old was X when he died?" of persons drawn at random
+(``--seed``) from those the reader
 spells whose summary gives neither year, so that only the description can answer; each question of the
 index read the old way (``--before``) and of the one read now (``--after``), from one loaded model, with
 no query cache, the two in alternating order. An answer is right when it holds the year (for the age,
@@ -44,6 +45,7 @@ class Person:
     name: str  # the article's title without its parenthesised disambiguation: "Hans Krebs (biochemist)" -> "Hans Krebs"
     born: str
     died: str
+    pronoun: str = "he"  # as the summary speaks of them: "she" where it says she or her more often than he, his or him
 
 
 def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable[str] = CHOSEN_ON) -> list[Person]:
@@ -59,16 +61,24 @@ def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable
         spelled = _SPELLED.search(spelled_lifespan((article.get("description") or "").strip(), summary))
         name = (article.get("title") or key).split(" (")[0]
         if spelled and name not in left_out and not any(year in summary for year in spelled.groups()):
-            found.append(Person(name, *spelled.groups()))
+            found.append(Person(name, *spelled.groups(), pronoun=_pronoun(summary)))
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
+def _pronoun(summary: str) -> str:
+    words = re.findall(r"\b(?:he|his|him|she|her)\b", summary.lower())
+    return "she" if sum(w in ("she", "her") for w in words) > len(words) / 2 else "he"
+
+
 def questions(person: Person) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(kind, question, the numbers that answer it): the age at death is one of two from the years alone."""
+    """(kind, question, the numbers that answer it): the age at death is one of two from the years alone,
+    asked two ways."""
     age = int(person.died) - int(person.born)
+    ages = (str(age - 1), str(age))
     return [("died", f"When did {person.name} die?", (person.died,)),
             ("born", f"When was {person.name} born?", (person.born,)),
-            ("age", f"At what age did {person.name} die?", (str(age - 1), str(age)))]
+            ("age", f"At what age did {person.name} die?", ages),
+            ("how old", f"How old was {person.name} when {person.pronoun} died?", ages)]
 
 
 def right(answer: str, numbers: Sequence[str]) -> bool:

@@ -828,8 +828,8 @@ class TestLifespans:
     def test_the_persons_drawn_are_those_only_the_description_answers(self):
         from eval.lifespans import CHOSEN_ON, Person, people
 
-        assert set(people(self.ARTICLES, seed=1, size=10)) == {Person("Ada Example", "1800", "1850"),
-                                                               Person("Cy Example", "1500", "1560")}
+        assert set(people(self.ARTICLES, seed=1, size=10)) == {Person("Ada Example", "1800", "1850", "she"),
+                                                               Person("Cy Example", "1500", "1560", "he")}
         assert people(self.ARTICLES, seed=1, size=10, exclude=["Ada Example"]) == [Person("Cy Example", "1500", "1560")]
         assert len(people(self.ARTICLES, seed=1, size=1)) == 1
         assert len(CHOSEN_ON) == 40
@@ -839,7 +839,8 @@ class TestLifespans:
 
         assert questions(Person("Ada Example", "1800", "1850")) == [
             ("died", "When did Ada Example die?", ("1850",)), ("born", "When was Ada Example born?", ("1800",)),
-            ("age", "At what age did Ada Example die?", ("49", "50"))]  # either, from the years alone
+            ("age", "At what age did Ada Example die?", ("49", "50")),  # either, from the years alone
+            ("how old", "How old was Ada Example when he died?", ("49", "50"))]
         row = {"kind": "died", "question": "When did Ada Example die?", "ms": 1.0}
         rows = [{**row, "index": "before", "answer": "1849", "right": False, "given": True},
                 {**row, "index": "after", "answer": "1850", "right": True, "given": True}]
