@@ -92,7 +92,8 @@ def spelled_lifespan(description: str, summary: str) -> str:
     if life is None or len(_YEAR_RANGE.findall(description)) != 1:
         return description
     born_circa, born, died_circa, died = life.groups()
-    if not LIFE_YEARS[0] <= int(died) - int(born) <= LIFE_YEARS[1]:
+    years = int(died) - int(born)
+    if not LIFE_YEARS[0] <= years <= LIFE_YEARS[1]:
         return description
     if re.search(rf"(?<!\d){born}(?!\d)", summary) or not _PERSONAL_PRONOUN.search(summary):
         return description
@@ -100,7 +101,6 @@ def spelled_lifespan(description: str, summary: str) -> str:
     spelled = f"{description[:life.start()]}; born {circa(born_circa)}{born}, died {circa(died_circa)}{died}"
     if born_circa or died_circa:
         return spelled
-    years = int(died) - int(born)
     return f"{spelled}, aged {years - 1} or {years}"  # the days of the years unknown: one of the two
 
 

@@ -4,14 +4,14 @@ Session 61 spelled a person's years in each summary's short description ("French
 born 1769, died 1821, aged 51 or 52", :func:`components.sources.spelled_lifespan`), where they had been
 a range "(1769–1821)" that the 1.5B model did not read as a life. This asks "When did X die?", "When
 was X born?", "At what age did X die?" and "How old was X when he died?" of persons drawn at random
-(``--seed``) from those the reader
-spells whose summary gives neither year, so that only the description can answer; each question of the
-index read the old way (``--before``) and of the one read now (``--after``), from one loaded model, with
-no query cache, the two in alternating order. An answer is right when it holds the year (for the age,
-either of the two ages the years allow); it is given when the check lets it through.
+(``--seed``) from those the reader spells whose summary gives neither year, so that only the description
+can answer: each question of the index read the old way (``--before``) and of the one read now
+(``--after``), from one loaded model, with no query cache, the two in alternating order. An answer is
+right when it holds the year (for the age, either of the two ages the years allow); it is given when the
+check lets it through.
 
-    adaptive-rag ingest wiki --index runs/wiki-r3          # a copy of an index read the old way, read again
-    python -m eval.lifespans --before ~/.cache/adaptive-rag/indexes/wikipedia --after runs/wiki-r3 --seed 62
+    cp -r runs/wiki-r3 runs/wiki-r4 && adaptive-rag ingest wiki --index runs/wiki-r4   # read again
+    python -m eval.lifespans --before runs/wiki-r3 --after runs/wiki-r4 --seed 63
 
 The spelling was chosen on the 40 persons of :data:`CHOSEN_ON`, which every sample leaves out; seed 62
 reported the years, seed 63 the age.
@@ -60,7 +60,7 @@ def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable
         summary = article.get("extract") or ""
         spelled = _SPELLED.search(spelled_lifespan((article.get("description") or "").strip(), summary))
         name = (article.get("title") or key).split(" (")[0]
-        if spelled and name not in left_out and not any(year in summary for year in spelled.groups()):
+        if spelled and name not in left_out and not right(summary, spelled.groups()):
             found.append(Person(name, *spelled.groups(), pronoun=_pronoun(summary)))
     return random.Random(seed).sample(found, min(size, len(found)))
 
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, required=True, help="an index of the summaries read the old way")
     parser.add_argument("--after", type=Path, required=True, help="the same index read by this release")
     parser.add_argument("--seed", type=int, default=63)
-    parser.add_argument("--size", type=int, default=40, help="persons (two questions each)")
+    parser.add_argument("--size", type=int, default=40, help="persons (four questions each)")
     parser.add_argument("--model", help="the generator (default: the default model)")
     args = parser.parse_args(argv)
     articles = json.loads(wikipedia_summaries_file().read_text(encoding="utf-8"))
