@@ -49,6 +49,10 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         help="a question that only asks who or what a thing is (\"Who was Napoleon?\") is answered with "
                              "the first passage of the document titled as the thing, with no model call (default: on; "
                              "--no-describe leaves it to the model)")
+    parser.add_argument("--named-documents", action=argparse.BooleanOptionalAction, default=None,
+                        help="a question that names one of your files (\"What does the handbook say about holidays?\", "
+                             "\"my report\", \"the document\") searches that file only (default: on; "
+                             "--no-named-documents searches the whole index)")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
@@ -106,6 +110,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
     kwargs = {k: v for k, v in {"policy": args.policy, "tier": args.tier, "accept_threshold": args.accept_threshold,
                                 "max_escalations": args.max_escalations, "stop_early": args.stop_early,
                                 "ask_who": args.ask_who, "describe": args.describe,
+                                "named_documents": args.named_documents,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,

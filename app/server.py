@@ -88,6 +88,11 @@ class AskRequest(BaseModel):
                                                  "answer is cached in its place")
 
 
+class NamedDocument(BaseModel):
+    doc_id: str = Field(description="as GET /documents lists it")
+    title: str
+
+
 class ClosestPassage(BaseModel):
     title: str
     text: str
@@ -192,6 +197,9 @@ class AskResponse(BaseModel):
     described: Optional[Described] = Field(None, description="set when the question only asked what a thing is and "
                                            "the answer is the first passage of the document titled as it, as written "
                                            "(no model call)")
+    named_documents: Optional[list[NamedDocument]] = Field(
+        None, description="set when the question named one or more of your files (\"What does the handbook say about "
+                          "holidays?\", \"my report\", \"the document\"): only they were searched")
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
     energy: Optional[Energy] = Field(None, description="what answering cost in energy")
     trace: dict[str, Any]

@@ -178,6 +178,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "corrected": bool(trace.get("corrected")),
         "rewritten_question": rewritten_question(trace),
         "described": trace.get("described"),  # the answer is the first passage of the document about the thing asked
+        "named_documents": trace.get("named_documents"),  # the user's files the question named: only they were searched
         "cache": cache_match(trace),
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
                    if trace.get("energy") else None),
@@ -293,6 +294,13 @@ def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [{**p, "source": p.get("source") or p["id"]} for p in passages]
 
 
+def searched_only(result: dict[str, Any]) -> str | None:
+    """“Staff handbook” (and “…”): the user's files the question named, the only ones searched; None for
+    a question that named none."""
+    named = result.get("named_documents")
+    return " and ".join(f"“{d['title']}”" for d in named) if named else None
+
+
 def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
@@ -318,6 +326,8 @@ def cost_line(result: dict[str, Any]) -> str:
         if tokens.get("evaluated") is not None:
             cost += f" ({tokens['evaluated']} prompt tokens evaluated)"
         parts = [tier, f"correction {'fired' if result['corrected'] else 'not needed'}", cost, seconds]
+        if (files := searched_only(result)) is not None:
+            parts.insert(1, f"searched {files} only")
     if result.get("energy"):
         parts.append(f"{result['energy']['joules']:.1f} J ({result['energy']['method']})")
     if result.get("cache"):

@@ -25,7 +25,7 @@ import gradio as gr
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
 from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart,
-                         closest_passages, passages_read, read_as, unsupported_note)
+                         closest_passages, passages_read, read_as, searched_only, unsupported_note)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.storage import atomic_write_text
@@ -239,6 +239,8 @@ def summary_line(result: dict[str, Any]) -> str:
     if described:
         read = "more of" if described["match"] == "more" else "the first passage of"
         parts.append(f"{read} “{described['title']}”, as written")
+    if (files := searched_only(result)) is not None:
+        parts.append(f"searched {files} only (named in the question)")
     if result.get("rewritten_question"):
         parts.append("follow-up read as: " + result["rewritten_question"])
     return " · ".join(parts)

@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Iterable, NamedTuple, Sequence
+from typing import Collection, Iterable, NamedTuple, Sequence
 
 import faiss
 import numpy as np
@@ -86,6 +86,15 @@ class PassageIndex:
         fresh random id after any change not yet saved. Answers cached under one revision are never
         served under another (:mod:`components.query_cache`)."""
         return self._revision
+
+    def copy(self) -> "PassageIndex":
+        """A copy held in memory (no folder), to add to or take from without changing this one."""
+        with self._lock:
+            other = PassageIndex(self.embedder, self.dimension)
+            other._faiss = faiss.clone_index(self._faiss)
+            other._passages, other._ids = list(self._passages), dict(self._ids)
+            other.chunking, other.sources = self.chunking, dict(self.sources)
+            return other
 
     def passage(self, passage_id: str) -> Passage:
         return self._passages[self._ids[passage_id]]
@@ -159,8 +168,10 @@ class PassageIndex:
     def warm_up(self) -> None:
         """Nothing to load: an index is in memory from :meth:`load` or construction on."""
 
-    def search(self, vector: np.ndarray, k: int, exclude: Iterable[str] = ()) -> list[SearchHit]:
-        """The ``k`` best passages for a query vector, best first, skipping ids in ``exclude``."""
+    def search(self, vector: np.ndarray, k: int, exclude: Iterable[str] = (),
+               within: Collection[str] | None = None) -> list[SearchHit]:
+        """The ``k`` best passages for a query vector, best first, skipping ids in ``exclude``; with
+        ``within``, only the passages of those documents (ids as :meth:`document_of` gives them)."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         excluded = set(exclude)
@@ -170,11 +181,26 @@ class PassageIndex:
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
         if query.shape[1] != self.dimension:
             raise ValueError(f"query has dimension {query.shape[1]}, index has {self.dimension}")
+        if within is not None:
+            return self._search_within(query[0], k, excluded, set(within))
         with self._lock:
             scores, rows = self._faiss.search(query, want)  # faiss's own (distances, labels) arrays
             found = [SearchHit(self._passages[row], float(score))
                      for score, row in zip(scores[0], rows[0], strict=True) if row >= 0]
         return [hit for hit in found if hit.passage.id not in excluded][:k]
+
+    def _search_within(self, query: np.ndarray, k: int, excluded: set[str], documents: set[str]) -> list[SearchHit]:
+        """:meth:`search` over the passages of ``documents`` alone: their vectors scored directly (a
+        document's passages are few; the flat index holds each vector as added)."""
+        with self._lock:
+            rows = [row for row, p in enumerate(self._passages)
+                    if p.id not in excluded and self.document_of(p) in documents]
+            if not rows:
+                return []
+            vectors = np.stack([self._faiss.reconstruct(row) for row in rows])
+            scores = vectors @ query
+            best = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i]))[:k]
+            return [SearchHit(self._passages[rows[i]], float(scores[i])) for i in best]
 
     # ------------------------------------------------------------------ persistence
     def save(self, directory: Path | None = None) -> Path:

@@ -163,6 +163,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "question_likelihood": pipeline.question_likelihood,
         "answer_form": pipeline.answer_form,
         "describe": pipeline.describe,
+        "named_documents": pipeline.named_documents,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

@@ -1,5 +1,9 @@
 """retrieve: dense top-k for the tier; on a corrective pass, k_extra more passages, de-duplicated.
 
+A question that names one of the user's files in the index ("What does the handbook say about
+holidays?", "Summarize my report", "the document") searches that file's passages only
+(:func:`named_documents`), and the trace says which (``named_documents``); else the whole index.
+
 When the question comes with its own ``documents``, the index is not searched: the documents are
 cut into passages as ingest cuts a file (paragraphs at blank lines, then sentences; ids
 ``input/<i>#p<j>s<k>``, ``metadata["doc_id"]`` ``input/<i>``), and the ``k`` closest to the question
@@ -13,13 +17,16 @@ documents does not cut and embed them again either).
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
+from pathlib import PurePath
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
 
 from components.embedder import Embedder
+from components.index import PassageIndex
 from components.passages import Passage, SourceDocument, chunk_document
 from components.sources import text_paragraphs
 from pipeline.context import RAGContext
@@ -75,6 +82,70 @@ def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: 
             *(_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]
 
 
+DETERMINERS = frozenset({"the", "my", "this", "that", "our", "your", "these", "those"})
+DOCUMENT_WORDS = frozenset({"document", "documents", "doc", "docs", "file", "files", "upload", "uploads",
+                            "pdf", "pdfs", "attachment", "attachments"})
+"""What a question calls any of the user's files by: "the document" names them all."""
+_NOT_A_NAME = frozenset({"the", "and", "for", "with", "from", "this", "that", "your", "our", "new", "final", "copy"})
+_TITLE_HEAD_ENDS = re.compile(r"\s(?:of|for|on|about|from|by|in|to|at|and|with)\s|[:(,;–—]")
+
+
+class UserFile(NamedTuple):
+    doc_id: str
+    title: str
+    name: str  # the file's name ("handbook.md"); "" when unknown
+
+
+def document_kind(title: str, name: str) -> set[str]:
+    """The words a question calls a file by: the head of its title (the last word before "of", "for", a
+    colon...: "Staff handbook of the Quillfeather Bakery" → handbook) and the last word of its file
+    name ("q3-report.pdf" → report)."""
+    head = _TITLE_HEAD_ENDS.split(title, maxsplit=1)[0]
+    found = set()
+    for words in (re.findall(r"[a-z]+", head.lower()), re.findall(r"[a-z]+", PurePath(name).stem.lower())):
+        if words and len(words[-1]) >= 3 and words[-1] not in _NOT_A_NAME:
+            found.add(words[-1])
+    return found
+
+
+def _calls(word: str, kinds: set[str]) -> bool:
+    return word in kinds or (word.endswith("s") and word[:-1] in kinds) or f"{word}s" in kinds
+
+
+def named_documents(question: str, files: Sequence[tuple[str, str, str]]) -> list[str]:
+    """The ids of the ``files`` (id, title, file name) that ``question`` names: one of the three words
+    after a determiner ("the", "my", "this"...) is a file's kind (:func:`document_kind`: "the staff
+    handbook", "my report") or a word for any file ("the document": all of them). A word followed by
+    "of" names something else ("the results of the election"); "a handbook" is the thing, not a file."""
+    if not files:
+        return []
+    tokens = re.findall(r"[a-z]+", question.lower())
+    kinds = [document_kind(title, name) for _, title, name in files]
+    named: set[int] = set()
+    for i, token in enumerate(tokens):
+        if token not in DETERMINERS:
+            continue
+        for j in range(i + 1, min(i + 4, len(tokens))):
+            word = tokens[j]
+            if j + 1 < len(tokens) and tokens[j + 1] == "of":
+                continue
+            if word in DOCUMENT_WORDS:
+                return [doc_id for doc_id, _, _ in files]
+            named.update(n for n, kind in enumerate(kinds) if _calls(word, kind))
+    return [files[n][0] for n in sorted(named)]
+
+
+def user_files(index: PassageIndex) -> tuple[UserFile, ...]:
+    """The user's files in ``index`` (passages whose source is a file), listed once per revision."""
+    return _user_files(index, index.revision)
+
+
+@lru_cache(maxsize=4)
+def _user_files(index: PassageIndex, revision: str) -> tuple[UserFile, ...]:
+    return tuple(UserFile(d["doc_id"], d["title"], d["metadata"].get("name") or PurePath(d["metadata"].get("path") or "").name)
+                 for d in index.documents() if d["metadata"].get("source") == "file")
+
+
 @timed("retrieve")
 def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -85,8 +156,13 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     k = settings.get("retrieve_k", settings["budget"]["k"])
     if documents and not existing:
         return {"passages": supplied_passages(documents, query, k, ctx.embedder)}
+    files = user_files(ctx.index) if settings.get("named_documents", True) else ()
+    named = named_documents(state.get("standalone_question") or state["question"], files)
+    within = set(named) if named else None
+    trace = {"named_documents": [{"doc_id": f.doc_id, "title": f.title} for f in files if f.doc_id in within]} if within else {}
     if not existing:
-        return {"passages": [_hit(h.passage, h.score) for h in ctx.index.search(query, k)]}
+        found = [_hit(h.passage, h.score) for h in ctx.index.search(query, k, within=within)]
+        return {"passages": found, **({"trace": trace} if trace else {})}
 
     corrections = state.get("corrections", 0) + 1
     held = {p["id"] for p in existing}
@@ -94,9 +170,9 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         more = supplied_passages(documents, query, len(existing) + settings["k_extra"], ctx.embedder)
         extra = [p for p in more if p["id"] not in held][: settings["k_extra"]]
     else:
-        extra = [_hit(h.passage, h.score) for h in ctx.index.search(query, settings["k_extra"], exclude=held)]
+        extra = [_hit(h.passage, h.score) for h in ctx.index.search(query, settings["k_extra"], exclude=held, within=within)]
     return {
         "passages": existing + extra,
         "corrections": corrections,
-        "trace": {"correction": {"fired": True, "rounds": corrections, "added": len(extra)}},
+        "trace": {**trace, "correction": {"fired": True, "rounds": corrections, "added": len(extra)}},
     }

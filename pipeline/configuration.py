@@ -275,6 +275,10 @@ class PipelineConfig:
     # include one of it, as it is written and cited, without a model call (nodes.describe). False: the model
     # answers it in as few words as it answers any question ("Napoleon Bonaparte"), as releases before session 60.
     describe: bool = True
+    # Search only the user's file that a question names ("What does the handbook say about holidays?", "my report",
+    # "the document": nodes.retrieve.named_documents), so a file is not outranked by the Wikipedia article on the
+    # topic it is asked about. False: every question searches the whole index, as releases before session 61 did.
+    named_documents: bool = True
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
@@ -360,6 +364,8 @@ class PipelineConfig:
             raise ConfigurationError(f"ask_who is true or false, got {self.ask_who!r}")
         if not isinstance(self.describe, bool):
             raise ConfigurationError(f"describe is true or false, got {self.describe!r}")
+        if not isinstance(self.named_documents, bool):
+            raise ConfigurationError(f"named_documents is true or false, got {self.named_documents!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
         if isinstance(self.lookup_tokens, bool) or not isinstance(self.lookup_tokens, int) or self.lookup_tokens < 0:
@@ -427,7 +433,7 @@ class PipelineConfig:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "stop_early",
                    "max_escalations", "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold",
-                   "multi_hop_threshold"}
+                   "multi_hop_threshold", "named_documents"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

@@ -134,6 +134,7 @@ class Settings(TypedDict):
     question_likelihood: NotRequired[bool]  # read the question's token log-probabilities after the evidence
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
     describe: NotRequired[bool]  # a question that asks what a thing is gets the first passage of its document
+    named_documents: NotRequired[bool]  # a question that names one of the user's files searches that file only
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
@@ -316,6 +317,11 @@ class TracePassage(TypedDict):
     source: NotRequired[str]  # where it comes from (components.passages.source_of); absent in older records
 
 
+class NamedDocumentTrace(TypedDict):
+    doc_id: str
+    title: str
+
+
 class Trace(TypedDict, total=False):
     """What one answer cost and why: the contract the chat, the API, the CLI and the evaluation read.
     Keys appear as the nodes that write them run (a closed-book answer has no ``passages``)."""
@@ -328,6 +334,7 @@ class Trace(TypedDict, total=False):
     probe_router: ProbeRouterTrace  # probe-router policy only
     rewrite: RewriteTrace  # follow-ups in a conversation only
     described: DescribedTrace  # an answer that is the first passage of the document about the thing asked (describe)
+    named_documents: list[NamedDocumentTrace]  # the user's files the question named: retrieval searched only them
     top_score: float  # best retrieval cosine, after any correction
     top_score_initial: float  # best retrieval cosine of the first retrieval
     low_confidence: bool  # top_score < tau

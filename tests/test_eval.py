@@ -808,6 +808,24 @@ class TestDescriptions:
         assert "describe: median " in report(rows) and "2 of 2 described" in report(rows)
 
 
+class TestNamedDocuments:
+    """``eval.named_documents``: questions that name one of the user's files, answered with the setting on and off."""
+
+    def test_both_ways_side_by_side(self, ctx, tmp_path):
+        from eval.named_documents import CASES, compare, report, with_files
+
+        mine = with_files(ctx, tmp_path)
+        assert len(mine.index) == len(ctx.index) + 16 and mine.index is not ctx.index  # the files' 16 sentences, in a copy
+        rows = compare(mine, CASES[:2])
+        assert [(r["question"], r["way"]) for r in rows] == [
+            (CASES[0].question, "named"), (CASES[0].question, "whole index"),
+            (CASES[1].question, "whole index"), (CASES[1].question, "named")]
+        assert [r["named"] for r in rows] == [["Staff handbook of the Quillfeather Bakery"], [], [],
+                                              ["Staff handbook of the Quillfeather Bakery"]]
+        assert all(r["holds"] for r in rows if r["way"] == "named")
+        assert "named: the evidence holds the answer for 2 of 2" in report(rows)
+
+
 class TestLifespans:
     """``eval.lifespans``: a person's years asked of the summaries read the old way and read now."""
 

@@ -342,6 +342,35 @@ def test_a_description_is_shown_as_its_passage_in_every_front_door(service):
     assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
 
 
+def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_door(ctx, index_dir, tmp_path, monkeypatch):
+    """Found in session 61: "What does the handbook say about holidays?" read Wikipedia's "Holiday" with an
+    uploaded staff handbook in the index. Now it searches the handbook, and the API, the chat's summary
+    line and the terminal's cost line say so."""
+    import shutil
+    from dataclasses import replace
+
+    from app.service import cost_line
+    from app.ui import result_messages
+    from components.index import PassageIndex
+
+    shutil.copytree(index_dir, tmp_path / "index")  # its own copy: the shared index stays as the other tests expect
+    service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    handbook = tmp_path / "handbook.md"
+    handbook.write_text("# Staff handbook of the Quillfeather Bakery\n\nThe bakery opens at 6 a.m.\n\n"
+                        "Staff receive 28 days of paid holiday a year.\n")
+    assert service.add_documents([handbook]).passages_added == 2
+    body = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "What does the handbook say about holidays?"}).json()
+    assert [d["title"] for d in body["named_documents"]] == ["Staff handbook of the Quillfeather Bakery"]
+    assert {c["source"] for c in body["citations"]} <= {"handbook.md"}
+    summary = result_messages(body, show_trace=False)[-1].metadata["title"]
+    assert " · searched “Staff handbook of the Quillfeather Bakery” only (named in the question)" in summary
+    assert " · searched “Staff handbook of the Quillfeather Bakery” only · " in cost_line(body)
+    other = service.ask("Who was Isaac Newton?")
+    assert other["named_documents"] is None and "searched" not in cost_line(other)
+
+
 def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     """Found in session 60: "hello" was answered "The knowledge base does not seem to hold the answer",
     with the three passages it had found closest to "hello". Each front door now shows the reply as it

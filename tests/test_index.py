@@ -28,6 +28,31 @@ class TestPassageIndex:
         hits = small_index().search(unit([[1, 0, 0]])[0], 10, exclude={"p0"})
         assert [p.id for p, _ in hits] == ["p2", "p1"]
 
+    def test_search_within_documents(self):
+        """A question that names one of the user's documents is answered from it (``nodes.retrieve``):
+        the search ranks that document's passages only, however many passages of others score higher."""
+        index = PassageIndex("emb", 3)
+        index.add([Passage("a#0", "A", "a0", {"doc_id": "a"}), Passage("b#0", "B", "b0", {"doc_id": "b"}),
+                   Passage("b#1", "B", "b1", {"doc_id": "b"}), Passage("c#0", "C", "c0")],
+                  unit([[1, 0, 0], [0, 1, 0], [1, 1, 0], [0, 0, 1]]))
+        query = unit([[1, 0, 0]])[0]
+        hits = index.search(query, 5, within={"b"})
+        assert [p.id for p, _ in hits] == ["b#1", "b#0"]
+        assert hits[0][1] == pytest.approx(2 ** -0.5) and hits[1][1] == pytest.approx(0.0, abs=1e-6)
+        assert [p.id for p, _ in index.search(query, 1, within={"b"})] == ["b#1"]
+        assert [p.id for p, _ in index.search(query, 5, within={"b"}, exclude={"b#1"})] == ["b#0"]
+        assert [p.id for p, _ in index.search(query, 5, within={"a", "c"})] == ["a#0", "c#0"]  # an id without doc_id: its prefix
+        assert index.search(query, 5, within=set()) == [] and index.search(query, 5, within={"gone"}) == []
+
+    def test_a_copy_changes_apart(self):
+        index = small_index()
+        copy = index.copy()
+        copy.add([Passage("p3", "T", "text 3")], unit([[0, 0, 1]]))
+        copy.remove(["p0"])
+        assert [p.id for p in index] == ["p0", "p1", "p2"] and [p.id for p in copy] == ["p1", "p2", "p3"]
+        assert [p.id for p, _ in index.search(unit([[0, 0, 1]])[0], 1)] != ["p3"]
+        assert [p.id for p, _ in copy.search(unit([[0, 0, 1]])[0], 1)] == ["p3"] and copy.directory is None
+
     def test_duplicates_are_skipped(self):
         index = small_index()
         added = index.add([Passage("p0", "T", "again"), Passage("p9", "T", "new")], unit([[1, 0, 0], [0, 0, 1]]))

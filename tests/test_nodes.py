@@ -598,6 +598,70 @@ class TestRetrieve:
         assert out["trace"]["correction"] == {"fired": True, "rounds": 1, "added": 5}
 
 
+class TestNamedDocuments:
+    """A question that names one of the user's documents ("the handbook", "my report", "the document")
+    searches that document: "What does the handbook say about holidays?" read Wikipedia's "Holiday" and
+    answered "I cannot answer" with the uploaded staff handbook in the index (session 61)."""
+
+    FILES = [("upload/1-handbook.md", "Staff handbook of the Quillfeather Bakery", "handbook.md"),
+             ("upload/2-q3-report.pdf", "Quarterly results", "q3-report.pdf"),
+             ("notes/minutes.txt", "Minutes: board meeting, 3 May", "minutes.txt")]
+
+    @pytest.mark.parametrize(("question", "named"), [
+        ("What does the handbook say about holidays?", ["upload/1-handbook.md"]),
+        ("Summarize the staff handbook", ["upload/1-handbook.md"]),
+        ("What do the handbooks say?", ["upload/1-handbook.md"]),
+        ("What is in my report?", ["upload/2-q3-report.pdf"]),  # the file's name
+        ("Who spoke first in the minutes?", ["notes/minutes.txt"]),  # the title before its colon
+        ("What does the document say about ovens?", ["upload/1-handbook.md", "upload/2-q3-report.pdf", "notes/minutes.txt"]),
+        ("Summarize this file", ["upload/1-handbook.md", "upload/2-q3-report.pdf", "notes/minutes.txt"]),
+        ("Who is the manager?", []),
+        ("What is the staff of an army?", []),  # a word of the title, not the document's kind
+        ("What is a handbook?", []),  # no determiner: the thing, not a document
+    ])
+    def test_what_the_question_names(self, question, named):
+        from nodes.retrieve import named_documents
+
+        assert named_documents(question, self.FILES) == named
+
+    def test_no_files_no_names(self):
+        from nodes.retrieve import named_documents
+
+        assert named_documents("What does the document say?", []) == []
+
+    def test_the_named_document_is_searched(self, runtime, embedder):
+        """Retrieval ranks the named document's passages only, and the trace says which document it read."""
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        wiki = [Passage(f"wiki/Holiday#p0s{i}", "Holiday", t, {"source": "wikipedia", "doc_id": "wiki/Holiday"})
+                for i, t in enumerate(["Public holidays are set by public authorities.",
+                                       "A holiday is a day set aside for festivals or recreation."])]
+        handbook = [Passage(f"upload/h.md#p0s{i}", "Staff handbook of the Quillfeather Bakery", t,
+                            {"source": "file", "name": "h.md", "doc_id": "upload/h.md"})
+                    for i, t in enumerate(["The bakery opens at 6 a.m.", "Staff receive 28 days of paid holiday a year.",
+                                           "Ovens are cleaned every Friday."])]
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add(wiki + handbook, embedder.embed_documents([p.embedding_text for p in wiki + handbook]))
+        mine = Runtime(context=dataclasses.replace(runtime.context, index=index))
+        state = classified(mine, question="What does the handbook say about holidays?", tier="medium")
+        out = run(retrieve, state, mine)
+        assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"upload/h.md"}
+        assert out["passages"][0]["text"] == "Staff receive 28 days of paid holiday a year."
+        named = [{"doc_id": "upload/h.md", "title": "Staff handbook of the Quillfeather Bakery"}]
+        assert out["trace"]["named_documents"] == named
+        state.update(out)
+        again = run(retrieve, state, mine)  # a corrective pass stays in the document too
+        assert {p["metadata"]["doc_id"] for p in again["passages"]} == {"upload/h.md"}
+
+        unnamed = classified(mine, question="What are public holidays?", tier="medium")
+        assert "named_documents" not in run(retrieve, unnamed, mine).get("trace", {})
+        off = classified(mine, question="What does the handbook say about holidays?", tier="medium", named_documents=False)
+        out = run(retrieve, off, mine)
+        assert "named_documents" not in out.get("trace", {})
+        assert "wiki/Holiday" in {p["metadata"]["doc_id"] for p in out["passages"]}
+
+
 class TestSuppliedPieces:
     """Supplied documents are cut and embedded once per set of documents, for the last SUPPLIED_KEPT sets."""
 
