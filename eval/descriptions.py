@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Sequence
 
 QUESTIONS = ("Who was Napoleon?", "What is photosynthesis?", "Tell me about Marie Curie", "Describe the Eiffel Tower",
@@ -29,18 +27,15 @@ QUESTIONS = ("Who was Napoleon?", "What is photosynthesis?", "Tell me about Mari
 
 def compare(ctx: Any, questions: Sequence[str]) -> list[dict[str, Any]]:
     """Each question answered with describe on and off (alternating which goes first): a row per answer."""
-    from graph import graph
+    from eval.side_by_side import alternating
 
     ways = {"describe": replace(ctx, pipeline=replace(ctx.pipeline, describe=True)),
             "model": replace(ctx, pipeline=replace(ctx.pipeline, describe=False))}
     rows = []
-    for i, question in enumerate(questions):
-        for way in (("describe", "model") if i % 2 == 0 else ("model", "describe")):
-            start = time.perf_counter()
-            out = graph.invoke({"question": question}, context=ways[way])
-            described = out["trace"].get("described")
-            rows.append({"question": question, "way": way, "ms": (time.perf_counter() - start) * 1000,
-                         "answer": out["answer"], "described": described["title"] if described else None})
+    for question, way, out, ms in alternating(ways, questions):
+        described = out["trace"].get("described")
+        rows.append({"question": question, "way": way, "ms": ms,
+                     "answer": out["answer"], "described": described["title"] if described else None})
     return rows
 
 
@@ -55,18 +50,13 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pipeline.configuration import PipelineConfig
-    from pipeline.context import RAGContext, ResourceConfig
+    from eval.side_by_side import add_resource_options, loaded
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("questions", nargs="*", default=list(QUESTIONS))
-    parser.add_argument("--index", type=Path, help="the index (default: the Wikipedia summaries' in the cache folder)")
-    parser.add_argument("--model", help="the generator (default: the default model)")
+    add_resource_options(parser)
     args = parser.parse_args(argv)
-    resources = {k: v for k, v in {"index_dir": args.index, "model": args.model}.items() if v is not None}
-    ctx = RAGContext.load(ResourceConfig(**resources), PipelineConfig())
-    ctx.generator.warm_up()
-    print(report(compare(ctx, args.questions)))
+    print(report(compare(loaded(args.index, args.model), args.questions)))
     return 0
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import random
 import re
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -88,21 +87,15 @@ def right(answer: str, numbers: Sequence[str]) -> bool:
 
 def ask(ctxs: dict[str, Any], persons: Sequence[Person]) -> list[dict[str, Any]]:
     """Every question of every index, the order of the indexes alternating: a row per answer."""
-    from graph import graph
+    from eval.side_by_side import alternating
 
+    asked = {question: (kind, numbers) for person in persons for kind, question, numbers in questions(person)}
     rows = []
-    names = list(ctxs)
-    n = 0
-    for person in persons:
-        for kind, question, numbers in questions(person):
-            for name in (names if n % 2 == 0 else names[::-1]):
-                start = time.perf_counter()
-                out = graph.invoke({"question": question}, context=ctxs[name])
-                decision = out["trace"].get("answerability", {}).get("decision")
-                rows.append({"index": name, "kind": kind, "question": question, "answer": out["answer"],
-                             "right": right(out["answer"], numbers), "given": decision == "answer",
-                             "ms": (time.perf_counter() - start) * 1000})
-            n += 1
+    for question, name, out, ms in alternating(ctxs, list(asked)):
+        kind, numbers = asked[question]
+        decision = out["trace"].get("answerability", {}).get("decision")
+        rows.append({"index": name, "kind": kind, "question": question, "answer": out["answer"],
+                     "right": right(out["answer"], numbers), "given": decision == "answer", "ms": ms})
     return rows
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
@@ -89,21 +88,19 @@ def with_files(ctx: Any, folder: Path) -> Any:
 
 def compare(ctx: Any, cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
     """Each question answered with the setting on and off (alternating which goes first): a row per answer."""
-    from graph import graph
+    from eval.side_by_side import alternating
 
     ways = {"named": replace(ctx, pipeline=replace(ctx.pipeline, named_documents=True)),
             "whole index": replace(ctx, pipeline=replace(ctx.pipeline, named_documents=False))}
+    by_question = {case.question: case for case in cases}
     rows = []
-    for i, case in enumerate(cases):
-        for way in (("named", "whole index") if i % 2 == 0 else ("whole index", "named")):
-            start = time.perf_counter()
-            out = graph.invoke({"question": case.question}, context=ways[way])
-            trace = out["trace"]
-            given = (trace.get("answerability") or {}).get("decision") == "answer"
-            rows.append({"question": case.question, "way": way, "ms": (time.perf_counter() - start) * 1000,
-                         "answer": out["answer"], "holds": case.holds in (trace.get("context") or ""),
-                         "right": given and any(e in out["answer"].lower() for e in case.expected), "given": given,
-                         "named": [d["title"] for d in trace.get("named_documents") or []]})
+    for question, way, out, ms in alternating(ways, list(by_question)):
+        case, trace = by_question[question], out["trace"]
+        given = (trace.get("answerability") or {}).get("decision") == "answer"
+        rows.append({"question": question, "way": way, "ms": ms,
+                     "answer": out["answer"], "holds": case.holds in (trace.get("context") or ""),
+                     "right": given and any(e in out["answer"].lower() for e in case.expected), "given": given,
+                     "named": [d["title"] for d in trace.get("named_documents") or []]})
     return rows
 
 
@@ -122,16 +119,12 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from pipeline.configuration import PipelineConfig
-    from pipeline.context import RAGContext, ResourceConfig
+    from eval.side_by_side import add_resource_options, loaded
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--index", type=Path, help="the index (default: the Wikipedia summaries' in the cache folder)")
-    parser.add_argument("--model", help="the generator (default: the default model)")
+    add_resource_options(parser)
     args = parser.parse_args(argv)
-    resources = {k: v for k, v in {"index_dir": args.index, "model": args.model}.items() if v is not None}
-    ctx = RAGContext.load(ResourceConfig(**resources), PipelineConfig())
-    ctx.generator.warm_up()
+    ctx = loaded(args.index, args.model)
     with tempfile.TemporaryDirectory() as folder:
         print(report(compare(with_files(ctx, Path(folder)))))
     return 0
