@@ -222,6 +222,8 @@ class Turn(BaseModel):
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
     described: Optional[Described] = Field(None, description="set when the answer is the first passage of the document "
                                            "about the thing asked")
+    named_documents: Optional[list[NamedDocument]] = Field(None, description="set when the question named one or more "
+                                                           "of your files: only they were searched")
     tier: Optional[str] = Field(None, description="the tier the answer started at (null: a turn kept before it was recorded)")
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "

@@ -186,7 +186,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     }
 
 
-FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "written_answer")
+FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "written_answer", "named_documents")
 """What an answer's figures show (the chat's summary line and details, the terminal's cost line) beyond
 what the graph keeps with the turn (its tiers, tokens, check and escalations): the time and energy the
 service measures around the graph, and what the trace says of the routing and the answer."""

@@ -350,7 +350,7 @@ def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_
     from dataclasses import replace
 
     from app.service import cost_line
-    from app.ui import result_messages
+    from app.ui import result_messages, turn_messages
     from components.index import PassageIndex
 
     shutil.copytree(index_dir, tmp_path / "index")  # its own copy: the shared index stays as the other tests expect
@@ -361,12 +361,17 @@ def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_
                         "Staff receive 28 days of paid holiday a year.\n")
     assert service.add_documents([handbook]).passages_added == 2
     body = TestClient(create_app(service, with_ui=False)).post(
-        "/ask", json={"question": "What does the handbook say about holidays?"}).json()
+        "/ask", json={"question": "What does the handbook say about holidays?", "session_id": "named"}).json()
     assert [d["title"] for d in body["named_documents"]] == ["Staff handbook of the Quillfeather Bakery"]
     assert {c["source"] for c in body["citations"]} <= {"handbook.md"}
-    summary = result_messages(body, show_trace=False)[-1].metadata["title"]
+    live = result_messages(body, show_trace=False)
+    summary = live[-1].metadata["title"]
     assert " · searched “Staff handbook of the Quillfeather Bakery” only (named in the question)" in summary
     assert " · searched “Staff handbook of the Quillfeather Bakery” only · " in cost_line(body)
+    turns = TestClient(create_app(service, with_ui=False)).get("/session/named").json()["turns"]
+    assert [d["title"] for d in turns[-1]["named_documents"]] == ["Staff handbook of the Quillfeather Bakery"]
+    kept = turn_messages(service.history("named")[-1])  # a reload shows the same
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
     other = service.ask("Who was Isaac Newton?")
     assert other["named_documents"] is None and "searched" not in cost_line(other)
 
