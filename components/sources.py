@@ -16,7 +16,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Mapping, Union
+from typing import Any, Iterable, Iterator, Literal, Mapping, NamedTuple, Union
 from urllib.parse import quote
 
 from components.passages import SourceDocument
@@ -78,29 +78,47 @@ LIFE_YEARS = (15, 105)
 three centuries are not one."""
 
 
-def spelled_lifespan(description: str, summary: str) -> str:
-    """``description`` with a person's years spelled out: "French general and emperor (1769–1821)" →
-    "French general and emperor; born 1769, died 1821, aged 51 or 52" ("c." kept, and then no age). The
-    1.5B model does not read the range as a life: asked "When did Napoleon die?", it answered 1814, his
-    abdication, from the summary; nor does it subtract: "At what age did Marie Curie die?" was "77".
+class Life(NamedTuple):
+    """A person's years as a description gives them: "(c. 1079–1142)" → born "1079" (circa), died "1142"."""
 
-    The range is read as a life only when it is the description's one range, ends it, spans a life
+    born: str
+    died: str
+    born_circa: bool
+    died_circa: bool
+    at: int  # where the range begins in the description
+
+
+def life_in(description: str, summary: str) -> Life | None:
+    """The person's years that end ``description``, or ``None`` where its years are not a life. The range
+    is read as one only when it is the description's one range, ends it, spans a life
     (:data:`LIFE_YEARS`), the summary does not give its first year (a reign's or a state's start:
     Suleiman's "(1520–1566)" is "sultan from 1520 to 1566") and speaks of its subject as he or she
-    (a band, a dynasty or a war is "they" or "it"). Anything else comes back as it was."""
-    life = _LIFE.search(description)
-    if life is None or len(_YEAR_RANGE.findall(description)) != 1:
-        return description
-    born_circa, born, died_circa, died = life.groups()
-    years = int(died) - int(born)
-    if not LIFE_YEARS[0] <= years <= LIFE_YEARS[1]:
-        return description
+    (a band, a dynasty or a war is "they" or "it")."""
+    found = _LIFE.search(description)
+    if found is None or len(_YEAR_RANGE.findall(description)) != 1:
+        return None
+    born_circa, born, died_circa, died = found.groups()
+    if not LIFE_YEARS[0] <= int(died) - int(born) <= LIFE_YEARS[1]:
+        return None
     if re.search(rf"(?<!\d){born}(?!\d)", summary) or not _PERSONAL_PRONOUN.search(summary):
+        return None
+    return Life(born, died, bool(born_circa), bool(died_circa), found.start())
+
+
+def spelled_lifespan(description: str, summary: str) -> str:
+    """``description`` with a person's years (:func:`life_in`) spelled out: "French general and emperor
+    (1769–1821)" → "French general and emperor; born 1769, died 1821, aged 51 or 52" ("c." kept, and then
+    no age). The 1.5B model does not read the range as a life: asked "When did Napoleon die?", it answered
+    1814, his abdication, from the summary; nor does it subtract: "At what age did Marie Curie die?" was
+    "77". Anything else comes back as it was."""
+    life = life_in(description, summary)
+    if life is None:
         return description
     circa = lambda c: "c. " if c else ""  # noqa: E731
-    spelled = f"{description[:life.start()]}; born {circa(born_circa)}{born}, died {circa(died_circa)}{died}"
-    if born_circa or died_circa:
+    spelled = f"{description[:life.at]}; born {circa(life.born_circa)}{life.born}, died {circa(life.died_circa)}{life.died}"
+    if life.born_circa or life.died_circa:
         return spelled
+    years = int(life.died) - int(life.born)
     return f"{spelled}, aged {years - 1} or {years}"  # the days of the years unknown: one of the two
 
 

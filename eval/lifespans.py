@@ -36,9 +36,6 @@ CHOSEN_ON = (
     "Robert Millikan", "Ronald Fisher", "Rudolf Diesel", "Tristan Tzara", "Vincent van Gogh", "Virginia Woolf")
 """The persons session 61 chose the spelling on (it compared it with others on them): no sample holds them."""
 
-_SPELLED = re.compile(r"; born (?:c\. )?(\d{1,4}), died (?:c\. )?(\d{1,4})(?:, aged \d+ or \d+)?$")
-
-
 @dataclass(frozen=True)
 class Person:
     name: str  # the article's title without its parenthesised disambiguation: "Hans Krebs (biochemist)" -> "Hans Krebs"
@@ -50,17 +47,17 @@ class Person:
 def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable[str] = CHOSEN_ON) -> list[Person]:
     """``size`` persons drawn with ``seed`` from the summaries whose description the reader spells and
     whose summary gives neither year, leaving out the names in ``exclude``."""
-    from components.sources import spelled_lifespan
+    from components.sources import life_in
 
     left_out = set(exclude)
     found = []
     for key in sorted(articles):
         article = articles[key]
         summary = article.get("extract") or ""
-        spelled = _SPELLED.search(spelled_lifespan((article.get("description") or "").strip(), summary))
+        life = life_in((article.get("description") or "").strip(), summary)
         name = (article.get("title") or key).split(" (")[0]
-        if spelled and name not in left_out and not right(summary, spelled.groups()):
-            found.append(Person(name, *spelled.groups(), pronoun=_pronoun(summary)))
+        if life and name not in left_out and not right(summary, (life.born, life.died)):
+            found.append(Person(name, life.born, life.died, pronoun=_pronoun(summary)))
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
