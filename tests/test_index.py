@@ -98,6 +98,13 @@ class TestPassageIndex:
             {"doc_id": "b", "title": "B", "passages": 1, "metadata": {"path": "/x/b.md"}}]
         assert index.document_passages("a") == ["a#p0", "a#p1"]
 
+    def test_a_document_is_listed_by_its_title_whatever_section_its_first_passage_is_in(self):
+        index = PassageIndex("emb", 3)
+        index.add([Passage("c#p0", "Club rules", "Two.", {"doc_id": "c", "paragraph": 0, "sentence": 0, "section": "Guests"}),
+                   Passage("c#p1", "Club rules", "Yard.", {"doc_id": "c", "paragraph": 1, "sentence": 0, "section": "Boats"})],
+                  unit([[1, 0, 0], [0, 1, 0]]))
+        assert index.documents() == [{"doc_id": "c", "title": "Club rules", "passages": 2, "metadata": {}}]
+
     def test_a_documents_passages_come_in_its_order_whatever_order_they_were_added_in(self):
         """Found in session 60: the Wikipedia summaries read again with their descriptions (session 59)
         added each article's first passage after its others, and "Who was Napoleon?" was described by

@@ -589,6 +589,20 @@ class TestRetrieve:
         assert out["passages"][0]["title"] == "2001: A Space Odyssey"
         assert out["passages"][0]["score"] >= out["passages"][1]["score"]
 
+    def test_a_passage_under_a_heading_is_read_with_it(self, runtime, embedder):
+        """What every later node (the reranker, the prompt, the citations) reads as a hit's title is its
+        document's title with the section it stands in."""
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        rules = Passage("upload/c.md#p1s0", "Rules of the Harbour Sailing Club", "Members may bring two at a time.",
+                        {"source": "file", "doc_id": "upload/c.md", "section": "Guests"})
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add([rules], embedder.embed_documents([rules.embedding_text]))
+        mine = Runtime(context=dataclasses.replace(runtime.context, index=index))
+        out = run(retrieve, classified(mine, question="How many guests may a member bring?", tier="easy"), mine)
+        assert out["passages"][0]["title"] == "Rules of the Harbour Sailing Club › Guests"
+
     def test_corrective_pass_adds_k_extra_new_passages(self, runtime):
         state = classified(runtime, tier="easy")
         state.update(run(retrieve, state, runtime))

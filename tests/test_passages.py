@@ -1,7 +1,7 @@
 import pytest
 
-from components.passages import (ChunkingConfig, Passage, SourceDocument, chunk_document, ranking_score, source_of,
-                                 split_sentences)
+from components.passages import (ChunkingConfig, Paragraph, Passage, SourceDocument, chunk_document, ranking_score,
+                                 source_of, split_sentences)
 
 DOC = SourceDocument(
     doc_id="doc/1",
@@ -48,6 +48,21 @@ class TestChunkDocument:
         assert windowed[0].endswith("on Monday. (Artistic style in Europe and colonies, c. 1600–1750)")
         assert not any("Artistic" in text for text in windowed[1:])
         assert [p.text for p in chunk_document(replace(DOC, description="  "))] == [p.text for p in plain]
+
+    def test_a_paragraph_under_a_heading_titles_its_passages_with_it(self):
+        """Noticed in session 61: under "## Guests", "Members may bring two at a time." says nothing of
+        guests. A passage keeps its document's title and records its section; what the embedder, the
+        reranker, the prompt and the citations read is "<title> › <section>"."""
+        doc = SourceDocument("doc/2", "Club rules", ("Welcome.", Paragraph("Members may bring two at a time.", "Guests"),
+                                                       Paragraph("Kept in the yard.", "Boats › Winter")))
+        welcome, guests, boats = chunk_document(doc)
+        assert [p.id for p in (welcome, guests, boats)] == ["doc/2#p0s0", "doc/2#p1s0", "doc/2#p2s0"]
+        assert {p.title for p in (welcome, guests, boats)} == {"Club rules"}
+        assert "section" not in welcome.metadata and welcome.shown_title == "Club rules"
+        assert guests.metadata["section"] == "Guests" and guests.shown_title == "Club rules › Guests"
+        assert guests.embedding_text == "Club rules › Guests: Members may bring two at a time."
+        assert boats.shown_title == "Club rules › Boats › Winter"
+        assert Passage.from_record(boats.to_record()) == boats
 
     @pytest.mark.parametrize("window,overlap", [(0, 0), (2, 2), (2, -1)])
     def test_invalid_chunking(self, window, overlap):

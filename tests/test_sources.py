@@ -1,6 +1,7 @@
 import pymupdf
 import pytest
 
+from components.passages import Paragraph
 from components.sources import (
     MAX_TITLE_CHARS,
     SourceError,
@@ -111,7 +112,7 @@ class TestFolder:
         paragraphs = {title: tuple(d.paragraphs) for title, d in docs.items()}  # read lazily, once
         assert paragraphs["notes"] == ("The launch code is Falcon.", "Second paragraph.")
         assert "Orinoco" in paragraphs["doc"][0]
-        assert paragraphs["Widget Guide"] == ("Widgets are blue.", "Care\nKeep them dry.")
+        assert paragraphs["Widget Guide"] == ("Widgets are blue.", Paragraph("Keep them dry.", "Care"))
         assert skipped["empty.txt"].startswith("empty")
         assert skipped["binary.txt"].startswith("not text")
         assert skipped["image.png"].startswith("unsupported type .png")
@@ -178,7 +179,7 @@ class TestEncodings:
         doc = read_file(path)
         assert not isinstance(doc, Skipped), doc
         assert doc.title == "Kettle Guide"
-        assert tuple(doc.paragraphs) == ("The kettle boils in 90 seconds.", "Care\nDescale it monthly.")
+        assert tuple(doc.paragraphs) == ("The kettle boils in 90 seconds.", Paragraph("Descale it monthly.", "Care"))
 
     def test_utf16_without_a_mark_is_not_text(self, tmp_path):
         """UTF-16 without a mark decodes as UTF-8 or Windows-1252 with every other byte a NUL: text
@@ -268,6 +269,36 @@ class TestMarkdown:
         title, paragraphs = self.read(tmp_path, "# " + "Barn owls " * 60 + "\n\nThey hunt at dusk.")
         assert len(title) <= MAX_TITLE_CHARS and title.endswith("owls…") and title.startswith("Barn owls Barn")
         assert paragraphs == ("They hunt at dusk.",)
+
+    def test_headings_are_the_sections_of_the_paragraphs_under_them(self, tmp_path):
+        """Noticed in session 61: "## Holidays" was a passage of its own, one word, and the sentences under
+        it carried nothing of it. A heading is now the section of each paragraph under it, as the path of
+        the headings above it (the opening one, the title, aside); a paragraph under none stays plain text."""
+        text = ("# Club rules\n\nWelcome.\n\n## Guests\n\nMembers may bring two.\n\nThey sign the book.\n\n"
+                "## Boats\n### Winter\nKept in the yard.\n\n### Summer\n\nOn the moorings.\n\n## Fees ##\n\n180 pounds.")
+        assert self.read(tmp_path, text) == ("Club rules", (
+            "Welcome.", Paragraph("Members may bring two.", "Guests"), Paragraph("They sign the book.", "Guests"),
+            Paragraph("Kept in the yard.", "Boats › Winter"), Paragraph("On the moorings.", "Boats › Summer"),
+            Paragraph("180 pounds.", "Fees")))
+
+    def test_a_heading_inside_a_paragraph_starts_a_section_there(self, tmp_path):
+        text = "# Kettle\n\nBoil it.\n## Warranty\nTwo years.\n## Cleaning\n\nWipe it."
+        assert self.read(tmp_path, text) == ("Kettle", ("Boil it.", Paragraph("Two years.", "Warranty"),
+                                                        Paragraph("Wipe it.", "Cleaning")))
+
+    def test_underlined_headings(self, tmp_path):
+        text = "Kettle\n======\n\nBoil it.\n\nWarranty\n--------\n\nTwo years.\n\nCare\n---\nWipe it."
+        assert self.read(tmp_path, text) == ("Kettle", ("Boil it.", Paragraph("Two years.", "Warranty"),
+                                                        Paragraph("Wipe it.", "Care")))
+
+    def test_a_hash_in_a_code_block_is_no_heading(self, tmp_path):
+        text = "# Setup\n\n## Install\n\n```sh\n# fetch it\npip install kettle\n\n# run it\nkettle\n```\n\nDone."
+        title, paragraphs = self.read(tmp_path, text)
+        assert title == "Setup" and {p.section for p in paragraphs} == {"Install"}
+        assert [p.text for p in paragraphs] == ["```sh\n# fetch it\npip install kettle", "# run it\nkettle\n```", "Done."]
+
+    def test_headings_with_nothing_under_them_leave_nothing(self, tmp_path):
+        assert self.read(tmp_path, "# Notes\n\nIntro.\n\n## Empty\n\n## Also empty\n") == ("Notes", ("Intro.",))
 
     def test_front_matter_and_nothing_else_is_empty(self, tmp_path):
         path = tmp_path / "stub.md"
