@@ -194,6 +194,8 @@ class AskResponse(BaseModel):
     closest: list[ClosestPassage] = Field(default_factory=list, description="when no answer is given or no passage "
                                           "supports it: the best passages retrieved")
     rewritten_question: Optional[str]
+    written_answer: Optional[str] = Field(None, description="what the model wrote, when the answer is its short form "
+                                          "(an answer that restated the question cut to its new words)")
     described: Optional[Described] = Field(None, description="set when the question only asked what a thing is and "
                                            "the answer is the first passage of the document titled as it, as written "
                                            "(no model call)")

@@ -70,6 +70,10 @@ def test_a_short_answer_shows_what_the_model_wrote_in_every_front_door():
     assert format_answer(result).splitlines()[:2] == ["Genoese traders", f"(as written: {sentence})"]
     assert "Short answer: Genoese traders" in format_answer(result, include_answer=False)  # after the streamed text
     assert public_result({**state, "answer": sentence, "trace": {"tier": "medium"}}, 1.0)["written_answer"] is None
+    # found in session 62: POST /ask's response dropped it, which the session's turns and the chat show
+    from app.server import AskResponse
+
+    assert AskResponse(**result).model_dump()["written_answer"] == sentence
 
 
 def test_the_terminal_numbers_the_sources_as_the_chat_does():
