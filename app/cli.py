@@ -29,6 +29,17 @@ def _resource_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedder", help="sentence-transformers name or path (default: bundled all-MiniLM-L6-v2)")
 
 
+def _score_or_off(text: str) -> float | str:
+    """A cosine, or "off" (kept as the word: ``_pipeline`` makes it None, which argparse would take for
+    the option not given)."""
+    if text.strip().lower() == "off":
+        return "off"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a cosine in [-1, 1] or 'off', got {text!r}") from None
+
+
 def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     _resource_options(parser)
     parser.add_argument("--model", help=f"generator: a preset ({', '.join(PRESETS)}), a .gguf path or a HF name "
@@ -53,6 +64,11 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         help="a question that names one of your files (\"What does the handbook say about holidays?\", "
                              "\"my report\", \"the document\") searches that file only (default: on; "
                              "--no-named-documents searches the whole index)")
+    parser.add_argument("--follow-up-file-score", type=_score_or_off, metavar="COSINE|off",
+                        help="a follow-up that names no file stays in the files the question before it searched when "
+                             "one of their passages is at least this close to it (\"Who is the manager?\" after a "
+                             f"question on the handbook; default: {PipelineConfig().follow_up_file_score}, fitted in "
+                             "session 62; off: it searches the whole index)")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
@@ -111,6 +127,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "max_escalations": args.max_escalations, "stop_early": args.stop_early,
                                 "ask_who": args.ask_who, "describe": args.describe,
                                 "named_documents": args.named_documents,
+                                "follow_up_file_score": args.follow_up_file_score,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,
@@ -119,6 +136,8 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "multi_hop_threshold": args.multi_hop_threshold}.items() if v is not None}
     if args.tier and not args.policy:
         kwargs["policy"] = "fixed"
+    if kwargs.get("follow_up_file_score") == "off":
+        kwargs["follow_up_file_score"] = None
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
 
 

@@ -91,6 +91,8 @@ class AskRequest(BaseModel):
 class NamedDocument(BaseModel):
     doc_id: str = Field(description="as GET /documents lists it")
     title: str
+    followed: Optional[bool] = Field(None, description="true when the question did not name the file but follows "
+                                     "one that searched it (\"Who is the manager?\" after a question on the handbook)")
 
 
 class ClosestPassage(BaseModel):
@@ -201,7 +203,8 @@ class AskResponse(BaseModel):
                                            "(no model call)")
     named_documents: Optional[list[NamedDocument]] = Field(
         None, description="set when the question named one or more of your files (\"What does the handbook say about "
-                          "holidays?\", \"my report\", \"the document\"): only they were searched")
+                          "holidays?\", \"my report\", \"the document\"), or follows a question that did and the "
+                          "files hold a passage near it (followed): only they were searched")
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
     energy: Optional[Energy] = Field(None, description="what answering cost in energy")
     trace: dict[str, Any]

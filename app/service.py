@@ -186,7 +186,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
     }
 
 
-FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "written_answer", "named_documents")
+FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "written_answer")
 """What an answer's figures show (the chat's summary line and details, the terminal's cost line) beyond
 what the graph keeps with the turn (its tiers, tokens, check and escalations): the time and energy the
 service measures around the graph, and what the trace says of the routing and the answer."""
@@ -295,10 +295,17 @@ def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def searched_only(result: dict[str, Any]) -> str | None:
-    """“Staff handbook” (and “…”): the user's files the question named, the only ones searched; None for
-    a question that named none."""
+    """“Staff handbook” (and “…”): the user's files the question named, or followed from the question
+    before, the only ones searched; None for a question that searched the whole index."""
     named = result.get("named_documents")
     return " and ".join(f"“{d['title']}”" for d in named) if named else None
+
+
+def why_searched_only(result: dict[str, Any]) -> str:
+    """Why :func:`searched_only` files were the only ones searched: the question named them, or it
+    follows one that searched them (:func:`nodes.retrieve.searched_files`)."""
+    named = result.get("named_documents") or []
+    return "as did the question before" if named and all(d.get("followed") for d in named) else "named in the question"
 
 
 def cost_line(result: dict[str, Any]) -> str:
@@ -670,6 +677,8 @@ class RAGService:
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
                  "closest": public_passages(t.get("closest") or []), "cache": t.get("cache"),
                  "described": t.get("described"),
+                 # the turn holds them since session 62; a turn of session 61 kept them with its figures
+                 "named_documents": t.get("named_documents") or (t.get("figures") or {}).get("named_documents"),
                  "tier": t.get("tier"), "final_tier": t.get("final_tier"), "tokens": t.get("tokens")} for t in turns]
 
     def undo_last_turn(self, session_id: str, owner: str | None = None) -> dict[str, Any]:

@@ -25,7 +25,8 @@ import gradio as gr
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
 from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart,
-                         closest_passages, passages_read, read_as, searched_only, unsupported_note)
+                         closest_passages, passages_read, read_as, searched_only, unsupported_note,
+                         why_searched_only)
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.storage import atomic_write_text
@@ -240,7 +241,7 @@ def summary_line(result: dict[str, Any]) -> str:
         read = "more of" if described["match"] == "more" else "the first passage of"
         parts.append(f"{read} “{described['title']}”, as written")
     if (files := searched_only(result)) is not None:
-        parts.append(f"searched {files} only (named in the question)")
+        parts.append(f"searched {files} only ({why_searched_only(result)})")
     if result.get("rewritten_question"):
         parts.append("follow-up read as: " + result["rewritten_question"])
     return " · ".join(parts)
@@ -384,7 +385,7 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "answerability": turn.get("answerability"), "escalations": turn.get("escalations") or 0,
               "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
               "rewritten_question": read_as(turn["question"], turn["standalone_question"]),
-              "described": turn.get("described")}
+              "described": turn.get("described"), "named_documents": turn.get("named_documents")}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
     if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown

@@ -79,6 +79,8 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
         turn["cache"] = match
     if trace.get("described"):
         turn["described"] = trace["described"]
+    if trace.get("named_documents"):
+        turn["named_documents"] = trace["named_documents"]
     return turn
 
 

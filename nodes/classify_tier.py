@@ -164,6 +164,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "answer_form": pipeline.answer_form,
         "describe": pipeline.describe,
         "named_documents": pipeline.named_documents,
+        "follow_up_file_score": pipeline.follow_up_file_score,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

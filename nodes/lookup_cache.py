@@ -21,6 +21,7 @@ from langgraph.runtime import Runtime
 from components.query_cache import scope_key
 from nodes.base import context_of, finished_turn, timed
 from nodes.describe import described_subject, title_match
+from nodes.retrieve import files_followed, user_files
 from pipeline.configuration import PipelineConfig
 from pipeline.context import RAGContext
 from pipeline.state import Citation, State
@@ -44,6 +45,16 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
 
 
+def follow_up_scope(ctx: RAGContext, pipeline: PipelineConfig, state: State) -> tuple[str, ...]:
+    """The files a follow-up may stay in (:func:`nodes.retrieve.files_followed`), which its answer depends
+    on as much as on the question: "Who is the manager?" after a question on the handbook is cached apart
+    from the same question asked first."""
+    if not pipeline.named_documents or pipeline.follow_up_file_score is None:
+        return ()
+    question = state.get("standalone_question") or state["question"]
+    return tuple(files_followed(question, state.get("turns") or [], user_files(ctx.index)))
+
+
 def describes_alike(question: str, cached: str) -> bool:
     """Whether ``question`` and a ``cached`` one either both ask to describe the same thing or neither
     asks to describe anything (:func:`nodes.describe.described_subject`). Near in embedding, "Who was
@@ -65,6 +76,8 @@ def lookup_cache(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         return update
     pipeline = ctx.pipeline.with_overrides(state.get("overrides"))
     scope = answer_scope(ctx, pipeline)
+    if followed := follow_up_scope(ctx, pipeline, state):
+        scope = scope_key(scope, "follows", *followed)
     update["cache_scope"] = scope
     if state.get("fresh"):  # asked to answer afresh: the answer is stored, not looked up
         return update

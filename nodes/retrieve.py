@@ -30,8 +30,9 @@ from components.index import PassageIndex
 from components.passages import Passage, SourceDocument, chunk_document
 from components.sources import text_paragraphs
 from pipeline.context import RAGContext
-from pipeline.state import InputDocument, PassageHit, State
+from pipeline.state import InputDocument, NamedDocumentTrace, PassageHit, State, Turn
 from nodes.base import context_of, timed
+from nodes.condense_question import topical
 
 
 def _hit(passage: Passage, score: float) -> PassageHit:
@@ -146,6 +147,38 @@ def _user_files(index: PassageIndex, revision: str) -> tuple[UserFile, ...]:
                  for d in index.documents() if d["metadata"].get("source") == "file")
 
 
+def files_followed(question: str, turns: Sequence[Turn], files: Sequence[UserFile]) -> list[str]:
+    """The ids of the files a follow-up that names none may stay in: those the last turn that read
+    anything searched only (it named them, or followed them itself), where they are still in ``files``."""
+    if not files or named_documents(question, files):
+        return []
+    before = topical(turns)
+    held = {f.doc_id for f in files}
+    return [d["doc_id"] for d in (before[-1].get("named_documents") or [] if before else []) if d["doc_id"] in held]
+
+
+def searched_files(state: State, index: PassageIndex, query: np.ndarray) -> list[NamedDocumentTrace]:
+    """The user's files retrieval searches only, none for the whole index: those the question names
+    (:func:`named_documents`); else, for a follow-up, those the question before searched
+    (:func:`files_followed`), ``followed``, when their best passage scores at least the setting
+    ``follow_up_file_score`` ("Who is the manager?" after a question on the handbook; "When did Napoleon
+    die?" after it is a new topic)."""
+    settings = state["settings"]
+    files = user_files(index) if settings.get("named_documents", True) else ()
+    question = state.get("standalone_question") or state["question"]
+    named = set(named_documents(question, files))
+    if named:
+        return [{"doc_id": f.doc_id, "title": f.title} for f in files if f.doc_id in named]
+    bar = settings.get("follow_up_file_score")
+    if bar is None:
+        return []
+    followed = set(files_followed(question, state.get("turns") or [], files))
+    best = index.search(query, 1, within=followed) if followed else []
+    if not best or best[0].score < bar:
+        return []
+    return [{"doc_id": f.doc_id, "title": f.title, "followed": True} for f in files if f.doc_id in followed]
+
+
 @timed("retrieve")
 def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -156,10 +189,9 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     k = settings.get("retrieve_k", settings["budget"]["k"])
     if documents and not existing:
         return {"passages": supplied_passages(documents, query, k, ctx.embedder)}
-    files = user_files(ctx.index) if settings.get("named_documents", True) else ()
-    named = named_documents(state.get("standalone_question") or state["question"], files)
-    within = set(named) if named else None
-    trace = {"named_documents": [{"doc_id": f.doc_id, "title": f.title} for f in files if f.doc_id in within]} if within else {}
+    searched = searched_files(state, ctx.index, query)
+    within = {d["doc_id"] for d in searched} or None
+    trace = {"named_documents": searched} if searched else {}
     if not existing:
         found = [_hit(h.passage, h.score) for h in ctx.index.search(query, k, within=within)]
         return {"passages": found, **({"trace": trace} if trace else {})}

@@ -279,6 +279,12 @@ class PipelineConfig:
     # "the document": nodes.retrieve.named_documents), so a file is not outranked by the Wikipedia article on the
     # topic it is asked about. False: every question searches the whole index, as releases before session 61 did.
     named_documents: bool = True
+    # A follow-up that names no file stays in the files the question before it searched (above) when their best
+    # passage scores at least this (cosine with the standalone question): "Who is the manager?" after "What does
+    # the handbook say about holidays?" reads the handbook; "When did Napoleon die?" (0.18 there) searches the
+    # whole index. Fit in session 62 on 51 written follow-ups (`python -m eval.file_follow_ups fit`: 50 right);
+    # None: a follow-up searches the whole index unless it names a file itself, as releases before session 62 did.
+    follow_up_file_score: float | None = 0.333
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
@@ -366,6 +372,11 @@ class PipelineConfig:
             raise ConfigurationError(f"describe is true or false, got {self.describe!r}")
         if not isinstance(self.named_documents, bool):
             raise ConfigurationError(f"named_documents is true or false, got {self.named_documents!r}")
+        if self.follow_up_file_score is not None and (
+                isinstance(self.follow_up_file_score, bool) or not isinstance(self.follow_up_file_score, (int, float))
+                or not -1.0 <= self.follow_up_file_score <= 1.0):
+            raise ConfigurationError("follow_up_file_score is a cosine in [-1, 1], or null for follow-ups never to stay "
+                                     f"in a file, got {self.follow_up_file_score!r}")
         if not isinstance(self.citation_markers, bool):
             raise ConfigurationError(f"citation_markers is true or false, got {self.citation_markers!r}")
         if isinstance(self.lookup_tokens, bool) or not isinstance(self.lookup_tokens, int) or self.lookup_tokens < 0:
@@ -433,7 +444,7 @@ class PipelineConfig:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "stop_early",
                    "max_escalations", "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold",
-                   "multi_hop_threshold", "named_documents"}
+                   "multi_hop_threshold", "named_documents", "follow_up_file_score"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

@@ -135,6 +135,7 @@ class Settings(TypedDict):
     answer_form: NotRequired[str]  # "short": an answer that restates the question is cut to its new words
     describe: NotRequired[bool]  # a question that asks what a thing is gets the first passage of its document
     named_documents: NotRequired[bool]  # a question that names one of the user's files searches that file only
+    follow_up_file_score: NotRequired[float | None]  # a follow-up stays in the files searched before from this score
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
@@ -320,6 +321,7 @@ class TracePassage(TypedDict):
 class NamedDocumentTrace(TypedDict):
     doc_id: str
     title: str
+    followed: NotRequired[bool]  # not named by the question: the question before searched it, and it follows on
 
 
 class Trace(TypedDict, total=False):
@@ -394,6 +396,9 @@ class Turn(TypedDict):
     figures: NotRequired[dict[str, Any]]
     # since session 60: the answer is the first passage of the document about the thing asked (nodes.describe)
     described: NotRequired[DescribedTrace]
+    # since session 62: the user's files retrieval searched only (named by the question, or followed from the
+    # question before), which a follow-up that names none may stay in (nodes.retrieve.files_followed)
+    named_documents: NotRequired[list[NamedDocumentTrace]]
 
 
 class OutputState(TypedDict):

@@ -145,6 +145,17 @@ class TestAsk:
         assert _pipeline(build_parser().parse_args(["serve"])).ask_who is True
         assert _pipeline(build_parser().parse_args(["chat", "--no-ask-who"])).ask_who is False
 
+    def test_a_follow_ups_file_score_reaches_the_pipeline_or_turns_it_off(self, capsys):
+        from app.cli import _pipeline, build_parser
+        from pipeline.configuration import PipelineConfig
+
+        assert _pipeline(build_parser().parse_args(["serve"])).follow_up_file_score == PipelineConfig().follow_up_file_score
+        assert _pipeline(build_parser().parse_args(["chat", "--follow-up-file-score", "0.5"])).follow_up_file_score == 0.5
+        assert _pipeline(build_parser().parse_args(["ask", "Q?", "--follow-up-file-score", "off"])).follow_up_file_score is None
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["chat", "--follow-up-file-score", "high"])
+        assert "a cosine in [-1, 1] or 'off'" in capsys.readouterr().err
+
     def test_describing_can_be_turned_off(self):
         from app.cli import _pipeline, build_parser
 

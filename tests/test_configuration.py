@@ -185,7 +185,9 @@ class TestAnswerExamples:
         with pytest.raises(ConfigurationError, match="valid tiers: easy, medium, hard"):
             PipelineConfig(tier="extreme")
 
-    @pytest.mark.parametrize("kwargs", [{"tau": 1.5}, {"k_extra": 0}, {"max_corrections": -1}, {"max_question_chars": 0}])
+    @pytest.mark.parametrize("kwargs", [{"tau": 1.5}, {"k_extra": 0}, {"max_corrections": -1}, {"max_question_chars": 0},
+                                        {"follow_up_file_score": 1.5}, {"follow_up_file_score": True},
+                                        {"follow_up_file_score": "high"}])
     def test_out_of_range(self, kwargs):
         with pytest.raises(ConfigurationError):
             PipelineConfig(**kwargs)
@@ -201,6 +203,7 @@ class TestAnswerExamples:
         with pytest.raises(ConfigurationError, match="valid tiers"):
             config.with_overrides({"tier": "nope"})
         assert config.stop_early and not config.with_overrides({"stop_early": False}).stop_early
+        assert config.with_overrides({"follow_up_file_score": None}).follow_up_file_score is None
 
 
 class TestValidateQuestion:

@@ -362,8 +362,8 @@ def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_
     monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     handbook = tmp_path / "handbook.md"
     handbook.write_text("# Staff handbook of the Quillfeather Bakery\n\nThe bakery opens at 6 a.m.\n\n"
-                        "Staff receive 28 days of paid holiday a year.\n")
-    assert service.add_documents([handbook]).passages_added == 2
+                        "Staff receive 28 days of paid holiday a year.\n\nThe manager is Ruth Okafor.\n")
+    assert service.add_documents([handbook]).passages_added == 3
     body = TestClient(create_app(service, with_ui=False)).post(
         "/ask", json={"question": "What does the handbook say about holidays?", "session_id": "named"}).json()
     assert [d["title"] for d in body["named_documents"]] == ["Staff handbook of the Quillfeather Bakery"]
@@ -376,6 +376,15 @@ def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_
     assert [d["title"] for d in turns[-1]["named_documents"]] == ["Staff handbook of the Quillfeather Bakery"]
     kept = turn_messages(service.history("named")[-1])  # a reload shows the same
     assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+    # session 62: the follow-up names no file and stays in the handbook, and says why
+    follow = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "Who is the manager?", "session_id": "named"}).json()
+    assert follow["named_documents"] == [{**body["named_documents"][0], "followed": True}]
+    followed = result_messages(follow, show_trace=False)
+    assert " · searched “Staff handbook of the Quillfeather Bakery” only (as did the question before)" in (
+        followed[-1].metadata["title"])
+    kept = turn_messages(service.history("named")[-1])
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in followed]
     other = service.ask("Who was Isaac Newton?")
     assert other["named_documents"] is None and "searched" not in cost_line(other)
 

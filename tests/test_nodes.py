@@ -676,6 +676,84 @@ class TestNamedDocuments:
         assert "wiki/Holiday" in {p["metadata"]["doc_id"] for p in out["passages"]}
 
 
+class TestFollowedDocuments:
+    """Noticed in session 61: "Who is the manager?" after "What does the handbook say about holidays?"
+    searched the whole index, where Wikipedia's managers outrank the handbook's. A follow-up that names no
+    file stays in the files the question before searched when one of their passages is at least
+    ``follow_up_file_score`` close to it; a new topic searches the whole index."""
+
+    HANDBOOK = [{"doc_id": "upload/h.md", "title": "Staff handbook of the Quillfeather Bakery"}]
+
+    @pytest.fixture()
+    def mine(self, runtime, embedder):
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        wiki = [Passage(f"wiki/{t}#p0s0", t, text, {"source": "wikipedia", "doc_id": f"wiki/{t}"}) for t, text in [
+            ("Manager", "A manager is a person responsible for supervising and running an organisation."),
+            ("Football manager", "A football manager is the head coach who manages a football team."),
+            ("Napoleon", "Napoleon Bonaparte died on Saint Helena in 1821.")]]
+        handbook = [Passage(f"upload/h.md#p{i}s0", "Staff handbook of the Quillfeather Bakery", t,
+                            {"source": "file", "name": "h.md", "doc_id": "upload/h.md"})
+                    for i, t in enumerate(["The bakery opens at 6 a.m.", "The manager is Ruth Okafor.",
+                                           "Staff receive 28 days of paid holiday a year."])]
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add(wiki + handbook, embedder.embed_documents([p.embedding_text for p in wiki + handbook]))
+        return Runtime(context=dataclasses.replace(runtime.context, index=index))
+
+    def asked(self, mine, question, searched=HANDBOOK, **overrides):
+        state = classified(mine, question=question, tier="medium", **overrides)
+        state["turns"] = [{"question": "What does the handbook say about holidays?", "answer": "28 days",
+                           "standalone_question": "What does the handbook say about holidays?", "citations": [],
+                           **({"named_documents": searched} if searched is not None else {})}]
+        return state
+
+    def test_a_follow_up_stays_in_the_file(self, mine):
+        state = self.asked(mine, "Who is the manager?")
+        out = run(retrieve, state, mine)
+        assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"upload/h.md"}
+        assert out["passages"][0]["text"] == "The manager is Ruth Okafor."
+        assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
+        state.update(out)
+        again = run(retrieve, state, mine)  # a corrective pass stays in the file too
+        assert {p["metadata"]["doc_id"] for p in again["passages"]} == {"upload/h.md"}
+
+    def test_a_question_before_that_followed_the_file_is_followed_too(self, mine):
+        out = run(retrieve, self.asked(mine, "Who is the manager?", [{**self.HANDBOOK[0], "followed": True}]), mine)
+        assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
+
+    @pytest.mark.parametrize(("question", "searched", "overrides"), [
+        ("When did Napoleon die?", HANDBOOK, {}),  # a new topic: the file holds nothing near it
+        ("Who is the manager?", None, {}),  # the question before searched the whole index
+        ("Who is the manager?", [{"doc_id": "upload/gone.md", "title": "Removed since"}], {}),
+        ("Who is the manager?", HANDBOOK, {"follow_up_file_score": None}),
+        ("Who is the manager?", HANDBOOK, {"named_documents": False}),
+    ])
+    def test_the_whole_index_is_searched(self, mine, question, searched, overrides):
+        out = run(retrieve, self.asked(mine, question, searched, **overrides), mine)
+        assert "named_documents" not in out.get("trace", {})
+        assert any(p["metadata"]["source"] == "wikipedia" for p in out["passages"])
+
+    def test_the_turn_keeps_the_files_it_searched(self):
+        from nodes.base import finished_turn
+
+        turn = finished_turn("Who is the manager?", "Who is the manager?", "Ruth Okafor", [],
+                             {"named_documents": [{**self.HANDBOOK[0], "followed": True}]})
+        assert turn["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
+        assert "named_documents" not in finished_turn("Q?", "Q?", "A", [], {})
+
+    def test_a_follow_up_that_may_stay_in_a_file_is_cached_apart(self, mine):
+        from nodes.lookup_cache import follow_up_scope
+
+        ctx = mine.context
+        state = self.asked(mine, "Who is the manager?")
+        assert follow_up_scope(ctx, ctx.pipeline, state) == ("upload/h.md",)
+        assert follow_up_scope(ctx, ctx.pipeline, {**state, "turns": []}) == ()
+        assert follow_up_scope(ctx, dataclasses.replace(ctx.pipeline, follow_up_file_score=None), state) == ()
+        named = {**state, "standalone_question": "What does the handbook say about pay?"}
+        assert follow_up_scope(ctx, ctx.pipeline, named) == ()  # it names the file: the question says the scope
+
+
 class TestSuppliedPieces:
     """Supplied documents are cut and embedded once per set of documents, for the last SUPPLIED_KEPT sets."""
 
