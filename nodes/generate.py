@@ -197,7 +197,8 @@ def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
 
 def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
     """The (at most two) evidence items that best support the answer (:func:`grounds`), best first;
-    none when no item holds :data:`SUPPORT_COVERAGE` of what it claims, or it claims nothing."""
+    where no item holds :data:`SUPPORT_COVERAGE` of what it claims alone, the two that hold it together
+    (:func:`_joint_grounds`); none when no one or two do, or it claims nothing."""
     return _best_grounds(claim_words(question, answer), evidence)
 
 
@@ -205,7 +206,25 @@ def _best_grounds(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> lis
     if not claim:
         return []
     scored = sorted(((grounds(e, claim), e["n"]) for e in evidence), key=lambda x: (-x[0], x[1]))
-    return [n for share, n in scored if share >= SUPPORT_COVERAGE][:2]
+    return [n for share, n in scored if share >= SUPPORT_COVERAGE][:2] or _joint_grounds(claim, evidence, scored)
+
+
+def _joint_grounds(claim: Sequence[str], evidence: Sequence[EvidenceItem],
+                   scored: Sequence[tuple[float, int]]) -> list[int]:
+    """Two items that together hold :data:`SUPPORT_COVERAGE` of what the answer claims, each holding
+    words of it the other does not, best first: an answer that joins two sentences of a section ("Members
+    may bring two at a time. They must sign the book") is held by both, and by neither alone. The pair
+    holding the most, of those the better items come first in."""
+    words = {e["n"]: [_comparable(w) for w in _item_words(e)] for e in evidence}
+    wanted = set(claim)
+    best: tuple[float, list[int]] = (0.0, [])
+    for i, (_, a) in enumerate(scored):
+        for _, b in scored[i + 1:]:
+            only_a, only_b = (wanted & set(words[a])) - set(words[b]), (wanted & set(words[b])) - set(words[a])
+            share = _held_share(claim, words[a] + words[b]) if only_a and only_b else 0.0
+            if share >= SUPPORT_COVERAGE and share > best[0]:
+                best = (share, [a, b])
+    return best[1]
 
 
 def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[EvidenceItem]) -> tuple[list[int], str]:

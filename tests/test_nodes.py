@@ -1117,6 +1117,22 @@ class TestGenerate:
         assert attribute("Who directed it?", "the", evidence) == []
         assert attribute("Who directed it?", "Stanley Baldwin", evidence) == []  # half the words: not enough
 
+    def test_an_answer_that_joins_two_passages_is_cited_to_both(self):
+        """Found trying the chat (session 62): "What do the club rules say about guests?" was answered
+        "Members may bring two at a time. They must sign the book", the two sentences of the section, and
+        marked unsupported: neither passage holds two thirds of its words alone. Two that hold them together
+        support it, each holding words the other does not."""
+        evidence = [{"n": 1, "title": "Club rules › Guests", "text": "Members may bring two at a time."},
+                    {"n": 2, "title": "Club rules › Guests", "text": "They must sign the book in the clubhouse."},
+                    {"n": 3, "title": "Club rules › Boats", "text": "Boats are kept in the yard in winter."}]
+        question = "What do the club rules say about guests?"
+        assert attribute(question, "Members may bring two at a time. They must sign the book", evidence) == [1, 2]
+        # best first, as one passage's citations come
+        assert cite(question, "They must sign the book in the clubhouse. Members bring two.", [], evidence) == (
+            [2, 1], "attributed")
+        assert attribute(question, "Members may bring two at a time. They must pay a fee of ten pounds", evidence) == []
+        assert attribute(question, "Members may bring two at a time", evidence) == [1]  # one holds it: that one
+
     EVIDENCE = [{"n": 1, "title": "Brine", "text": "Brine freezes at 0 °F."},
                 {"n": 2, "title": "Water", "text": "Water boils at 100 °C, or 212 °F, at sea level."},
                 {"n": 3, "title": "Italy", "text": "Rome is the capital of Italy."}]
