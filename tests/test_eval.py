@@ -826,6 +826,51 @@ class TestNamedDocuments:
         assert "named: the evidence holds the answer for 2 of 2" in report(rows)
 
 
+class TestSections:
+    """``eval.sections``: questions on Markdown files read with sections and with headings as passages."""
+
+    def test_both_readings_side_by_side(self, ctx, tmp_path):
+        from eval.sections import CASES, compare, report
+
+        rows, headings = compare(ctx, tmp_path, CASES[:2])
+        assert [(r["question"], r["way"]) for r in rows] == [
+            (CASES[0].question, "sections"), (CASES[0].question, "headings"),
+            (CASES[1].question, "headings"), (CASES[1].question, "sections")]
+        assert headings == {"sections": 0, "headings": 10}  # Sick leave, Uniforms, Pay, Guests, Boats, ...
+        assert all(r["holds"] for r in rows if r["way"] == "sections")
+        assert "sections: the evidence holds the answer for 2 of 2" in report(rows, headings)
+
+
+class TestFileFollowUps:
+    """``eval.file_follow_ups``: the bar a follow-up stays in a file from, and the carry on and off."""
+
+    def test_the_shipped_bar_is_the_fit(self, ctx):
+        from eval.file_follow_ups import fit
+        from pipeline.configuration import PipelineConfig
+
+        table = fit(ctx.embedder)
+        assert f"bar {PipelineConfig().follow_up_file_score:.3f}: 50 of 51 right" in table
+
+    def test_the_bar_is_the_middle_of_the_widest_gap_of_those_equally_right(self):
+        from eval.file_follow_ups import chosen_bar
+
+        bar, right = chosen_bar([0.9, 0.6, 0.5, 0.1], [True, True, False, False])
+        assert bar == pytest.approx(0.55) and right == 4
+        bar, right = chosen_bar([0.9, 0.4, 0.3, 0.1], [True, False, True, False])  # 0.2 and 0.65 get three right
+        assert bar == pytest.approx(0.65) and right == 3  # 0.65 in the wider gap
+
+    def test_both_ways_side_by_side(self, ctx, tmp_path):
+        from eval.file_follow_ups import HELD_OUT, compare, report, with_files
+
+        cases = [HELD_OUT[0], next(c for c in HELD_OUT if not c.stays)]
+        rows = compare(with_files(ctx, tmp_path), cases)
+        assert [(r["follow_up"], r["way"]) for r in rows] == [
+            (cases[0].follow_up, "carried"), (cases[0].follow_up, "not carried"),
+            (cases[1].follow_up, "not carried"), (cases[1].follow_up, "carried")]
+        assert [r["in_file"] for r in rows] == [True, False, False, False]
+        assert "carried: about the file, the evidence holds the answer for 1 of 1" in report(rows)
+
+
 class TestLifespans:
     """``eval.lifespans``: a person's years asked of the summaries read the old way and read now."""
 
