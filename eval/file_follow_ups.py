@@ -135,15 +135,10 @@ def fit(embedder: Any) -> str:
 
 def with_files(ctx: Any, folder: Path) -> Any:
     """``ctx`` with a copy of its index in memory holding :data:`eval.sections.FILES` too, and no query cache."""
-    from components.ingest import ingest
-    from components.sources import folder_documents
+    from eval import side_by_side
     from eval.sections import FILES
 
-    for name, text in FILES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    index = ctx.index.copy()  # in memory: the index on disk is not touched
-    ingest(folder_documents(folder), index, ctx.embedder)
-    return replace(ctx, index=index, query_cache=None)
+    return replace(ctx, index=side_by_side.with_files(ctx.index, ctx.embedder, folder, FILES), query_cache=None)
 
 
 def compare(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[dict[str, Any]]:
@@ -151,6 +146,7 @@ def compare(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[
     (``follow_up_file_score`` None), the two in alternating order, each in a thread of its own: a row per follow-up."""
     from langgraph.checkpoint.memory import InMemorySaver
 
+    from eval.side_by_side import graded
     from graph.builder import build_graph
 
     graph = build_graph().compile(checkpointer=InMemorySaver())
@@ -161,19 +157,17 @@ def compare(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[
             thread = {"configurable": {"thread_id": f"{i}-{way}"}}
             graph.invoke({"question": case.first}, thread, context=ways[way])
             out = graph.invoke({"question": case.follow_up}, thread, context=ways[way])
-            trace = out["trace"]
-            given = (trace.get("answerability") or {}).get("decision") == "answer"
-            rows.append({"follow_up": case.follow_up, "way": way, "stays": case.stays, "answer": out["answer"],
-                         "in_file": bool(trace.get("named_documents")),
-                         "holds": bool(case.holds) and case.holds in (trace.get("context") or ""),
-                         "right": given and any(e in out["answer"].lower() for e in case.expected), "given": given})
+            rows.append({"follow_up": case.follow_up, "way": way, "stays": case.stays,
+                         "in_file": bool(out["trace"].get("named_documents")), **graded(out, case.holds, case.expected)})
     return rows
 
 
 def report(rows: Sequence[dict[str, Any]]) -> str:
+    from eval.side_by_side import verdict
+
     lines = [f"{r['way']:11} {'about the file' if r['stays'] else 'new topic':14} {r['follow_up']!r}: {r['answer'][:60]!r} "
              f"({'in the file' if r['in_file'] else 'whole index'}; evidence {'holds' if r['holds'] else 'lacks'} it; "
-             f"{'right' if r['right'] else 'given' if r['given'] else 'withheld'})" for r in rows]
+             f"{verdict(r)})" for r in rows]
     for way in ("carried", "not carried"):
         about = [r for r in rows if r["way"] == way and r["stays"]]
         new = [r for r in rows if r["way"] == way and not r["stays"]]
@@ -185,22 +179,19 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from eval.side_by_side import add_resource_options, loaded
+    from eval.side_by_side import add_resource_options, run_on_files
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("fit", "compare"))
+    parser.add_argument("what", choices=("fit", "compare"), help="fit: the bar, from FIT (the embedder only); "
+                        "compare: HELD_OUT through the graph (on --index, with --model)")
     add_resource_options(parser)
-    args = parser.parse_args(argv)
-    if args.what == "fit":
-        from components.embedder import Embedder
+    if parser.parse_args(argv).what == "compare":
+        return run_on_files(parser, argv, lambda ctx, folder: report(compare(with_files(ctx, folder))))
+    from components.embedder import Embedder
 
-        embedder = Embedder()
-        embedder.warm_up()
-        print(fit(embedder))
-        return 0
-    ctx = loaded(args.index, args.model)
-    with tempfile.TemporaryDirectory() as folder:
-        print(report(compare(with_files(ctx, Path(folder)))))
+    embedder = Embedder()
+    embedder.warm_up()
+    print(fit(embedder))
     return 0
 
 

@@ -16,8 +16,6 @@ one machine, and are no benchmark.
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
@@ -76,58 +74,38 @@ CASES = (
 
 def with_files(ctx: Any, folder: Path) -> Any:
     """``ctx`` with a copy of its index in memory holding :data:`FILES` too (written to ``folder``)."""
-    from components.ingest import ingest
-    from components.sources import folder_documents
+    from eval import side_by_side
 
-    for name, text in FILES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    index = ctx.index.copy()  # in memory: the index on disk is not touched
-    ingest(folder_documents(folder), index, ctx.embedder)
-    return replace(ctx, index=index, query_cache=None)
+    return replace(ctx, index=side_by_side.with_files(ctx.index, ctx.embedder, folder, FILES), query_cache=None)
 
 
 def compare(ctx: Any, cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
     """Each question answered with the setting on and off (alternating which goes first): a row per answer."""
-    from eval.side_by_side import alternating
+    from eval.side_by_side import alternating, graded
 
     ways = {"named": replace(ctx, pipeline=replace(ctx.pipeline, named_documents=True)),
             "whole index": replace(ctx, pipeline=replace(ctx.pipeline, named_documents=False))}
     by_question = {case.question: case for case in cases}
     rows = []
     for question, way, out, ms in alternating(ways, list(by_question)):
-        case, trace = by_question[question], out["trace"]
-        given = (trace.get("answerability") or {}).get("decision") == "answer"
-        rows.append({"question": question, "way": way, "ms": ms,
-                     "answer": out["answer"], "holds": case.holds in (trace.get("context") or ""),
-                     "right": given and any(e in out["answer"].lower() for e in case.expected), "given": given,
-                     "named": [d["title"] for d in trace.get("named_documents") or []]})
+        case = by_question[question]
+        rows.append({"question": question, "way": way, "ms": ms, **graded(out, case.holds, case.expected),
+                     "named": [d["title"] for d in out["trace"].get("named_documents") or []]})
     return rows
 
 
 def report(rows: Sequence[dict[str, Any]]) -> str:
-    def verdict(r: dict[str, Any]) -> str:
-        return "right" if r["right"] else "given" if r["given"] else "withheld"
+    from eval.side_by_side import answer_line, summary
 
-    lines = [f"{r['way']:11} {r['ms']:6.0f} ms  {r['question']!r}: {r['answer'][:70]!r} "
-             f"(evidence {'holds' if r['holds'] else 'lacks'} it; {verdict(r)})" for r in rows]
-    for way in ("named", "whole index"):
-        mine = [r for r in rows if r["way"] == way]
-        lines.append(f"{way}: the evidence holds the answer for {sum(r['holds'] for r in mine)} of {len(mine)}, "
-                     f"{sum(r['right'] for r in mine)} right and given, {sum(r['given'] and not r['right'] for r in mine)} "
-                     f"other answers given")
+    lines = [answer_line(r, 11) for r in rows]
+    lines += [f"{way}: {summary([r for r in rows if r['way'] == way])}" for way in ("named", "whole index")]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from eval.side_by_side import add_resource_options, loaded
+    from eval.side_by_side import run_on_files
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_resource_options(parser)
-    args = parser.parse_args(argv)
-    ctx = loaded(args.index, args.model)
-    with tempfile.TemporaryDirectory() as folder:
-        print(report(compare(with_files(ctx, Path(folder)))))
-    return 0
+    return run_on_files(__doc__.split("\n\n")[0], argv, lambda ctx, folder: report(compare(with_files(ctx, folder))))
 
 
 if __name__ == "__main__":

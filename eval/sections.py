@@ -18,8 +18,6 @@ on one machine, and are no benchmark.
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence
@@ -118,17 +116,10 @@ def headings_as_passages(doc: Any) -> Any:
 def indexes(ctx: Any, folder: Path) -> dict[str, Any]:
     """Two copies of ``ctx``'s index in memory, each holding :data:`FILES` (written to ``folder``): read with
     sections, and with headings as passages."""
-    from components.ingest import ingest
-    from components.sources import folder_documents
+    from eval.side_by_side import with_files
 
-    for name, text in FILES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    out = {}
-    for way, read in (("sections", lambda doc: doc), ("headings", headings_as_passages)):
-        index = ctx.index.copy()  # in memory: the index on disk is not touched
-        ingest((read(doc) for doc in folder_documents(folder)), index, ctx.embedder)
-        out[way] = index
-    return out
+    return {way: with_files(ctx.index, ctx.embedder, folder, FILES, read)
+            for way, read in (("sections", None), ("headings", headings_as_passages))}
 
 
 def heading_passages(index: Any) -> int:
@@ -140,45 +131,31 @@ def heading_passages(index: Any) -> int:
 def compare(ctx: Any, folder: Path, cases: Sequence[Case] = CASES) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Each question answered from each reading (alternating which goes first): a row per answer, and each
     reading's count of heading passages."""
-    from eval.side_by_side import alternating
+    from eval.side_by_side import alternating, graded
 
     read = indexes(ctx, folder)
     ways = {way: replace(ctx, index=index, query_cache=None) for way, index in read.items()}
     by_question = {case.question: case for case in cases}
     rows = []
     for question, way, out, ms in alternating(ways, list(by_question)):
-        case, trace = by_question[question], out["trace"]
-        given = (trace.get("answerability") or {}).get("decision") == "answer"
-        rows.append({"question": question, "way": way, "ms": ms,
-                     "answer": out["answer"], "holds": case.holds in (trace.get("context") or ""),
-                     "right": given and any(e in out["answer"].lower() for e in case.expected), "given": given})
+        case = by_question[question]
+        rows.append({"question": question, "way": way, "ms": ms, **graded(out, case.holds, case.expected)})
     return rows, {way: heading_passages(index) for way, index in read.items()}
 
 
 def report(rows: Sequence[dict[str, Any]], headings: dict[str, int]) -> str:
-    def verdict(r: dict[str, Any]) -> str:
-        return "right" if r["right"] else "given" if r["given"] else "withheld"
+    from eval.side_by_side import answer_line, summary
 
-    lines = [f"{r['way']:8} {r['ms']:6.0f} ms  {r['question']!r}: {r['answer'][:70]!r} "
-             f"(evidence {'holds' if r['holds'] else 'lacks'} it; {verdict(r)})" for r in rows]
-    for way in ("sections", "headings"):
-        mine = [r for r in rows if r["way"] == way]
-        lines.append(f"{way}: the evidence holds the answer for {sum(r['holds'] for r in mine)} of {len(mine)}, "
-                     f"{sum(r['right'] for r in mine)} right and given, {sum(r['given'] and not r['right'] for r in mine)} "
-                     f"other answers given; {headings[way]} passages are a heading alone")
+    lines = [answer_line(r, 8) for r in rows]
+    lines += [f"{way}: {summary([r for r in rows if r['way'] == way])}; {headings[way]} passages are a heading alone"
+              for way in ("sections", "headings")]
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from eval.side_by_side import add_resource_options, loaded
+    from eval.side_by_side import run_on_files
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_resource_options(parser)
-    args = parser.parse_args(argv)
-    ctx = loaded(args.index, args.model)
-    with tempfile.TemporaryDirectory() as folder:
-        print(report(*compare(ctx, Path(folder))))
-    return 0
+    return run_on_files(__doc__.split("\n\n")[0], argv, lambda ctx, folder: report(*compare(ctx, folder)))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """Questions answered by two or more configurations of the graph, side by side, from one loaded model.
 
-The small comparisons (:mod:`eval.descriptions`, :mod:`eval.lifespans`, :mod:`eval.named_documents`) ask
-each question of each way in turn, the ways' order alternating from one question to the next, so that
-neither way always answers from the state the other left.
+The small comparisons (:mod:`eval.descriptions`, :mod:`eval.lifespans`, :mod:`eval.named_documents`,
+:mod:`eval.sections`, :mod:`eval.file_follow_ups`) ask each question of each way in turn, the ways' order
+alternating from one question to the next, so that neither way always answers from the state the other left.
+Those on the user's files add them to a copy of the index held in memory (:func:`with_files`) and grade
+each answer the same way (:func:`graded`, :func:`summary`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 
 def alternating(ways: Mapping[str, Any], questions: Sequence[str]) -> Iterator[tuple[str, str, dict[str, Any], float]]:
@@ -43,3 +45,63 @@ def loaded(index: Path | None, model: str | None) -> Any:
     ctx = RAGContext.load(ResourceConfig(**resources), PipelineConfig())
     ctx.generator.warm_up()
     return ctx
+
+
+def with_files(index: Any, embedder: Any, folder: Path, files: Mapping[str, str],
+               read: Callable[[Any], Any] | None = None) -> Any:
+    """A copy of ``index`` in memory (the index on disk is not touched) holding ``files`` too (name →
+    text, written to ``folder``), each document passed through ``read`` first where it is given."""
+    from components.ingest import ingest
+    from components.sources import folder_documents
+
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    copy = index.copy()
+    ingest((read(doc) if read else doc for doc in folder_documents(folder)), copy, embedder)
+    return copy
+
+
+def graded(out: Mapping[str, Any], holds: str, expected: Sequence[str]) -> dict[str, Any]:
+    """An answer (the graph's output) graded: ``holds``, the evidence the model read holds the phrase
+    ``holds`` (never for ""); ``given``, the check gave the answer; ``right``, given and holding one of
+    ``expected`` (lower case)."""
+    trace = out["trace"]
+    given = (trace.get("answerability") or {}).get("decision") == "answer"
+    return {"answer": out["answer"], "holds": bool(holds) and holds in (trace.get("context") or ""),
+            "right": given and any(e in out["answer"].lower() for e in expected), "given": given}
+
+
+def verdict(row: Mapping[str, Any]) -> str:
+    return "right" if row["right"] else "given" if row["given"] else "withheld"
+
+
+def answer_line(row: Mapping[str, Any], width: int) -> str:
+    """One :func:`graded` answer to a question, for a report: its way (``width`` wide), time, question and answer."""
+    return (f"{row['way']:{width}} {row['ms']:6.0f} ms  {row['question']!r}: {row['answer'][:70]!r} "
+            f"(evidence {'holds' if row['holds'] else 'lacks'} it; {verdict(row)})")
+
+
+def run_on_files(description: str | argparse.ArgumentParser, argv: Sequence[str] | None,
+                 report: Callable[[Any, Path], str]) -> int:
+    """A comparison's command (``description``, or a parser of its own that already has them): ``--index``
+    and ``--model`` (:func:`add_resource_options`), then ``report(context, folder)`` printed, ``folder`` a
+    temporary one for the files it adds."""
+    import tempfile
+
+    parser = description
+    if isinstance(parser, str):
+        parser = argparse.ArgumentParser(description=parser)
+        add_resource_options(parser)
+    args = parser.parse_args(argv)
+    ctx = loaded(args.index, args.model)
+    with tempfile.TemporaryDirectory() as folder:
+        print(report(ctx, Path(folder)))
+    return 0
+
+
+def summary(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What :func:`graded` rows come to: how often the evidence held the answer, how many were right and
+    given, how many others were given."""
+    return (f"the evidence holds the answer for {sum(r['holds'] for r in rows)} of {len(rows)}, "
+            f"{sum(r['right'] for r in rows)} right and given, {sum(r['given'] and not r['right'] for r in rows)} "
+            f"other answers given")

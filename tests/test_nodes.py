@@ -30,6 +30,15 @@ def classified(runtime, question="Who directed 2001: A Space Odyssey?", **overri
     return state
 
 
+def over(runtime, embedder, passages):
+    """``runtime`` on an index in memory that holds ``passages``, embedded as ingest embeds them."""
+    from components.index import PassageIndex
+
+    index = PassageIndex(embedder.name, embedder.dimension)
+    index.add(passages, embedder.embed_documents([p.embedding_text for p in passages]))
+    return Runtime(context=dataclasses.replace(runtime.context, index=index))
+
+
 class TestStartTurn:
     def test_strips_and_resets(self, runtime):
         out = run(start_turn, {"question": "  Who painted the Mona Lisa? ", "passages": [{"id": "old"}]}, runtime)
@@ -592,14 +601,11 @@ class TestRetrieve:
     def test_a_passage_under_a_heading_is_read_with_it(self, runtime, embedder):
         """What every later node (the reranker, the prompt, the citations) reads as a hit's title is its
         document's title with the section it stands in."""
-        from components.index import PassageIndex
         from components.passages import Passage
 
         rules = Passage("upload/c.md#p1s0", "Rules of the Harbour Sailing Club", "Members may bring two at a time.",
                         {"source": "file", "doc_id": "upload/c.md", "section": "Guests"})
-        index = PassageIndex(embedder.name, embedder.dimension)
-        index.add([rules], embedder.embed_documents([rules.embedding_text]))
-        mine = Runtime(context=dataclasses.replace(runtime.context, index=index))
+        mine = over(runtime, embedder, [rules])
         out = run(retrieve, classified(mine, question="How many guests may a member bring?", tier="easy"), mine)
         assert out["passages"][0]["title"] == "Rules of the Harbour Sailing Club › Guests"
 
@@ -645,7 +651,6 @@ class TestNamedDocuments:
 
     def test_the_named_document_is_searched(self, runtime, embedder):
         """Retrieval ranks the named document's passages only, and the trace says which document it read."""
-        from components.index import PassageIndex
         from components.passages import Passage
 
         wiki = [Passage(f"wiki/Holiday#p0s{i}", "Holiday", t, {"source": "wikipedia", "doc_id": "wiki/Holiday"})
@@ -655,9 +660,7 @@ class TestNamedDocuments:
                             {"source": "file", "name": "h.md", "doc_id": "upload/h.md"})
                     for i, t in enumerate(["The bakery opens at 6 a.m.", "Staff receive 28 days of paid holiday a year.",
                                            "Ovens are cleaned every Friday."])]
-        index = PassageIndex(embedder.name, embedder.dimension)
-        index.add(wiki + handbook, embedder.embed_documents([p.embedding_text for p in wiki + handbook]))
-        mine = Runtime(context=dataclasses.replace(runtime.context, index=index))
+        mine = over(runtime, embedder, wiki + handbook)
         state = classified(mine, question="What does the handbook say about holidays?", tier="medium")
         out = run(retrieve, state, mine)
         assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"upload/h.md"}
@@ -686,7 +689,6 @@ class TestFollowedDocuments:
 
     @pytest.fixture()
     def mine(self, runtime, embedder):
-        from components.index import PassageIndex
         from components.passages import Passage
 
         wiki = [Passage(f"wiki/{t}#p0s0", t, text, {"source": "wikipedia", "doc_id": f"wiki/{t}"}) for t, text in [
@@ -697,9 +699,7 @@ class TestFollowedDocuments:
                             {"source": "file", "name": "h.md", "doc_id": "upload/h.md"})
                     for i, t in enumerate(["The bakery opens at 6 a.m.", "The manager is Ruth Okafor.",
                                            "Staff receive 28 days of paid holiday a year."])]
-        index = PassageIndex(embedder.name, embedder.dimension)
-        index.add(wiki + handbook, embedder.embed_documents([p.embedding_text for p in wiki + handbook]))
-        return Runtime(context=dataclasses.replace(runtime.context, index=index))
+        return over(runtime, embedder, wiki + handbook)
 
     def asked(self, mine, question, searched=HANDBOOK, **overrides):
         state = classified(mine, question=question, tier="medium", **overrides)
