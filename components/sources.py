@@ -353,8 +353,10 @@ def markdown_paragraphs(paragraphs: Iterable[str]) -> tuple[str | None, Iterator
 
 
 def _in_section(text: str, path: list[tuple[int, str]]) -> Iterator[Union[str, Paragraph]]:
+    """``text`` as a paragraph under the headings of ``path`` (their path cut as a title is, since it goes
+    with every passage beside the title: :func:`short_title`), nothing for blank text."""
     if text.strip():
-        yield Paragraph(text.strip(), SECTION_SEPARATOR.join(h for _, h in path)) if path else text.strip()
+        yield Paragraph(text.strip(), short_title(SECTION_SEPARATOR.join(h for _, h in path))) if path else text.strip()
 
 
 def _front_matter(path: Path, encoding: str) -> tuple[str | None, int]:

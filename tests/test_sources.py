@@ -297,6 +297,13 @@ class TestMarkdown:
         assert title == "Setup" and {p.section for p in paragraphs} == {"Install"}
         assert [p.text for p in paragraphs] == ["```sh\n# fetch it\npip install kettle", "# run it\nkettle\n```", "Done."]
 
+    def test_a_long_section_is_cut_at_a_word_as_a_title_is(self, tmp_path):
+        """A section goes with each passage under it, beside the title: six long headings would crowd out
+        the passage's own text in the prompt and the embedder's 256 tokens."""
+        text = "# Owls\n\n" + "".join(f"{'#' * level} {'Barn owls ' * 30}\n\n" for level in range(2, 7)) + "They hunt."
+        _, (paragraph,) = self.read(tmp_path, text)
+        assert len(paragraph.section) <= MAX_TITLE_CHARS and paragraph.section.endswith("…")
+
     def test_headings_with_nothing_under_them_leave_nothing(self, tmp_path):
         assert self.read(tmp_path, "# Notes\n\nIntro.\n\n## Empty\n\n## Also empty\n") == ("Notes", ("Intro.",))
 
