@@ -36,6 +36,19 @@ class TestShortAnswer:
     def test_answers_it_cannot_shorten_are_kept_as_written(self, answer):
         assert short_answer(QUESTION, answer) == answer
 
+    @pytest.mark.parametrize("question", [
+        "What do the club rules say about guests?", "What does the handbook say about holidays?",
+        "Summarize the rules on guests", "Describe the rules on guests", "Explain the rules on guests",
+    ])
+    def test_an_answer_to_a_question_that_asks_what_a_text_says_is_kept_as_written(self, question):
+        """Found trying the chat (session 62): "What do the club rules say about guests?" was answered in
+        three sentences and shown cut to two, "clubhouse" sharing "club" with the question. Such a question
+        asks for what the text says, not for a name or a date inside a restated question."""
+        answer = ("Members may bring two at a time. They must sign the book in the clubhouse. "
+                  "Members under 18 pay half.")
+        assert short_answer(question, answer) == answer
+        assert short_answer("Where must club guests sign?", answer) != answer  # a question for a span is still cut
+
     def test_the_cut_only_removes_words(self):
         cut = ShortAnswer(min_words=1)
         for question, answer in [(QUESTION, SENTENCE), ("What is Opry Mills?", "Opry Mills is a super-regional mall."),
