@@ -24,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from components.answer_probe import AnswerProbe
 from components.generator import LlamaCppChatModel, StopRule, context_room, max_tokens_kwargs
-from components.passages import ranking_score
+from components.passages import ranking_score, split_sentences
 from components.reranker import content_words
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
@@ -196,10 +196,31 @@ def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
 
 
 def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
-    """The (at most two) evidence items that best support the answer (:func:`grounds`), best first;
-    where no item holds :data:`SUPPORT_COVERAGE` of what it claims alone, the two that hold it together
+    """The evidence items that support the answer (:func:`grounds`): for an answer of two or more
+    sentences each held by one or two items, those of each sentence in the answer's order
+    (:func:`_by_sentence`); else the (at most two) items that best support it, best first, or where no
+    item holds :data:`SUPPORT_COVERAGE` of what it claims alone, the two that hold it together
     (:func:`_joint_grounds`); none when no one or two do, or it claims nothing."""
-    return _best_grounds(claim_words(question, answer), evidence)
+    return _by_sentence(question, answer, evidence) or _best_grounds(claim_words(question, answer), evidence)
+
+
+def _by_sentence(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
+    """The items that hold each sentence of a multi-sentence answer ("Members may bring two at a time.
+    They must sign the book in the clubhouse."), in the answer's order, each once; none when the answer
+    is one sentence or a sentence that claims something is held by no item."""
+    if not re.search(r"[.!?]\s+\S", answer):  # one sentence: no segmenter needed
+        return []
+    sentences = split_sentences(answer)
+    if len(sentences) < 2:
+        return []
+    cited: list[int] = []
+    for sentence in sentences:
+        claim = claim_words(question, sentence)
+        held = _best_grounds(claim, evidence)
+        if claim and not held:
+            return []
+        cited += [n for n in held if n not in cited]
+    return cited
 
 
 def _best_grounds(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[int]:

@@ -1133,6 +1133,20 @@ class TestGenerate:
         assert attribute(question, "Members may bring two at a time. They must pay a fee of ten pounds", evidence) == []
         assert attribute(question, "Members may bring two at a time", evidence) == [1]  # one holds it: that one
 
+    def test_an_answer_of_sentences_is_cited_to_what_holds_each(self):
+        """An answer of three sentences, each from a passage of its own (session 62: "What do the club rules
+        say about guests?", kept as written): each sentence is cited to what holds it, in the answer's order.
+        Where one sentence is held by nothing, the answer is held to its words as a whole, as before."""
+        evidence = [{"n": 1, "title": "Club rules › Guests", "text": "Members may bring two at a time."},
+                    {"n": 2, "title": "Club rules › Guests", "text": "They must sign the book in the clubhouse."},
+                    {"n": 3, "title": "Club rules › Subscriptions", "text": "Members under 18 pay half."}]
+        question = "What do the club rules say about guests?"
+        answer = "Members may bring two at a time. They must sign the book in the clubhouse. Members under 18 pay half."
+        assert attribute(question, answer, evidence) == [1, 2, 3]
+        assert attribute(question, "Members under 18 pay half. Members may bring two at a time.", evidence) == [3, 1]
+        unheld = "Members may bring two at a time. They must sign the book in the clubhouse. Boats need radios."
+        assert attribute(question, unheld, evidence) == [1, 2]  # the whole: two passages hold two thirds of it
+
     EVIDENCE = [{"n": 1, "title": "Brine", "text": "Brine freezes at 0 °F."},
                 {"n": 2, "title": "Water", "text": "Water boils at 100 °C, or 212 °F, at sea level."},
                 {"n": 3, "title": "Italy", "text": "Rome is the capital of Italy."}]
