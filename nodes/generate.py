@@ -258,7 +258,7 @@ def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[E
     supported = [n for n in marked if grounds(evidence[n - 1], claim) >= SUPPORT_COVERAGE]
     if supported:
         return supported, "model"
-    attributed = _best_grounds(claim, evidence)
+    attributed = attribute(question, answer, evidence)
     return (attributed, "attributed") if attributed else ([], "unsupported")
 
 

@@ -1143,6 +1143,7 @@ class TestGenerate:
         question = "What do the club rules say about guests?"
         answer = "Members may bring two at a time. They must sign the book in the clubhouse. Members under 18 pay half."
         assert attribute(question, answer, evidence) == [1, 2, 3]
+        assert cite(question, answer, [], evidence) == ([1, 2, 3], "attributed")  # as the answer node cites it
         assert attribute(question, "Members under 18 pay half. Members may bring two at a time.", evidence) == [3, 1]
         unheld = "Members may bring two at a time. They must sign the book in the clubhouse. Boats need radios."
         assert attribute(question, unheld, evidence) == [1, 2]  # the whole: two passages hold two thirds of it
