@@ -148,10 +148,14 @@ def _user_files(index: PassageIndex, revision: str) -> tuple[UserFile, ...]:
 
 
 def files_followed(question: str, turns: Sequence[Turn], files: Sequence[UserFile]) -> list[str]:
-    """The ids of the files a follow-up that names none may stay in: those the last turn that read
-    anything searched only (it named them, or followed them itself), where they are still in ``files``."""
-    if not files or named_documents(question, files):
-        return []
+    """The ids of the files a follow-up that names none may stay in (:func:`_searched_before`); none for a
+    question that names one."""
+    return [] if not files or named_documents(question, files) else _searched_before(turns, files)
+
+
+def _searched_before(turns: Sequence[Turn], files: Sequence[UserFile]) -> list[str]:
+    """The ids of the files the last turn that read anything searched only (it named them, or followed
+    them itself), where they are still in ``files``."""
     before = topical(turns)
     held = {f.doc_id for f in files}
     return [d["doc_id"] for d in (before[-1].get("named_documents") or [] if before else []) if d["doc_id"] in held]
@@ -172,7 +176,7 @@ def searched_files(state: State, index: PassageIndex, query: np.ndarray) -> list
     bar = settings.get("follow_up_file_score")
     if bar is None:
         return []
-    followed = set(files_followed(question, state.get("turns") or [], files))
+    followed = set(_searched_before(state.get("turns") or [], files))  # the question names none: just read
     best = index.search(query, 1, within=followed) if followed else []
     if not best or best[0].score < bar:
         return []
