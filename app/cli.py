@@ -69,6 +69,13 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "one of their passages is at least this close to it (\"Who is the manager?\" after a "
                              f"question on the handbook; default: {PipelineConfig().follow_up_file_score}, fitted in "
                              "session 62; off: it searches the whole index)")
+    parser.add_argument("--summarize", action=argparse.BooleanOptionalAction, default=None,
+                        help="a request to summarize a document it names (\"Summarize the kettle manual\", \"What is "
+                             "the lease about?\") is answered with a summary of that document, read in its order "
+                             "(default: on; --no-summarize answers it as any question)")
+    parser.add_argument("--summarize-tokens", type=int, metavar="N",
+                        help="the most tokens of a document a summary reads (of a longer one, each section's first paragraphs) "
+                             f"(default: {PipelineConfig().summarize_tokens})")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
@@ -128,6 +135,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "ask_who": args.ask_who, "describe": args.describe,
                                 "named_documents": args.named_documents,
                                 "follow_up_file_score": args.follow_up_file_score,
+                                "summarize": args.summarize, "summarize_tokens": args.summarize_tokens,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,

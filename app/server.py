@@ -95,6 +95,21 @@ class NamedDocument(BaseModel):
                                      "one that searched it (\"Who is the manager?\" after a question on the handbook)")
 
 
+class SummarizedDocument(BaseModel):
+    doc_id: str = Field(description="as GET /documents lists it; input/<i> for the i-th document given with the question")
+    title: str
+
+
+class Summarized(BaseModel):
+    thing: str = Field(description="what the request asked to have summarized (\"the kettle manual\")")
+    documents: list[SummarizedDocument] = Field(description="the documents summarized: the files the request named (or "
+                                           "followed), the documents given with it, or the one whose title names the thing")
+    passages_read: int = Field(description="how many of their passages the summary read (of a longer document, the "
+                                             "first paragraphs of each section)")
+    passages: int = Field(description="how many passages they have")
+    evidence_items: int = Field(description="the paragraphs read, a numbered evidence item each")
+
+
 class ClosestPassage(BaseModel):
     title: str
     text: str
@@ -201,6 +216,8 @@ class AskResponse(BaseModel):
     described: Optional[Described] = Field(None, description="set when the question only asked what a thing is and "
                                            "the answer is the first passage of the document titled as it, as written "
                                            "(no model call)")
+    summarized: Optional[Summarized] = Field(None, description="set when the request asked to have a document summarized "
+                                             "(\"Summarize the kettle manual\") and the answer is a summary of it")
     named_documents: Optional[list[NamedDocument]] = Field(
         None, description="set when the question named one or more of your files (\"What does the handbook say about "
                           "holidays?\", \"my report\", \"the document\"), or follows a question that did and the "
@@ -229,6 +246,7 @@ class Turn(BaseModel):
                                            "about the thing asked")
     named_documents: Optional[list[NamedDocument]] = Field(None, description="set when the question named one or more "
                                                            "of your files: only they were searched")
+    summarized: Optional[Summarized] = Field(None, description="set when the answer is a summary of a document")
     tier: Optional[str] = Field(None, description="the tier the answer started at (null: a turn kept before it was recorded)")
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "

@@ -178,6 +178,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "corrected": bool(trace.get("corrected")),
         "rewritten_question": rewritten_question(trace),
         "described": trace.get("described"),  # the answer is the first passage of the document about the thing asked
+        "summarized": trace.get("summarized"),  # the answer is a summary of the document the request named
         "named_documents": trace.get("named_documents"),  # the user's files the question named: only they were searched
         "cache": cache_match(trace),
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
@@ -185,6 +186,9 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "trace": trace,
     }
 
+
+ANSWERING_NODES = frozenset({"generate", "summarize"})
+"""The nodes whose model call writes the answer, whose tokens a stream passes on (not the rewrite's, nor a self-check's)."""
 
 FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "written_answer")
 """What an answer's figures show (the chat's summary line and details, the terminal's cost line) beyond
@@ -255,6 +259,8 @@ def passages_read(result: dict[str, Any]) -> int | None:
         return result["passages_read"]
     if result.get("described"):  # the answer is the passages it cites
         return len(result.get("citations") or []) or 1
+    if result.get("summarized"):  # the paragraphs the summary read
+        return result["summarized"]["evidence_items"]
     steps = (result.get("trace") or {}).get("steps") or []
     return steps[-1].get("evidence_items") if steps else None
 
@@ -267,6 +273,9 @@ def unsupported_note(result: dict[str, Any]) -> str | None:
         return None
     if passages_read(result) == 0:
         return "Answered from the model's own knowledge: no passage was read for it. Check it before relying on it."
+    if result.get("summarized"):
+        return ("Partly unsupported: a sentence of this summary is not held by the passages it read. "
+                "Check it before relying on it.")
     return "Unsupported: none of the passages read holds this answer. Check it before relying on it."
 
 
@@ -296,8 +305,9 @@ def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def searched_only(result: dict[str, Any]) -> str | None:
     """“Staff handbook” (and “…”): the user's files the question named, or followed from the question
-    before, the only ones searched; None for a question that searched the whole index."""
-    named = result.get("named_documents")
+    before, the only ones searched; None for a question that searched the whole index, and for a summary
+    (its documents were read in their order, not searched: :func:`summary_of` says which)."""
+    named = None if result.get("summarized") else result.get("named_documents")
     return " and ".join(f"“{d['title']}”" for d in named) if named else None
 
 
@@ -306,6 +316,11 @@ def why_searched_only(result: dict[str, Any]) -> str:
     follows one that searched them (:func:`nodes.retrieve.searched_files`)."""
     named = result.get("named_documents") or []
     return "as did the question before" if named and all(d.get("followed") for d in named) else "named in the question"
+
+
+def summary_of(summarized: Mapping[str, Any]) -> str:
+    """What a summary summarized, in words: "a summary of “Kettle K200 manual”"."""
+    return "a summary of " + " and ".join(f"“{d['title']}”" for d in summarized["documents"])
 
 
 def cost_line(result: dict[str, Any]) -> str:
@@ -327,6 +342,11 @@ def cost_line(result: dict[str, Any]) -> str:
         parts = [f"read on in “{described['title']}” (no model call)", seconds]
     elif described:  # no prompt: the answer is the passage
         parts = [tier, f"described by the first passage of “{described['title']}” (no model call)", seconds]
+    elif (summarized := result.get("summarized")) is not None:  # no tier: the document, in its order
+        parts = [f"{summary_of(summarized)} (read {summarized['passages_read']} of its {summarized['passages']} passages)",
+                 f"{tokens['prompt']} prompt + {tokens['output']} output tokens"
+                 + (f" ({tokens['evaluated']} prompt tokens evaluated)" if tokens.get("evaluated") is not None else ""),
+                 seconds]
     else:
         prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
         cost = f"{prompt} prompt + {tokens['output']} output tokens"
@@ -610,7 +630,7 @@ class RAGService:
             for mode, payload in graph.stream(inputs, config, context=ctx, stream_mode=["messages", "updates", "values"]):
                 if mode == "messages":
                     chunk, meta = payload
-                    if meta.get("langgraph_node") == "generate" and chunk.text:
+                    if meta.get("langgraph_node") in ANSWERING_NODES and chunk.text:
                         yield {"type": "token", "text": chunk.text}
                 elif mode == "updates":
                     for node, update in payload.items():
@@ -666,7 +686,8 @@ class RAGService:
         answer given before (``None`` for the check and escalations of a turn stored before session 48);
         the tiers and tokens (``None`` for a turn stored before session 49); the rest of its figures
         (:data:`FIGURES` and the trace's part they read, ``None`` for a turn stored before session 50); for an
-        answer that is the first passage of the document about the thing asked, which (``described``)."""
+        answer that is the first passage of the document about the thing asked, which (``described``); for a
+        summary, of what (``summarized``)."""
         _, turns = self._turns(session_id, owner)
         return [{**dict.fromkeys((*FIGURES, "trace")), **(t.get("figures") or {}),
                  "question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
@@ -676,7 +697,7 @@ class RAGService:
                  "abstained": t.get("abstained", is_abstention(t["answer"])),
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
                  "closest": public_passages(t.get("closest") or []), "cache": t.get("cache"),
-                 "described": t.get("described"),
+                 "described": t.get("described"), "summarized": t.get("summarized"),
                  # the turn holds them since session 62; a turn of session 61 kept them with its figures
                  "named_documents": t.get("named_documents") or (t.get("figures") or {}).get("named_documents"),
                  "tier": t.get("tier"), "final_tier": t.get("final_tier"), "tokens": t.get("tokens")} for t in turns]

@@ -25,7 +25,7 @@ import gradio as gr
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
 from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart,
-                         closest_passages, passages_read, read_as, searched_only, unsupported_note,
+                         closest_passages, passages_read, read_as, searched_only, summary_of, unsupported_note,
                          why_searched_only)
 from components.model_files import cache_dir
 from components.passages import ranking_score
@@ -240,6 +240,11 @@ def summary_line(result: dict[str, Any]) -> str:
     if described:
         read = "more of" if described["match"] == "more" else "the first passage of"
         parts.append(f"{read} “{described['title']}”, as written")
+    summarized = result.get("summarized")
+    if summarized:
+        cut = summarized["passages_read"] < summarized["passages"]
+        parts.append(summary_of(summarized) + (f" ({summarized['passages_read']} of its {summarized['passages']} "
+                                              f"passages)" if cut else ""))
     if (files := searched_only(result)) is not None:
         parts.append(f"searched {files} only ({why_searched_only(result)})")
     if result.get("rewritten_question"):
@@ -298,6 +303,8 @@ def tier_row(result: dict[str, Any]) -> tuple[str, str]:
         return "tier", f"none: {instead}"
     if (result.get("described") or {}).get("match") == "more":
         return "tier", f"none: read on in “{result['described']['title']}”"
+    if result.get("summarized"):
+        return "tier", f"none: {summary_of(result['summarized'])}"
     return "tier", result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
 
 
@@ -385,7 +392,8 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "answerability": turn.get("answerability"), "escalations": turn.get("escalations") or 0,
               "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
               "rewritten_question": read_as(turn["question"], turn["standalone_question"]),
-              "described": turn.get("described"), "named_documents": turn.get("named_documents")}
+              "described": turn.get("described"), "named_documents": turn.get("named_documents"),
+              "summarized": turn.get("summarized")}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
     if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown

@@ -5,7 +5,10 @@
     start_turn --(a greeting, thanks or a farewell)--> small_talk -> finish_turn
     start_turn --("Tell me more" after a description)--> describe_more -> finish_turn
     start_turn --(otherwise)--> lookup_cache --(answered from the query cache)--> finish_turn
-    lookup_cache --(otherwise)--> classify_tier --(k > 0 or documents given)--> retrieve -> grade_confidence
+    lookup_cache --(otherwise)--> classify_tier --(k > 0, documents given, or a summary asked for)--> retrieve
+    retrieve --(a request to summarize a document: "Summarize the kettle manual")--> summarize
+    summarize --(the document it names, summarized)--> finish_turn; else on to grade_confidence
+    retrieve --(otherwise)--> grade_confidence
     classify_tier --(k = 0: closed book)--> generate
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
     grade_confidence --(budget reranks)--> rerank --(a question that only asks what a thing is)--> describe
@@ -24,7 +27,7 @@ from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
 from graph.routing import (after_cache, after_check, after_classify, after_description, after_grade, after_grade_answer,
-                           after_rerank, after_start)
+                           after_rerank, after_retrieve, after_start, after_summary)
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     ask_who,
@@ -43,6 +46,7 @@ from nodes import (
     retrieve,
     small_talk,
     start_turn,
+    summarize,
 )
 
 
@@ -59,6 +63,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("rerank", rerank)
     builder.add_node("describe", describe)
     builder.add_node("describe_more", describe_more)
+    builder.add_node("summarize", summarize)
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
     builder.add_node("grade_answer", grade_answer)
@@ -74,7 +79,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_edge("condense_question", "lookup_cache")
     builder.add_conditional_edges("lookup_cache", after_cache, ["finish_turn", "classify_tier"])
     builder.add_conditional_edges("classify_tier", after_classify, ["retrieve", "generate"])
-    builder.add_edge("retrieve", "grade_confidence")
+    builder.add_conditional_edges("retrieve", after_retrieve, ["summarize", "grade_confidence"])
+    builder.add_conditional_edges("summarize", after_summary, ["finish_turn", "grade_confidence"])
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
     builder.add_conditional_edges("rerank", after_rerank, ["describe", "compress", "generate"])
     builder.add_conditional_edges("describe", after_description, ["finish_turn", "compress", "generate"])

@@ -8,6 +8,7 @@ from typing import Any, Literal, Mapping
 
 from nodes.condense_question import NO_SUBJECT, asked_who, named_in_reply, topical
 from nodes.describe import asks_for_more, described_subject
+from nodes.summarize import summarized_thing
 from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(
@@ -51,11 +52,30 @@ def _budget(state: State) -> BudgetData:
     return state["settings"]["budget"]
 
 
+def asks_to_summarize(state: State) -> bool:
+    """Whether the question asks to have a document summarized (:func:`nodes.summarize.summarized_thing`)
+    and the settings say to summarize it."""
+    settings: Mapping[str, Any] = state.get("settings") or {}
+    return bool(settings.get("summarize")) and summarized_thing(state.get("standalone_question") or state["question"]) is not None
+
+
 def after_classify(state: State) -> Literal["retrieve", "generate"]:
-    """A budget of k = 0 answers closed-book, without retrieval (unless documents were supplied)."""
-    if _budget(state)["k"] == 0 and not state.get("documents"):
+    """A budget of k = 0 answers closed-book, without retrieval (unless documents were supplied, or the
+    question asks to have a document summarized)."""
+    if _budget(state)["k"] == 0 and not state.get("documents") and not asks_to_summarize(state):
         return "generate"
     return "retrieve"
+
+
+def after_retrieve(state: State) -> Literal["summarize", "grade_confidence"]:
+    """A request to summarize a document goes to summarize after the first retrieval (which found the
+    document it names); any other question, or a correction, to grade_confidence."""
+    return "summarize" if asks_to_summarize(state) and not state.get("corrections") else "grade_confidence"
+
+
+def after_summary(state: State) -> Literal["finish_turn", "grade_confidence"]:
+    """Summarized, the answer is finished; a request that named no document goes on as any question."""
+    return "finish_turn" if state.get("summarized") else "grade_confidence"
 
 
 def after_grade(state: State) -> Literal["retrieve", "rerank", "compress", "generate"]:

@@ -15,6 +15,7 @@ from nodes.rerank import rerank
 from nodes.retrieve import retrieve
 from nodes.small_talk import small_talk
 from nodes.start_turn import start_turn
+from nodes.summarize import summarize
 
 __all__ = [
     "start_turn",
@@ -24,6 +25,7 @@ __all__ = [
     "lookup_cache",
     "classify_tier",
     "retrieve",
+    "summarize",
     "grade_confidence",
     "rerank",
     "describe",

@@ -81,6 +81,8 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
         turn["described"] = trace["described"]
     if trace.get("named_documents"):
         turn["named_documents"] = trace["named_documents"]
+    if trace.get("summarized"):
+        turn["summarized"] = trace["summarized"]
     return turn
 
 

@@ -165,6 +165,8 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "describe": pipeline.describe,
         "named_documents": pipeline.named_documents,
         "follow_up_file_score": pipeline.follow_up_file_score,
+        "summarize": pipeline.summarize,
+        "summarize_tokens": pipeline.summarize_tokens,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

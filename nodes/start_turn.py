@@ -36,6 +36,7 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "unnamed": unnamed_person(question) if asks_who else None,
         "small_talk": None if documents else small_talk_kind(question),
         "described": False,
+        "summarized": False,
         "passages": [],
         "evidence": [],
         "corrections": 0,

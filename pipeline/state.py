@@ -136,6 +136,8 @@ class Settings(TypedDict):
     describe: NotRequired[bool]  # a question that asks what a thing is gets the first passage of its document
     named_documents: NotRequired[bool]  # a question that names one of the user's files searches that file only
     follow_up_file_score: NotRequired[float | None]  # a follow-up stays in the files searched before from this score
+    summarize: NotRequired[bool]  # a request to summarize a document it names is answered with a summary of it
+    summarize_tokens: NotRequired[int]  # the most tokens of the document a summary reads
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
@@ -324,6 +326,14 @@ class NamedDocumentTrace(TypedDict):
     followed: NotRequired[bool]  # not named by the question: the question before searched it, and it follows on
 
 
+class SummarizedTrace(TypedDict):
+    thing: str  # what the request asked to have summarized ("the kettle manual")
+    documents: list[NamedDocumentTrace]  # the documents summarized (doc_id, title)
+    passages_read: int  # how many of their passages the summary read (of a longer one, each section's first ones)
+    passages: int  # how many passages they have
+    evidence_items: int  # the paragraphs the summary read, an evidence item each
+
+
 class Trace(TypedDict, total=False):
     """What one answer cost and why: the contract the chat, the API, the CLI and the evaluation read.
     Keys appear as the nodes that write them run (a closed-book answer has no ``passages``)."""
@@ -337,6 +347,7 @@ class Trace(TypedDict, total=False):
     rewrite: RewriteTrace  # follow-ups in a conversation only
     described: DescribedTrace  # an answer that is the first passage of the document about the thing asked (describe)
     named_documents: list[NamedDocumentTrace]  # the user's files the question named: retrieval searched only them
+    summarized: SummarizedTrace  # an answer that is a summary of the document the request names (summarize)
     top_score: float  # best retrieval cosine, after any correction
     top_score_initial: float  # best retrieval cosine of the first retrieval
     low_confidence: bool  # top_score < tau
@@ -399,6 +410,8 @@ class Turn(TypedDict):
     # since session 62: the user's files retrieval searched only (named by the question, or followed from the
     # question before), which a follow-up that names none may stay in (nodes.retrieve.files_followed)
     named_documents: NotRequired[list[NamedDocumentTrace]]
+    # since session 63: the answer is a summary of the document the request named (nodes.summarize)
+    summarized: NotRequired[SummarizedTrace]
 
 
 class OutputState(TypedDict):
@@ -412,6 +425,7 @@ class State(InputState, total=False):
     unnamed: str | None  # a first question's pronoun for a person it does not name ("he"), which ask_who asks about
     small_talk: str | None  # greeting, thanks or farewell: a message small_talk answers in kind
     described: bool  # the answer is the first passage of the document about what the question asked (describe)
+    summarized: bool  # the answer is a summary of the document the request named (summarize)
     turns: Annotated[list[Turn], operator.add]
     settings: Settings
     query_embedding: list[float]

@@ -98,6 +98,13 @@ def check_messages(question: str, evidence: Iterable[Mapping], layout: str, answ
             HumanMessage(template(CHECKS[check]).format(question=question))]
 
 
+def summary_messages(request: str, evidence: Iterable[Mapping]) -> list[BaseMessage]:
+    """The summary prompt (:mod:`nodes.summarize`): the instructions, then a document's passages in its
+    order and the request ("Summarize the kettle manual")."""
+    return [SystemMessage(template("summarize_system")),
+            HumanMessage(template("summarize_user").format(evidence=format_evidence(evidence), request=request))]
+
+
 def closed_book_messages(question: str) -> list[BaseMessage]:
     """No evidence (a budget without retrieval): the model answers from what it knows."""
     return [SystemMessage(template("closed_book_system")), HumanMessage(f"Question: {question}")]

@@ -162,6 +162,16 @@ class TestAsk:
         assert _pipeline(build_parser().parse_args(["ask", "Who was Napoleon?"])).describe is True
         assert _pipeline(build_parser().parse_args(["ask", "Who was Napoleon?", "--no-describe"])).describe is False
 
+    def test_summaries_can_be_turned_off_or_read_more(self):
+        from app.cli import _pipeline, build_parser
+        from pipeline.configuration import ConfigurationError
+
+        assert _pipeline(build_parser().parse_args(["chat"])).summarize is True
+        assert _pipeline(build_parser().parse_args(["chat", "--no-summarize"])).summarize is False
+        assert _pipeline(build_parser().parse_args(["serve", "--summarize-tokens", "2048"])).summarize_tokens == 2048
+        with pytest.raises(ConfigurationError, match="summarize_tokens is a whole number >= 64"):
+            _pipeline(build_parser().parse_args(["serve", "--summarize-tokens", "8"]))
+
 
 class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):

@@ -187,7 +187,8 @@ class TestAnswerExamples:
 
     @pytest.mark.parametrize("kwargs", [{"tau": 1.5}, {"k_extra": 0}, {"max_corrections": -1}, {"max_question_chars": 0},
                                         {"follow_up_file_score": 1.5}, {"follow_up_file_score": True},
-                                        {"follow_up_file_score": "high"}])
+                                        {"follow_up_file_score": "high"}, {"summarize": "yes"}, {"summarize_tokens": 10},
+                                        {"summarize_tokens": 512.0}, {"summarize_tokens": True}])
     def test_out_of_range(self, kwargs):
         with pytest.raises(ConfigurationError):
             PipelineConfig(**kwargs)

@@ -841,6 +841,29 @@ class TestSections:
         assert "sections: the evidence holds the answer for 2 of 2" in report(rows, headings)
 
 
+class TestSummaries:
+    """``eval.summaries``: requests to summarize a document, answered with summaries on and off."""
+
+    def test_both_ways_side_by_side(self, ctx, tmp_path):
+        from eval.summaries import REQUESTS, compare, report
+
+        rows = compare(ctx, tmp_path, REQUESTS[:2])
+        assert [(r["request"], r["way"]) for r in rows] == [
+            (REQUESTS[0].request, "summarize"), (REQUESTS[0].request, "question"),
+            (REQUESTS[1].request, "question"), (REQUESTS[1].request, "summarize")]
+        assert [r["summarized"] for r in rows] == [True, False, False, True]
+        assert all(0 <= r["stated"] <= r["facts"] == 3 for r in rows)
+        assert "summarize: 2 of 2 given" in report(rows) and "0 summarized" in report(rows)
+
+    def test_the_long_file_is_longer_than_a_summary_reads(self, tiny_generator):
+        from eval.summaries import LONG_FILE_ARTICLES, long_file
+        from pipeline.configuration import PipelineConfig
+
+        text = long_file()
+        assert text.count("\n## ") == len(LONG_FILE_ARTICLES)
+        assert tiny_generator.count_tokens(text) > PipelineConfig().summarize_tokens
+
+
 class TestFileFollowUps:
     """``eval.file_follow_ups``: the bar a follow-up stays in a file from, and the carry on and off."""
 

@@ -389,6 +389,45 @@ def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_
     assert other["named_documents"] is None and "searched" not in cost_line(other)
 
 
+def test_a_summary_of_a_named_file_says_what_it_read_in_every_front_door(ctx, index_dir, tmp_path, monkeypatch):
+    """Found in session 63: "Summarize the kettle manual" went down the question path and abstained. Now it is
+    a summary of the manual, streamed as it is written, and the API, the chat's summary line and figures, the
+    terminal's cost line and a reload say what it read; a follow-up stays in the manual."""
+    import shutil
+    from dataclasses import replace
+
+    from app.service import cost_line
+    from app.ui import result_messages, turn_messages
+    from components.index import PassageIndex
+
+    shutil.copytree(index_dir, tmp_path / "index")
+    service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    manual = tmp_path / "kettle_manual.md"
+    manual.write_text("# Kettle K200 manual\n\n## Cleaning\n\nDescale it once a month. Wipe it with a damp cloth.\n\n"
+                      "## Warranty\n\nIt lasts two years from purchase.\n")
+    assert service.add_documents([manual]).passages_added == 3
+    events = list(service.stream("Summarize the kettle manual", session_id="summary"))
+    body = events[-1]
+    assert any(e["type"] == "token" for e in events) and body["type"] == "result"
+    assert body["summarized"]["documents"][0]["title"] == "Kettle K200 manual"
+    assert body["summarized"]["passages_read"] == body["summarized"]["passages"] == 3
+    assert body["answerability"]["by"] == "summary" and body["tokens"]["output"] > 0
+    line = cost_line(body)
+    assert line.startswith("a summary of “Kettle K200 manual” (read 3 of its 3 passages) · ") and "searched" not in line
+    live = result_messages(body, show_trace=False)
+    assert " · a summary of “Kettle K200 manual”" in live[-1].metadata["title"]
+    assert "searched" not in live[-1].metadata["title"] and "- tier: none: a summary of “Kettle K200 manual”" in live[-1].content
+    turns = TestClient(create_app(service, with_ui=False)).get("/session/summary").json()["turns"]
+    assert turns[-1]["summarized"] == body["summarized"]
+    kept = turn_messages(service.history("summary")[-1])  # a reload shows the same
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+    follow = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "How often should it be descaled?", "session_id": "summary"}).json()
+    assert [d["title"] for d in follow["named_documents"] or []] == ["Kettle K200 manual"]
+    assert follow["summarized"] is None
+
+
 def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     """Found in session 60: "hello" was answered "The knowledge base does not seem to hold the answer",
     with the three passages it had found closest to "hello". Each front door now shows the reply as it

@@ -36,7 +36,8 @@ class TestStructure:
                 ("lookup_cache", "finish_turn"), ("grade_confidence", "retrieve"),
                 ("grade_confidence", "rerank"), ("grade_confidence", "compress"),
                 ("grade_confidence", "generate"), ("rerank", "compress"), ("rerank", "generate"),
-                ("grade_answer", "compress"), ("grade_answer", "check_answer")} <= conditional
+                ("grade_answer", "compress"), ("grade_answer", "check_answer"), ("retrieve", "summarize"),
+                ("retrieve", "grade_confidence"), ("summarize", "finish_turn"), ("summarize", "grade_confidence")} <= conditional
         plain = {(e.source, e.target) for e in g.edges}
         assert {("check_answer", "finish_turn"), ("finish_turn", "__end__")} <= plain
 
@@ -169,6 +170,60 @@ class TestDescribe:
         out = graph.invoke({"question": "Who was Isaac Newton?", "documents": [
             {"title": "Isaac Newton", "text": "Isaac Newton kept a cat called Spithead."}]}, context=ctx)
         assert "described" not in out["trace"]
+
+
+class TestSummarize:
+    """Asked to summarize a document, the answer is a summary of it, read in its order (session 63): the
+    question path had read the few sentences nearest the request and abstained."""
+
+    def test_the_document_the_request_names_is_summarized_from_its_passages_in_order(self, ctx, index):
+        steps = visited(ctx, "Summarize Isaac Newton")
+        assert steps == ["start_turn", "lookup_cache", "classify_tier", "retrieve", "summarize", "finish_turn"]
+        out = ask(ctx, "Summarize Isaac Newton")
+        trace, ids = out["trace"], index.document_passages("wiki/Isaac Newton")
+        assert trace["summarized"] == {"thing": "Isaac Newton", "documents": [{"doc_id": "wiki/Isaac Newton",
+                                                                               "title": "Isaac Newton"}],
+                                       "passages_read": len(ids), "passages": len(ids),
+                                       "evidence_items": len({index.passage(i).metadata["paragraph"] for i in ids})}
+        assert trace["context"].startswith(f"[1] Isaac Newton: {index.passage(ids[0]).text}")
+        assert trace["answerability"]["by"] == "summary" and trace["answerability"]["score"] is None
+        assert trace["prompt_tokens"] > 0 and trace["output_tokens"] > 0
+        assert {c["passage_id"] for c in out["citations"]} <= set(ids)
+        assert trace["citation_source"] == ("summary" if out["citations"] else "unsupported")
+        assert not trace["supported"] or out["citations"]  # held only where cited
+
+    def test_a_request_that_names_no_document_goes_on_as_a_question(self, ctx):
+        steps = visited(ctx, "Summarize the cardamom recipes of Scandinavia")
+        assert "summarize" in steps and "generate" in steps and steps[-1] == "finish_turn"
+        assert "summarized" not in ask(ctx, "Summarize the cardamom recipes of Scandinavia")["trace"]
+
+    def test_the_settings_can_answer_it_as_a_question(self, ctx):
+        from dataclasses import replace
+
+        steps = visited(replace(ctx, pipeline=replace(ctx.pipeline, summarize=False)), "Summarize Isaac Newton")
+        assert "summarize" not in steps and "generate" in steps
+
+    def test_documents_given_with_the_request_are_summarized(self, ctx):
+        out = graph.invoke({"question": "Summarize this", "documents": [
+            {"title": "Kettle K200 manual", "text": "Descale it once a month.\n\nWipe it with a damp cloth."}]},
+            context=ctx)
+        summarized = out["trace"]["summarized"]
+        assert summarized["documents"] == [{"doc_id": "input/0", "title": "Kettle K200 manual"}]
+        assert summarized["passages_read"] == summarized["passages"] == summarized["evidence_items"] == 2
+        assert out["trace"]["context"] == ("[1] Kettle K200 manual: Descale it once a month.\n"
+                                           "[2] Kettle K200 manual: Wipe it with a damp cloth.")
+        assert all(c["metadata"]["source"] == "input" for c in out["citations"])
+
+    def test_a_long_document_is_read_from_its_start_up_to_the_budget(self, ctx, index):
+        from dataclasses import replace
+
+        first, second = (index.passage(i) for i in index.document_passages("wiki/Isaac Newton")[:2])
+        budget = max(64, ctx.generator.count_tokens(f"[1] Isaac Newton: {first.text} {second.text[:20]}"))
+        out = ask(replace(ctx, pipeline=replace(ctx.pipeline, summarize_tokens=budget)), "Summarize Isaac Newton")
+        summarized = out["trace"]["summarized"]
+        assert summarized["evidence_items"] == 1 and summarized["passages_read"] == 1 < summarized["passages"]
+        assert out["trace"]["context"].startswith(f"[1] Isaac Newton: {first.text}")
+        assert ctx.generator.count_tokens(out["trace"]["context"]) < budget
 
 
 class TestConversation:

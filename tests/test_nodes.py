@@ -1230,3 +1230,132 @@ class TestGenerate:
         assert support(item, "Yes") == 0.0
         assert support(item, "open to visitors") == 0.0  # no adjacent pair as written
         assert support(item, "opens to visitors") == 1.0
+
+
+class TestSummarizedThing:
+    """A request to summarize a document as a whole: the question path read the few sentences nearest it and
+    asked the model for as few words as possible, and "Summarize the kettle manual" abstained (session 63)."""
+
+    @pytest.mark.parametrize("question, thing", [
+        ("Summarize the kettle manual", "the kettle manual"), ("summarise my report.", "my report"),
+        ("Please summarize the lease", "the lease"), ("Can you summarize the handbook?", "the handbook"),
+        ("Give me a summary of the minutes", "the minutes"), ("Give a brief overview of the handbook", "the handbook"),
+        ("Sum up the sailing club rules", "the sailing club rules"), ("What is the lease about?", "the lease"),
+        ("What's the document about?", "the document"), ("What are the main points of the report?", "the report"),
+        ("TL;DR of the minutes", "the minutes"), ("Summary of the French Revolution", "the French Revolution"),
+        ("Could you please give me a short summary of the kettle manual?", "the kettle manual"),
+        ("Summarize it", "it"),
+    ])
+    def test_found(self, question, thing):
+        from nodes.summarize import summarized_thing
+
+        assert summarized_thing(question) == thing
+
+    @pytest.mark.parametrize("question", [
+        "What does the handbook say about holidays?", "Who wrote the summary of the report?", "Summarize",
+        "What is the summary judgment?", "When was the lease signed?", "What is it about the lease that matters?",
+        "How does the manual summarize descaling steps for the kettle" + " and more" * 10, "",
+    ])
+    def test_not_found(self, question):
+        from nodes.summarize import summarized_thing
+
+        assert summarized_thing(question) is None
+
+    @pytest.mark.parametrize("thing, title, name, holds", [
+        ("the kettle manual", "Kettle K200 manual", "kettle_manual.md", True),
+        ("the French Revolution", "French Revolution", "", True),
+        ("the sailing club rules", "Rules of the Harbour Sailing Club", "sailing_club_rules.md", True),
+        ("the kettle manual", "Toaster T1 manual", "toaster.md", False),
+        ("it", "Kettle K200 manual", "kettle_manual.md", False),
+    ])
+    def test_a_title_names_the_thing_when_it_holds_every_content_word(self, thing, title, name, holds):
+        from nodes.summarize import names_document
+
+        assert names_document(thing, title, name) is holds
+
+
+class TestSummaryEvidence:
+    """A summary reads its document's paragraphs in their order, an evidence item each, within its budget."""
+
+    @staticmethod
+    def passages(doc="file/k", spans=((0, 0), (0, 1), (1, 0), (2, 0)), section="Cleaning"):
+        from components.passages import Passage
+
+        return [Passage(f"{doc}#p{p}s{s}", "Kettle K200 manual", f"Sentence {p}.{s} of the manual.",
+                        {"doc_id": doc, "paragraph": p, "sentence": s, "section": section}) for p, s in spans]
+
+    def test_a_paragraph_is_its_sentences_joined_under_its_shown_title(self):
+        from nodes.summarize import paragraphs
+
+        joined = paragraphs(self.passages())
+        assert [(first.id, " ".join(texts)) for first, texts in joined] == [
+            ("file/k#p0s0", "Sentence 0.0 of the manual. Sentence 0.1 of the manual."),
+            ("file/k#p1s0", "Sentence 1.0 of the manual."), ("file/k#p2s0", "Sentence 2.0 of the manual.")]
+
+    def test_passages_that_share_sentences_give_each_once(self):
+        from components.passages import Passage
+        from nodes.summarize import paragraphs
+
+        cut = [Passage("d#p0s0-1", "T", "One is here. Two is here.", {"doc_id": "d", "paragraph": 0, "sentence": 0}),
+               Passage("d#p0s1-2", "T", "Two is here. Three is here.", {"doc_id": "d", "paragraph": 0, "sentence": 1})]
+        assert [texts for _, texts in paragraphs(cut)] == [["One is here. Two is here.", "Three is here."]]
+
+    def test_paragraphs_fill_the_budget_in_order_and_count_what_they_hold(self):
+        from nodes.summarize import document_evidence, passages_held
+
+        words = lambda text: len(text.split())  # noqa: E731 - a token count any machine computes alike
+        documents = [self.passages()]
+        evidence = document_evidence(documents, 30, words)
+        assert [(e["n"], e["passage_id"], e["title"]) for e in evidence] == [
+            (1, "file/k#p0s0", "Kettle K200 manual › Cleaning"), (2, "file/k#p1s0", "Kettle K200 manual › Cleaning")]
+        assert passages_held(evidence, documents) == 3  # of 4: the third paragraph did not fit
+        assert len(document_evidence(documents, 1000, words)) == 3 and passages_held(
+            document_evidence(documents, 1000, words), documents) == 4
+
+    def test_a_document_too_long_gives_each_section_its_opening_before_any_its_second_paragraph(self):
+        from nodes.summarize import document_evidence
+
+        words = lambda text: len(text.split())  # noqa: E731
+        document = [*self.passages(spans=((0, 0), (1, 0), (2, 0)), section="Cleaning"),
+                    *self.passages(spans=((3, 0), (4, 0)), section="Warranty")]
+        evidence = document_evidence([document], 45, words)  # 15 tokens a paragraph: three fit
+        assert [(e["n"], e["passage_id"]) for e in evidence] == [(1, "file/k#p0s0"), (2, "file/k#p1s0"), (3, "file/k#p3s0")]
+
+    def test_documents_share_the_budget_and_each_gives_at_least_its_first_paragraph_cut_to_it(self):
+        from nodes.compress import ELLIPSIS
+        from nodes.summarize import document_evidence
+
+        words = lambda text: len(text.split())  # noqa: E731
+        evidence = document_evidence([self.passages("file/a"), self.passages("file/b")], 30, words)
+        assert [e["passage_id"] for e in evidence] == ["file/a#p0s0", "file/b#p0s0"]  # 15 tokens each: one paragraph
+        opening = document_evidence([self.passages()], 16, words)  # the paragraph's first sentence fits, not both
+        assert [e["text"] for e in opening] == ["Sentence 0.0 of the manual."]
+        cut = document_evidence([self.passages()], 9, words)  # not even that: cut short
+        assert len(cut) == 1 and cut[0]["text"].endswith(ELLIPSIS) and words(f"[1] {cut[0]['title']}: {cut[0]['text']}") < 9
+
+    def test_a_summary_is_cited_sentence_by_sentence_to_the_items_that_hold_it_together(self):
+        from nodes.summarize import cite_summary
+
+        evidence = [{"n": 1, "passage_id": "a", "title": "Club › Guests", "text": "Members may bring two at a time."},
+                    {"n": 2, "passage_id": "b", "title": "Club › Boats", "text": "Boats are kept in the yard in winter."},
+                    {"n": 3, "passage_id": "c", "title": "Club › Fees", "text": "The annual fee is 180 pounds."}]
+        assert cite_summary("Summarize the club rules", "The rules cover boats kept in the yard in winter. "
+                            "Members may bring two guests, and the annual fee is 180 pounds.", evidence) == ([2, 1, 3], True)
+        # "provides information on" claims nothing the document must hold; "lunch" is held by nothing
+        assert cite_summary("Summarize the club rules", "The document provides information on fees of 180 pounds.",
+                            evidence) == ([3], True)
+        assert cite_summary("Summarize the club rules", "Boats are kept in the yard. Lunch is served at noon daily.",
+                            evidence) == ([2], False)
+
+
+class TestFinishedSentences:
+    @pytest.mark.parametrize("text, kept", [
+        ("Volcanoes form at plate edges. Volcanism can form where the crust'", "Volcanoes form at plate edges."),
+        ("1. Rent is due monthly.\n2. Pets need consent.\n3. The landlord rep", "1. Rent is due monthly.\n2. Pets need consent."),
+        ("It lasts two years.", "It lasts two years."), ("No sentence ends here", "No sentence ends here"),
+        ('He said "stop." Then he', 'He said "stop."'),
+    ])
+    def test_a_summary_stopped_mid_sentence_ends_at_its_last_finished_one(self, text, kept):
+        from nodes.summarize import finished_sentences
+
+        assert finished_sentences(text) == kept

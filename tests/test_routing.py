@@ -1,8 +1,8 @@
 import pytest
 
 from pipeline.configuration import BASELINE, DEFAULT_TIERS, THESIS_TIERS
-from graph.routing import (after_classify, after_description, after_grade, after_grade_answer, after_rerank, after_start,
-                           refers_back)
+from graph.routing import (after_classify, after_description, after_grade, after_grade_answer, after_rerank,
+                           after_retrieve, after_start, after_summary, refers_back)
 
 
 def state(budget, low=False, corrections=0, max_corrections=1):
@@ -106,3 +106,31 @@ class TestAfterClassify:
         assert after_classify(state(CLOSED_BOOK)) == "generate"
         assert after_classify({**state(CLOSED_BOOK), "documents": [{"title": "t", "text": "x"}]}) == "retrieve"
         assert after_classify(state(DEFAULT_TIERS["easy"])) == "retrieve"
+
+
+class TestSummaryRoutes:
+    """A request to summarize a document goes to summarize after the first retrieval (session 63)."""
+
+    def asking(self, question, budget=DEFAULT_TIERS["easy"], summarize=True, **more):
+        base = state(budget, **more)
+        return {**base, "settings": {**base["settings"], "summarize": summarize}, "question": question}
+
+    def test_a_request_to_summarize_goes_to_summarize_once(self):
+        assert after_retrieve(self.asking("Summarize the kettle manual")) == "summarize"
+        assert after_retrieve(self.asking("Summarize the kettle manual", corrections=1)) == "grade_confidence"
+        assert after_retrieve(self.asking("How long is the kettle's warranty?")) == "grade_confidence"
+        assert after_retrieve(self.asking("Summarize the kettle manual", summarize=False)) == "grade_confidence"
+
+    def test_the_rewritten_request_is_read(self):
+        follow_up = {**self.asking("Summarize it"), "standalone_question": "When was the kettle made?"}
+        assert after_retrieve(follow_up) == "grade_confidence"
+
+    def test_summarized_finishes_else_it_goes_on_as_a_question(self):
+        assert after_summary({**self.asking("Summarize the kettle manual"), "summarized": True}) == "finish_turn"
+        assert after_summary({**self.asking("Summarize the kettle manual"), "summarized": False}) == "grade_confidence"
+
+    def test_closed_book_still_retrieves_a_document_to_summarize(self):
+        from eval.systems import CLOSED_BOOK
+
+        assert after_classify(self.asking("Summarize the kettle manual", CLOSED_BOOK)) == "retrieve"
+        assert after_classify(self.asking("Summarize the kettle manual", CLOSED_BOOK, summarize=False)) == "generate"
