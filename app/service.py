@@ -323,6 +323,13 @@ def summary_of(summarized: Mapping[str, Any]) -> str:
     return "a summary of " + " and ".join(f"“{d['title']}”" for d in summarized["documents"])
 
 
+def token_cost(tokens: Mapping[str, Any]) -> str:
+    """An answer's tokens in words: "412 prompt + 9 output tokens (57 prompt tokens evaluated)"."""
+    prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
+    cost = f"{prompt} prompt + {tokens['output']} output tokens"
+    return cost + (f" ({tokens['evaluated']} prompt tokens evaluated)" if tokens.get("evaluated") is not None else "")
+
+
 def cost_line(result: dict[str, Any]) -> str:
     """What an answer cost, in one line: the same words in the terminal and in the chat."""
     tokens, router = result["tokens"], result.get("router")
@@ -344,15 +351,9 @@ def cost_line(result: dict[str, Any]) -> str:
         parts = [tier, f"described by the first passage of “{described['title']}” (no model call)", seconds]
     elif (summarized := result.get("summarized")) is not None:  # no tier: the document, in its order
         parts = [f"{summary_of(summarized)} (read {summarized['passages_read']} of its {summarized['passages']} passages)",
-                 f"{tokens['prompt']} prompt + {tokens['output']} output tokens"
-                 + (f" ({tokens['evaluated']} prompt tokens evaluated)" if tokens.get("evaluated") is not None else ""),
-                 seconds]
+                 token_cost(tokens), seconds]
     else:
-        prompt = tokens["input"] if tokens.get("input") is not None else tokens["prompt"]
-        cost = f"{prompt} prompt + {tokens['output']} output tokens"
-        if tokens.get("evaluated") is not None:
-            cost += f" ({tokens['evaluated']} prompt tokens evaluated)"
-        parts = [tier, f"correction {'fired' if result['corrected'] else 'not needed'}", cost, seconds]
+        parts = [tier, f"correction {'fired' if result['corrected'] else 'not needed'}", token_cost(tokens), seconds]
         if (files := searched_only(result)) is not None:
             parts.insert(1, f"searched {files} only")
     if result.get("energy"):

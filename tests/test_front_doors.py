@@ -346,20 +346,27 @@ def test_a_description_is_shown_as_its_passage_in_every_front_door(service):
     assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
 
 
+def service_on_a_copy(ctx, index_dir, tmp_path, monkeypatch) -> RAGService:
+    """A service on its own copy of the test index (files added to it leave the shared one as the other tests
+    expect), with a private cache folder."""
+    import shutil
+    from dataclasses import replace
+
+    from components.index import PassageIndex
+
+    shutil.copytree(index_dir, tmp_path / "index")
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    return RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
+
+
 def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_door(ctx, index_dir, tmp_path, monkeypatch):
     """Found in session 61: "What does the handbook say about holidays?" read Wikipedia's "Holiday" with an
     uploaded staff handbook in the index. Now it searches the handbook, and the API, the chat's summary
     line and the terminal's cost line say so."""
-    import shutil
-    from dataclasses import replace
-
     from app.service import cost_line
     from app.ui import result_messages, turn_messages
-    from components.index import PassageIndex
 
-    shutil.copytree(index_dir, tmp_path / "index")  # its own copy: the shared index stays as the other tests expect
-    service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
-    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    service = service_on_a_copy(ctx, index_dir, tmp_path, monkeypatch)
     handbook = tmp_path / "handbook.md"
     handbook.write_text("# Staff handbook of the Quillfeather Bakery\n\nThe bakery opens at 6 a.m.\n\n"
                         "Staff receive 28 days of paid holiday a year.\n\nThe manager is Ruth Okafor.\n")
@@ -393,16 +400,10 @@ def test_a_summary_of_a_named_file_says_what_it_read_in_every_front_door(ctx, in
     """Found in session 63: "Summarize the kettle manual" went down the question path and abstained. Now it is
     a summary of the manual, streamed as it is written, and the API, the chat's summary line and figures, the
     terminal's cost line and a reload say what it read; a follow-up stays in the manual."""
-    import shutil
-    from dataclasses import replace
-
     from app.service import cost_line
     from app.ui import result_messages, turn_messages
-    from components.index import PassageIndex
 
-    shutil.copytree(index_dir, tmp_path / "index")
-    service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
-    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    service = service_on_a_copy(ctx, index_dir, tmp_path, monkeypatch)
     manual = tmp_path / "kettle_manual.md"
     manual.write_text("# Kettle K200 manual\n\n## Cleaning\n\nDescale it once a month. Wipe it with a damp cloth.\n\n"
                       "## Warranty\n\nIt lasts two years from purchase.\n")
