@@ -8,7 +8,7 @@ from typing import Any, Literal, Mapping
 
 from nodes.condense_question import NO_SUBJECT, asked_who, named_in_reply, topical
 from nodes.describe import asks_for_more, described_subject
-from nodes.summarize import summarized_thing
+from components.requests import summarized_thing
 from pipeline.state import BudgetData, State
 
 _REFERS_BACK = re.compile(

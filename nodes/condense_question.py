@@ -14,6 +14,8 @@ from typing import Any, Sequence
 from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
+from components.passages import SECTION_SEPARATOR
+from components.requests import summarized_thing, summarizes_reference
 from pipeline.context import RAGContext
 from pipeline.state import State, Turn
 from nodes.base import context_of, replied_without_reading, timed
@@ -138,8 +140,6 @@ def lost_question_word(question: str, rewrite: str) -> bool:
     if opening is None or NO_SUBJECT.match(question):
         return False
     return re.search(rf"\b{opening['word']}\b", rewrite, re.IGNORECASE) is None
-
-
 
 def made_thing(question: str, previous: str) -> str | None:
     """The follow-up ``question`` with its passive "it" read as the thing ``previous`` asked about,
@@ -366,6 +366,43 @@ def topical(turns: Sequence[Turn]) -> list[Turn]:
     return [turn for turn in turns if not replied_without_reading(turn)]
 
 
+def read_documents(turn: Turn) -> list[tuple[str, bool]]:
+    """The documents ``turn`` answered from, as (title, whether it is one of the user's files): those it
+    summarized, else the files it searched only, else the document it described, else the one its first
+    citation comes from."""
+    if turn.get("summarized"):
+        return [(d["title"], not d["doc_id"].startswith(WIKIPEDIA_IDS)) for d in turn["summarized"]["documents"]]
+    if turn.get("named_documents"):
+        return [(d["title"], True) for d in turn["named_documents"]]
+    if turn.get("described"):
+        return [(turn["described"]["title"], False)]
+    citations = turn.get("citations") or []
+    return [(citations[0]["title"].split(SECTION_SEPARATOR)[0], (citations[0].get("metadata") or {}).get("source") == "file")
+            ] if citations else []
+
+
+WIKIPEDIA_IDS = "wiki/"
+"""How the ids of the bundled Wikipedia summaries begin."""
+
+
+def summary_follow_up(question: str, turns: Sequence[Turn]) -> str | None:
+    """A request to summarize what the conversation is on ("Summarize it", "What is this document about?"),
+    asked of the documents the last answer came from (:func:`read_documents`): "Summarize the Kettle K200
+    manual" (a file is called "the" title, as :func:`nodes.retrieve.named_documents` reads a file's name),
+    "Summarize Isaac Newton". ``None`` for any other question, or when the last answer read no document. The
+    model's rewrite had lost the request ("Summarize it" after a question on the kettle's descaling: "What
+    is the frequency of descaling for the Kettle K200?", session 63)."""
+    before = topical(turns)
+    documents = read_documents(before[-1]) if before and summarizes_reference(question) else []
+    if not documents:
+        return None
+    thing = summarized_thing(question) or ""
+    named = " and ".join(f"the {title}" if file and not title.lower().startswith("the ") else title
+                         for title, file in documents)
+    at = question.rfind(thing)
+    return " ".join(f"{question[:at]}{named}{question[at + len(thing):]}".split())
+
+
 def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
 
@@ -378,6 +415,9 @@ def condense_question(state: State, runtime: Runtime[RAGContext]) -> dict[str, A
     if turns and asked_who(turns[-1]) and (named := named_in_reply(turns[-1]["question"], question)):
         return {"standalone_question": named,
                 "trace": {"rewrite": {"original": question, "standalone": named, "method": "named", "history_turns": 1}}}
+    if (summary := summary_follow_up(question, turns)) is not None:
+        return {"standalone_question": summary,
+                "trace": {"rewrite": {"original": question, "standalone": summary, "method": "summary", "history_turns": 1}}}
     history = shown_turns(topical(turns), question)
     reply = ctx.generator.invoke(condense_messages(history, question), **max_tokens_kwargs(ctx.generator, MAX_TOKENS))
     previous, anchor = (history[-1]["standalone_question"], joined_to(history[-1])) if history else ("", "")

@@ -28,6 +28,7 @@ from langgraph.runtime import Runtime
 from components.generator import context_room, max_tokens_kwargs
 from components.index import PassageIndex
 from components.passages import Passage, split_sentences
+from components.requests import summarized_thing
 from components.reranker import content_terms
 from nodes.base import context_of, finished_turn, timed, traced_passages, unscored_check
 from nodes.compress import shortened
@@ -37,31 +38,8 @@ from pipeline.context import RAGContext
 from pipeline.state import Citation, EvidenceItem, State, SummarizedTrace
 from prompts import ABSTENTION, format_evidence, summary_messages
 
-_POLITE = r"(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
-_KIND = r"(?:(?:a|an|the)\s+)?(?:(?:short|brief|quick)\s+)?"
-_NOUN = r"(?:summary|overview|outline|recap|rundown|gist|synopsis|main\s+points|key\s+points)"
-SUMMARIZE = (
-    re.compile(rf"^\W*{_POLITE}(?:summari[sz]e|sum\s+up|recap|give\s+(?:me\s+|us\s+)?{_KIND}{_NOUN}\s+of|"
-               rf"(?:what\s+(?:is|are)\s+)?{_KIND}{_NOUN}\s+of|tl;?\s*dr(?:\s+of)?)\s+(?P<thing>[^?]+?)[\s?.!]*$",
-               re.IGNORECASE),
-    re.compile(r"^\W*what(?:['’]s|\s+is|\s+are)\s+(?P<thing>[^?]+?)\s+about[\s?.!]*$", re.IGNORECASE),
-)
-"""How a request to summarize a document reads: "Summarize X", "Sum up X", "Give me an overview of X",
-"What are the main points of X?", "TL;DR of X", "What is X about?"."""
-MAX_THING_WORDS = 8
-"""The most words the thing to summarize may have: a longer one is a question of its own."""
 SUMMARY_MAX_TOKENS = 192
 """The most tokens a summary may have: four or five sentences."""
-
-
-def summarized_thing(question: str) -> str | None:
-    """What ``question`` asks to have summarized ("Summarize the kettle manual" → "the kettle manual"),
-    ``None`` when it asks no such thing (:data:`SUMMARIZE`)."""
-    for pattern in SUMMARIZE:
-        found = pattern.match(question)
-        if found and len(found["thing"].split()) <= MAX_THING_WORDS:
-            return found["thing"].strip()
-    return None
 
 
 def finished_sentences(text: str) -> str:

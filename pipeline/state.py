@@ -211,7 +211,8 @@ class RewriteTrace(TypedDict):
     standalone: str  # what was retrieved and answered for
     # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), "named" (the name
     # given when the last answer asked whom "he" meant), "more" ("Tell me more" after a description), "substituted"
-    # (a failed rewrite of "and X?" read as the previous question about X), or "joined" to the previous
+    # (a failed rewrite of "and X?" read as the previous question about X), "summary" ("Summarize it" asked of
+    # the documents the last answer read: nodes.condense_question.summary_follow_up), or "joined" to the previous
     # question when the rewrite failed otherwise
     method: str
     history_turns: int

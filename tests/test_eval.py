@@ -111,6 +111,16 @@ class TestDatasets:
         for dataset in ("hotpotqa", "nq"):
             assert [e.question for e in load(dataset, "dev", data_dir) if described_subject(e.question)] == []
 
+    def test_no_squad_or_hotpotqa_dev_question_asks_for_a_summary(self, data_dir):
+        """The README's figures stand with summaries on (session 63): no SQuAD 2.0 or HotpotQA dev question asks
+        to have a document summarized; the one SQuAD 2.0 train question that does is in the README."""
+        from components.requests import summarized_thing
+
+        for dataset in ("squad", "hotpotqa"):
+            assert [e.question for e in load(dataset, "dev", data_dir) if summarized_thing(e.question)] == []
+        assert [e.question for e in load("squad", "train", data_dir) if summarized_thing(e.question)] == [
+            "What is the Domesday Book about?"]
+
     def test_hotpotqa_formats(self, data_dir):
         ircot = list(load("hotpotqa", "dev", data_dir))
         official = list(load("hotpotqa-official", "dev", data_dir))

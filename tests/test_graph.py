@@ -214,6 +214,18 @@ class TestSummarize:
                                            "[2] Kettle K200 manual: Wipe it with a damp cloth.")
         assert all(c["metadata"]["source"] == "input" for c in out["citations"])
 
+    def test_summarize_it_summarizes_the_document_the_last_answer_read(self, ctx):
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from graph import build_graph
+
+        chat, config = build_graph().compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "sum"}}
+        chat.invoke({"question": "Who was Isaac Newton?"}, config, context=ctx)
+        out = chat.invoke({"question": "Summarize it"}, config, context=ctx)
+        assert out["trace"]["rewrite"]["method"] == "summary"
+        assert out["trace"]["rewrite"]["standalone"] == "Summarize Isaac Newton"
+        assert out["trace"]["summarized"]["documents"] == [{"doc_id": "wiki/Isaac Newton", "title": "Isaac Newton"}]
+
     def test_a_long_document_is_read_from_its_start_up_to_the_budget(self, ctx, index):
         from dataclasses import replace
 

@@ -1247,7 +1247,7 @@ class TestSummarizedThing:
         ("Summarize it", "it"),
     ])
     def test_found(self, question, thing):
-        from nodes.summarize import summarized_thing
+        from components.requests import summarized_thing
 
         assert summarized_thing(question) == thing
 
@@ -1257,7 +1257,7 @@ class TestSummarizedThing:
         "How does the manual summarize descaling steps for the kettle" + " and more" * 10, "",
     ])
     def test_not_found(self, question):
-        from nodes.summarize import summarized_thing
+        from components.requests import summarized_thing
 
         assert summarized_thing(question) is None
 
@@ -1359,3 +1359,53 @@ class TestFinishedSentences:
         from nodes.summarize import finished_sentences
 
         assert finished_sentences(text) == kept
+
+
+class TestSummaryFollowUp:
+    """"Summarize it" after a question on the kettle manual had been rewritten by the model "What is the
+    frequency of descaling for the Kettle K200?" (session 63). It is asked of the documents the last answer read."""
+
+    ON_FILE = {"question": "How often should it be descaled?", "standalone_question": "How often should the K200 be descaled?",
+               "answer": "Once a month", "citations": [{"title": "Kettle K200 manual › Cleaning › Descaling"}],
+               "named_documents": [{"doc_id": "upload/k", "title": "Kettle K200 manual"}]}
+
+    @pytest.mark.parametrize("question, standalone", [
+        ("Summarize it", "Summarize the Kettle K200 manual"),
+        ("Can you summarize this?", "Can you summarize the Kettle K200 manual?"),
+        ("What is this document about?", "What is the Kettle K200 manual about?"),
+        ("Give me an overview of that file.", "Give me an overview of the Kettle K200 manual."),
+    ])
+    def test_a_request_to_summarize_what_the_conversation_is_on(self, question, standalone):
+        from nodes.condense_question import summary_follow_up
+
+        assert summary_follow_up(question, [self.ON_FILE]) == standalone
+
+    def test_the_document_comes_from_what_the_last_answer_read(self):
+        from nodes.condense_question import summary_follow_up
+
+        cited = {"question": "When was Newton born?", "standalone_question": "When was Newton born?", "answer": "1643",
+                 "citations": [{"title": "Isaac Newton"}]}
+        described = {**cited, "described": {"title": "The Beatles", "thing": "the Beatles"}}
+        summarized = {**cited, "summarized": {"documents": [{"doc_id": "upload/a", "title": "Lease"},
+                                                            {"doc_id": "wiki/Eiffel Tower", "title": "Eiffel Tower"}]}}
+        assert summary_follow_up("Summarize it", [cited]) == "Summarize Isaac Newton"
+        on_file = {**cited, "citations": [{"title": "Lease › Rent", "metadata": {"source": "file"}}]}
+        assert summary_follow_up("Summarize it", [on_file]) == "Summarize the Lease"
+        assert summary_follow_up("Summarize it", [described]) == "Summarize The Beatles"
+        assert summary_follow_up("Summarize them", [summarized]) == "Summarize the Lease and Eiffel Tower"
+        hello = {**cited, "answer": "Hello!", "citations": [], "answerability": {"by": "question", "reply": "greeting"}}
+        assert summary_follow_up("Summarize it", [cited, hello]) == "Summarize Isaac Newton"  # small talk names nothing
+
+    @pytest.mark.parametrize("question", ["Summarize the lease", "When was it made?", "Summarize"])
+    def test_not_a_request_about_what_the_conversation_is_on(self, question):
+        from nodes.condense_question import summary_follow_up
+
+        assert summary_follow_up(question, [self.ON_FILE]) is None
+
+    def test_nothing_read_before_leaves_it_to_the_model(self):
+        from nodes.condense_question import summary_follow_up
+
+        closed = {"question": "Hi there, who are you?", "standalone_question": "Who are you?", "answer": "A model",
+                  "citations": []}
+        assert summary_follow_up("Summarize it", [closed]) is None and summary_follow_up("Summarize it", []) is None
+
