@@ -15,10 +15,12 @@ from langgraph.runtime import Runtime
 
 from components.generator import max_tokens_kwargs
 from components.passages import SECTION_SEPARATOR
+from components.reranker import content_words
 from components.requests import summarized_thing, summarizes_reference
 from pipeline.context import RAGContext
 from pipeline.state import State, Turn
 from nodes.base import context_of, replied_without_reading, timed
+from nodes.generate import comparable
 from prompts import condense_messages
 
 HISTORY_TURNS = 3
@@ -140,6 +142,21 @@ def lost_question_word(question: str, rewrite: str) -> bool:
     if opening is None or NO_SUBJECT.match(question):
         return False
     return re.search(rf"\b{opening['word']}\b", rewrite, re.IGNORECASE) is None
+
+REFERRING = frozenset("he him his she her hers it its they them their theirs this that these those there then former "
+                      "latter same about can could will would shall should may might must".split())
+"""Words of a follow-up that its rewrite may replace: what it refers back with ("there": "in Tokyo"), "about"
+of "what about X?", and the modal verbs a rewrite may keep while it asks something else."""
+
+
+def dropped_its_words(question: str, rewrite: str) -> bool:
+    """Whether ``rewrite`` keeps none of the words ``question`` asks with of its own (its content words but
+    :data:`REFERRING`), a plural or a verb's s aside: "Can it go in the dishwasher?" after a question on a
+    kettle's descaling, rewritten "Can the Kettle K200 be descaled?", asks the question before again
+    (session 63). A follow-up with no such word ("What about it?") may be rewritten any way."""
+    own = {comparable(w) for w in content_words(question) if w not in REFERRING}
+    return bool(own) and not own & {comparable(w) for w in content_words(rewrite)}
+
 
 def made_thing(question: str, previous: str) -> str | None:
     """The follow-up ``question`` with its passive "it" read as the thing ``previous`` asked about,
@@ -276,7 +293,7 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     repeated = any(_same(line, earlier) and not _same(question, earlier) for earlier in (previous, anchor))
     unresolved = (NO_SUBJECT.match(question) is not None and _same(line.rstrip("?.! "), question.rstrip("?.! "))
                   or asks_nothing(line) or (speaks_of_the_asker(line) and not speaks_of_the_asker(question))
-                  or lost_question_word(question, line))
+                  or lost_question_word(question, line) or dropped_its_words(question, line))
     if line.endswith("?") and 3 <= len(line) <= 4 * len(question) + 200 and not repeated and not unresolved:
         return line, "rewritten"
     if (swapped := swapped_thing(question, anchor)) is not None:

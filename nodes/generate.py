@@ -172,7 +172,7 @@ def _american(word: str) -> str:
     return word
 
 
-def _comparable(word: str) -> str:
+def comparable(word: str) -> str:
     """A word as an answer's citations compare it: without a final s (:func:`_singular`), in
     American spelling (:func:`_american`)."""
     return _american(_singular(word))
@@ -185,14 +185,14 @@ def claim_words(question: str, answer: str) -> list[str]:
     words = [w for w in content_words(answer) if w not in VERDICTS]
     if not words and VERDICTS.intersection(content_words(answer)):
         words = content_words(question)
-    return [_comparable(w) for w in words]
+    return [comparable(w) for w in words]
 
 
 def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
     """How well the item supports an answer, for its citations: :func:`support` of what the answer
     claims (``claim``, its :func:`claim_words`), a word's plural or third-person s and its spelling
-    aside (:func:`_comparable`)."""
-    return _held_share(claim, [_comparable(w) for w in _item_words(item)])
+    aside (:func:`comparable`)."""
+    return _held_share(claim, [comparable(w) for w in _item_words(item)])
 
 
 def attribute(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> list[int]:
@@ -236,7 +236,7 @@ def _joint_grounds(claim: Sequence[str], evidence: Sequence[EvidenceItem],
     words of it the other does not, best first: an answer that joins two sentences of a section ("Members
     may bring two at a time. They must sign the book") is held by both, and by neither alone. The pair
     holding the most, of those the better items come first in."""
-    words = {e["n"]: [_comparable(w) for w in _item_words(e)] for e in evidence}
+    words = {e["n"]: [comparable(w) for w in _item_words(e)] for e in evidence}
     wanted = set(claim)
     best: tuple[float, list[int]] = (0.0, [])
     for i, (_, a) in enumerate(scored):

@@ -1409,3 +1409,37 @@ class TestSummaryFollowUp:
                   "citations": []}
         assert summary_follow_up("Summarize it", [closed]) is None and summary_follow_up("Summarize it", []) is None
 
+
+class TestDroppedItsWords:
+    """"Can it go in the dishwasher?" after a question on a kettle's descaling was rewritten "Can the Kettle
+    K200 be descaled?" and answered "Yes" (session 63): a rewrite that keeps none of the follow-up's own words
+    asks the question before again, and the follow-up is joined to it instead."""
+
+    @pytest.mark.parametrize("question, rewrite", [
+        ("Can it go in the dishwasher?", "Can the Kettle K200 be descaled?"),
+        ("When did he write it?", "When did Laurence Olivier play Hamlet in the 1948 film?"),
+    ])
+    def test_dropped(self, question, rewrite):
+        from nodes.condense_question import dropped_its_words
+
+        assert dropped_its_words(question, rewrite)
+
+    @pytest.mark.parametrize("question, rewrite", [
+        ("How many people live there?", "How many people live in Tokyo?"),
+        ("In what year was he born?", "When was William Shakespeare born?"),  # "born" kept
+        ("When did he write the play?", "When did William Shakespeare write Romeo and Juliet?"),
+        ("What about Spain?", "What is the capital of Spain?"), ("What about it?", "What is the Eiffel Tower?"),
+        ("How many lifeboats did it carry?", "How many lifeboats did the Titanic carry?"),
+        ("Does it have lifeboat?", "Did the Titanic have lifeboats?"),  # a plural and a verb's s aside
+    ])
+    def test_kept(self, question, rewrite):
+        from nodes.condense_question import dropped_its_words
+
+        assert not dropped_its_words(question, rewrite)
+
+    def test_the_rewrite_falls_back_to_joining(self):
+        from nodes.condense_question import rewrite_or_fallback
+
+        assert rewrite_or_fallback("Can the Kettle K200 be descaled?", "Can it go in the dishwasher?",
+                                   "How often should the Kettle K200 be descaled?") == (
+            "How often should the Kettle K200 be descaled? Can it go in the dishwasher?", "joined")
