@@ -131,20 +131,15 @@ def long_report(ctx: Any, folder: Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
-    import tempfile
 
-    from eval.side_by_side import add_resource_options, loaded
+    from eval.side_by_side import add_resource_options, run_on_files
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_resource_options(parser)
     parser.add_argument("--long-file", action="store_true", help="also summarize a file longer than summarize_tokens")
-    args = parser.parse_args(argv)
-    ctx = loaded(args.index, args.model)
-    with tempfile.TemporaryDirectory() as folder:
-        print(report(compare(ctx, Path(folder))))
-        if args.long_file:
-            print(long_report(ctx, Path(folder)))
-    return 0
+    long = parser.parse_args(argv).long_file
+    return run_on_files(parser, argv, lambda ctx, folder: report(compare(ctx, folder))
+                        + (f"\n{long_report(ctx, folder)}" if long else ""))
 
 
 if __name__ == "__main__":

@@ -6,16 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Mapping
 
-from nodes.condense_question import NO_SUBJECT, asked_who, named_in_reply, topical
+from nodes.condense_question import NO_SUBJECT, REFERS_BACK, asked_who, named_in_reply, topical
 from nodes.describe import asks_for_more, described_subject
 from components.requests import summarized_thing
 from pipeline.state import BudgetData, State
 
-_REFERS_BACK = re.compile(
-    r"\b(he|him|his|she|her|hers|it|its|they|them|their|theirs|this|that|these|those|there|then|"
-    r"former|latter|same)\b|^\s*why\b",
-    re.IGNORECASE,
-)
+_REFERS_BACK = re.compile(rf"\b(?:{'|'.join(REFERS_BACK)})\b|^\s*why\b", re.IGNORECASE)
 
 
 def refers_back(question: str) -> bool:

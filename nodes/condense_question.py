@@ -33,6 +33,9 @@ OPENING = r"(?:and|what about|how about)"
 PARTICIPLE_ENDING = r"(?:ed|en|wn|lt|ght|ung|un|ne|de|t)"
 """How a participle ends ("built", "located", "written"; :data:`PASSIVE_IT`, :data:`PARTICIPLE`)."""
 
+REFERS_BACK = tuple("he him his she her hers it its they them their theirs this that these those there then former "
+                    "latter same".split())
+"""The words a follow-up refers back to earlier turns with (:func:`graph.routing.refers_back` sends it to the rewrite)."""
 NO_SUBJECT = re.compile(rf"^\s*{OPENING}\b", re.IGNORECASE)
 """How a follow-up that names no subject of its own begins ("what about its height?", "and on
 Sundays?"): no standalone question begins so, so a rewrite that gives it back as it was has failed."""
@@ -143,12 +146,6 @@ def lost_question_word(question: str, rewrite: str) -> bool:
         return False
     return re.search(rf"\b{opening['word']}\b", rewrite, re.IGNORECASE) is None
 
-REFERRING = frozenset("he him his she her hers it its they them their theirs this that these those there then former "
-                      "latter same about can could will would shall should may might must".split())
-"""Words of a follow-up that its rewrite may replace: what it refers back with ("there": "in Tokyo"), "about"
-of "what about X?", and the modal verbs a rewrite may keep while it asks something else."""
-
-
 def dropped_its_words(question: str, rewrite: str) -> bool:
     """Whether ``rewrite`` keeps none of the words ``question`` asks with of its own (its content words but
     :data:`REFERRING`), a plural or a verb's s aside: "Can it go in the dishwasher?" after a question on a
@@ -180,6 +177,9 @@ asked about ``thing``."""
 BE = frozenset("is was were are am".split())
 AUXILIARIES = frozenset("do does did has have had can could will would should may might shall".split())
 ASKING = frozenset(QUESTION_WORDS) | BE | AUXILIARIES
+REFERRING = frozenset(REFERS_BACK) | AUXILIARIES | {"about", "must"}
+"""Words of a follow-up that its rewrite may replace: what it refers back with ("there": "in Tokyo"), "about"
+of "what about X?", and the auxiliary and modal verbs a rewrite may keep while it asks something else."""
 """Question words and auxiliaries: a follow-up holding one asks a question of its own ("And when did
 Newton die?"), not the question before about another thing."""
 

@@ -26,7 +26,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from components.embedder import Embedder
-from components.index import PassageIndex
+from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
 from components.sources import text_paragraphs
 from pipeline.context import RAGContext
@@ -161,26 +161,28 @@ def _searched_before(turns: Sequence[Turn], files: Sequence[UserFile]) -> list[s
     return [d["doc_id"] for d in (before[-1].get("named_documents") or [] if before else []) if d["doc_id"] in held]
 
 
-def searched_files(state: State, index: PassageIndex, query: np.ndarray) -> list[NamedDocumentTrace]:
+def searched_files(state: State, index: PassageIndex, query: np.ndarray,
+                   k: int) -> tuple[list[NamedDocumentTrace], list[SearchHit] | None]:
     """The user's files retrieval searches only, none for the whole index: those the question names
     (:func:`named_documents`); else, for a follow-up, those the question before searched
     (:func:`files_followed`), ``followed``, when their best passage scores at least the setting
     ``follow_up_file_score`` ("Who is the manager?" after a question on the handbook; "When did Napoleon
-    die?" after it is a new topic)."""
+    die?" after it is a new topic). With them, the ``k`` best passages of the followed files, which that
+    test has just searched for (``None`` where it did not)."""
     settings = state["settings"]
     files = user_files(index) if settings.get("named_documents", True) else ()
     question = state.get("standalone_question") or state["question"]
     named = set(named_documents(question, files))
     if named:
-        return [{"doc_id": f.doc_id, "title": f.title} for f in files if f.doc_id in named]
+        return [{"doc_id": f.doc_id, "title": f.title} for f in files if f.doc_id in named], None
     bar = settings.get("follow_up_file_score")
     if bar is None:
-        return []
+        return [], None
     followed = set(_searched_before(state.get("turns") or [], files))  # the question names none: just read
-    best = index.search(query, 1, within=followed) if followed else []
+    best = index.search(query, k, within=followed) if followed else []
     if not best or best[0].score < bar:
-        return []
-    return [{"doc_id": f.doc_id, "title": f.title, "followed": True} for f in files if f.doc_id in followed]
+        return [], None
+    return [{"doc_id": f.doc_id, "title": f.title, "followed": True} for f in files if f.doc_id in followed], best
 
 
 @timed("retrieve")
@@ -193,11 +195,12 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     k = settings.get("retrieve_k", settings["budget"]["k"])
     if documents and not existing:
         return {"passages": supplied_passages(documents, query, k, ctx.embedder)}
-    searched = searched_files(state, ctx.index, query)
+    searched, followed = searched_files(state, ctx.index, query, k)
     within = {d["doc_id"] for d in searched} or None
     trace = {"named_documents": searched} if searched else {}
     if not existing:
-        found = [_hit(h.passage, h.score) for h in ctx.index.search(query, k, within=within)]
+        hits = followed if followed is not None else ctx.index.search(query, k, within=within)
+        found = [_hit(h.passage, h.score) for h in hits]
         return {"passages": found, **({"trace": trace} if trace else {})}
 
     corrections = state.get("corrections", 0) + 1

@@ -32,7 +32,7 @@ from components.requests import summarized_thing
 from components.reranker import content_terms
 from nodes.base import context_of, finished_turn, timed, traced_passages, unscored_check
 from nodes.compress import shortened
-from nodes.generate import SUPPORT_COVERAGE, claim_words, fit_to_context, grounds, is_abstention, split_citations
+from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, fit_to_context, grounds, is_abstention, split_citations
 from nodes.retrieve import cut_and_embed, user_files
 from pipeline.context import RAGContext
 from pipeline.state import Citation, EvidenceItem, State, SummarizedTrace
@@ -50,16 +50,12 @@ def finished_sentences(text: str) -> str:
     return text[:ends[-1]].rstrip() if ends and ends[-1] < len(text.rstrip()) else text
 
 
-def _word(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
 def names_document(thing: str, title: str, name: str = "") -> bool:
     """Whether ``thing`` names the document titled ``title`` (file name ``name``): every content word of
-    it is in the title or the file name, plural or not ("the sailing club rules" names "Rules of the
-    Harbour Sailing Club"); "it" names nothing."""
-    wanted = {_word(w) for w in content_terms(thing)}
-    held = {_word(w) for w in content_terms(f"{title} {' '.join(re.findall(r'[a-z0-9]+', PurePath(name).stem.lower()))}")}
+    it is in the title or the file name, plural or not, in either spelling (:func:`nodes.generate.comparable`):
+    "the sailing club rules" names "Rules of the Harbour Sailing Club"; "it" names nothing."""
+    wanted = {comparable(w) for w in content_terms(thing)}
+    held = {comparable(w) for w in content_terms(f"{title} {' '.join(re.findall(r'[a-z0-9]+', PurePath(name).stem.lower()))}")}
     return bool(wanted) and wanted <= held
 
 
