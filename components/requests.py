@@ -1,8 +1,9 @@
-"""What a request to summarize a document reads like ("Summarize the kettle manual", "What is the lease about?").
+"""What a request to summarize a document reads like ("Summarize the kettle manual", "What is the lease about?"),
+and how a question calls a document ("the handbook", "my report").
 
 Read by the graph's routing (:func:`graph.routing.asks_to_summarize`), the rewrite of a follow-up ("Summarize
-it": :func:`nodes.condense_question.summary_follow_up`) and the summary itself (:mod:`nodes.summarize`); it
-loads nothing.
+it": :func:`nodes.condense_question.summary_follow_up`), the summary itself (:mod:`nodes.summarize`) and the
+search of the files a question names (:func:`nodes.retrieve.named_documents`); it loads nothing.
 """
 
 from __future__ import annotations
@@ -43,3 +44,37 @@ def summarizes_reference(question: str) -> bool:
     """Whether ``question`` asks to summarize what the conversation is on ("Summarize it"), not a document it names."""
     thing = summarized_thing(question)
     return thing is not None and " ".join(thing.lower().split()) in REFERENCES
+
+
+DETERMINERS = frozenset({"the", "my", "this", "that", "our", "your", "these", "those"})
+"""Words before what a question calls one of the user's files ("the handbook", "my report")."""
+DOCUMENT_WORDS = frozenset({"document", "documents", "doc", "docs", "file", "files", "upload", "uploads",
+                            "pdf", "pdfs", "attachment", "attachments"})
+"""What a question calls any of the user's files by: "the document" names them all."""
+DOCUMENT_KINDS = frozenset({
+    "report", "reports", "manual", "manuals", "handbook", "guide", "guidebook", "lease", "contract", "agreement",
+    "policy", "minutes", "memo", "memorandum", "letter", "email", "invoice", "receipt", "statement", "notes",
+    "paper", "essay", "thesis", "dissertation", "proposal", "brochure", "leaflet", "booklet", "pamphlet",
+    "presentation", "slides", "spreadsheet", "transcript", "agenda", "rules", "rulebook", "regulations",
+    "specification", "spec", "readme", "resume", "cv", "newsletter", "draft", "checklist", "syllabus", "manuscript",
+})
+"""Kinds of document a request may name one of the user's files by ("the quarterly report", "my lease"), whether or
+not a file of that kind is there. Not "book" or "article", which Wikipedia's titles and the answers read from them
+are called ("the Domesday Book")."""
+
+
+def missing_document(thing: str) -> str | None:
+    """What ``thing``, the object of a request to summarize, calls a document by when it names a kind of one
+    (:data:`DOCUMENT_KINDS` or :data:`DOCUMENT_WORDS`) among the three words after a leading determiner
+    ("the quarterly report" → "quarterly report"); ``None`` for anything else ("the French Revolution", "a report").
+    A kind followed by "of" names something else ("the rules of cricket"), as in
+    :func:`nodes.retrieve.named_documents`."""
+    words = thing.split()
+    if len(words) < 2 or words[0].lower() not in DETERMINERS:
+        return None
+    tokens = [re.sub(r"[^a-z0-9]", "", w.lower()) for w in words]
+    for j in range(1, min(4, len(tokens))):
+        followed_by_of = j + 1 < len(tokens) and tokens[j + 1] == "of"
+        if not followed_by_of and (tokens[j] in DOCUMENT_KINDS or tokens[j] in DOCUMENT_WORDS):
+            return " ".join(words[1:])
+    return None

@@ -112,12 +112,14 @@ NOTHING_EVALUATED = {"prompt_tokens": 0, "input_tokens": 0, "prompt_tokens_evalu
 def replied_without_reading(record: Mapping[str, Any]) -> bool:
     """Whether an answer (its trace, its turn, or the API's result: whatever holds its ``answerability``)
     was made without reading: a question asked back (:mod:`nodes.ask_who`), small talk answered in kind
-    (:mod:`nodes.small_talk`), or no more to tell (:func:`nodes.describe.describe_more`)."""
+    (:mod:`nodes.small_talk`), no more to tell (:func:`nodes.describe.describe_more`), or no document of the
+    name a request to summarize gives (:mod:`nodes.summarize`)."""
     return (record.get("answerability") or {}).get("by") == "question"
 
 
 def direct_reply(ctx: RAGContext, state: Mapping[str, Any], answer: str, reason: str, **check: Any) -> dict[str, Any]:
-    """The update of a node that answers without reading (:mod:`nodes.ask_who`, :mod:`nodes.small_talk`):
+    """The update of a node that answers without reading (:mod:`nodes.ask_who`, :mod:`nodes.small_talk`,
+    :mod:`nodes.summarize` where no document is called what it asks for):
     ``answer`` is given as no answer, decided by the question (``answerability.by == "question"``, with
     ``check``'s fields: the ``reply`` kind, say), with nothing read or generated; the turn keeps it."""
     trace: dict[str, Any] = {

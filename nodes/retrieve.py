@@ -28,6 +28,7 @@ from langgraph.runtime import Runtime
 from components.embedder import Embedder
 from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
+from components.requests import DETERMINERS, DOCUMENT_WORDS
 from components.sources import text_paragraphs
 from pipeline.context import RAGContext
 from pipeline.state import InputDocument, NamedDocumentTrace, PassageHit, State, Turn
@@ -83,10 +84,6 @@ def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: 
             *(_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]
 
 
-DETERMINERS = frozenset({"the", "my", "this", "that", "our", "your", "these", "those"})
-DOCUMENT_WORDS = frozenset({"document", "documents", "doc", "docs", "file", "files", "upload", "uploads",
-                            "pdf", "pdfs", "attachment", "attachments"})
-"""What a question calls any of the user's files by: "the document" names them all."""
 _NOT_A_NAME = frozenset({"the", "and", "for", "with", "from", "this", "that", "your", "our", "new", "final", "copy"})
 _TITLE_HEAD_ENDS = re.compile(r"\s(?:of|for|on|about|from|by|in|to|at|and|with)\s|[:(,;–—]")
 

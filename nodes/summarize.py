@@ -12,8 +12,10 @@ the setting ``summarize_tokens`` (of a longer document, the first paragraph of e
 second of each, and so on; several documents share it: :func:`document_evidence`), and the summary prompt
 asks for three to five sentences of its main points. Each sentence of the summary is cited to the items
 that hold it together (:func:`cite_summary`); the check does not score it (it is fit on answers to
-questions, not summaries). Where no document is named the request goes on as any question, and the trace
-does not say ``summarized``.
+questions, not summaries). A request that names a kind of document ("the quarterly report":
+:func:`components.requests.missing_document`) that no document is gets a reply saying so, with the user's
+documents listed (:func:`no_such_document`), made without the model; where no document is named otherwise the
+request goes on as any question. Neither trace says ``summarized``.
 """
 
 from __future__ import annotations
@@ -28,9 +30,9 @@ from langgraph.runtime import Runtime
 from components.generator import context_room, max_tokens_kwargs
 from components.index import PassageIndex
 from components.passages import Passage, split_sentences
-from components.requests import summarized_thing
+from components.requests import missing_document, summarized_thing
 from components.reranker import content_terms
-from nodes.base import context_of, finished_turn, timed, traced_passages, unscored_check
+from nodes.base import context_of, direct_reply, finished_turn, timed, traced_passages, unscored_check
 from nodes.compress import shortened
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, fit_to_context, grounds, is_abstention, split_citations
 from nodes.retrieve import cut_and_embed, user_files
@@ -74,6 +76,23 @@ def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[
             if names_document(thing, passage.title, names.get(doc_id, "")):
                 return [(doc_id, passage.title)]
     return []
+
+
+DOCUMENTS_LISTED = 5
+"""The most of the user's documents a reply that finds none of the name asked for lists by title."""
+
+
+def no_such_document(called: str, titles: Sequence[str]) -> str:
+    """The reply to a request to summarize a document ``called`` so that none is: that there is none, and
+    the user's documents (``titles``), the first :data:`DOCUMENTS_LISTED` by title."""
+    reply = f"I have no document called “{called}” to summarize"
+    if not titles:
+        return f"{reply}: no documents have been added."
+    quoted = [f"“{t}”" for t in titles[:DOCUMENTS_LISTED]]
+    if len(titles) > DOCUMENTS_LISTED:
+        quoted.append(f"{len(titles) - DOCUMENTS_LISTED} more")
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    return f"{reply}. Your document{' is' if len(titles) == 1 else 's are'} {listed}."
 
 
 WRITING_ABOUT = frozenset({
@@ -232,7 +251,12 @@ def summarize(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         named = summarized_documents(state, ctx.index, thing)
         documents = [[ctx.index.passage(i) for i in ctx.index.document_passages(doc_id)] for doc_id, _ in named]
     if not named:
-        return {"summarized": False}
+        if (called := missing_document(thing)) is None:
+            return {"summarized": False}
+        return {"summarized": True, **direct_reply(
+            ctx, state, no_such_document(called, [f.title for f in user_files(ctx.index)]),
+            f"the request names a document, “{called}”, that none of the user's documents is",
+            reply="no document", document=called)}
     evidence = document_evidence(documents, state["settings"]["summarize_tokens"], ctx.generator.count_tokens)
     # a budget larger than the model's context holds is cut to it, as an answer's evidence is
     evidence, _ = fit_to_context(evidence, lambda items: context_room(ctx.generator, summary_messages(question, items)),

@@ -426,7 +426,7 @@ class State(InputState, total=False):
     unnamed: str | None  # a first question's pronoun for a person it does not name ("he"), which ask_who asks about
     small_talk: str | None  # greeting, thanks or farewell: a message small_talk answers in kind
     described: bool  # the answer is the first passage of the document about what the question asked (describe)
-    summarized: bool  # the answer is a summary of the document the request named (summarize)
+    summarized: bool  # summarize answered: a summary of the document the request named, or that no document is called so
     turns: Annotated[list[Turn], operator.add]
     settings: Settings
     query_embedding: list[float]

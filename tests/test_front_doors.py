@@ -429,6 +429,34 @@ def test_a_summary_of_a_named_file_says_what_it_read_in_every_front_door(ctx, in
     assert follow["summarized"] is None
 
 
+def test_a_summary_of_a_document_there_is_not_says_so_in_every_front_door(ctx, index_dir, tmp_path, monkeypatch):
+    """Found in session 63: "Summarize the quarterly report", with no such file, went down the question path
+    over Wikipedia and abstained with "Accounting" and "Gross domestic product" as its closest passages. Each
+    front door now says no document is called that and lists the user's documents, with no passages and no
+    note that the knowledge base does not hold an answer."""
+    from app.cli import format_answer
+    from app.service import abstention_note, cost_line
+    from app.ui import figures, result_messages, turn_messages
+
+    service = service_on_a_copy(ctx, index_dir, tmp_path, monkeypatch)
+    manual = tmp_path / "kettle_manual.md"
+    manual.write_text("# Kettle K200 manual\n\nDescale it once a month.\n")
+    assert service.add_documents([manual]).passages_added == 1
+    body = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "Summarize the quarterly report", "session_id": "missing"}).json()
+    assert body["answer"] == ("I have no document called “quarterly report” to summarize. "
+                              "Your document is “Kettle K200 manual”.")
+    assert body["closest"] == [] and body["citations"] == [] and body["summarized"] is None
+    assert body["answerability"]["reply"] == "no document" and abstention_note(body) is None
+    assert cost_line(body).startswith("no document is called that: nothing read or generated · ")
+    live = result_messages(body, show_trace=False)
+    assert live[-1].metadata["title"].endswith(" · read nothing: no document is called that")
+    assert "- tier: none: no document is called that" in figures(body)
+    assert "does not seem to hold" not in format_answer(body) and "Closest" not in format_answer(body)
+    kept = turn_messages(service.history("missing")[-1])  # a reload shows the same
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+
+
 def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     """Found in session 60: "hello" was answered "The knowledge base does not seem to hold the answer",
     with the three passages it had found closest to "hello". Each front door now shows the reply as it

@@ -197,6 +197,17 @@ class TestSummarize:
         assert "summarize" in steps and "generate" in steps and steps[-1] == "finish_turn"
         assert "summarized" not in ask(ctx, "Summarize the cardamom recipes of Scandinavia")["trace"]
 
+    def test_a_kind_of_document_no_document_is_gets_a_reply_saying_so(self, ctx):
+        steps = visited(ctx, "Summarize the quarterly report")
+        assert steps == ["start_turn", "lookup_cache", "classify_tier", "retrieve", "summarize", "finish_turn"]
+        out = ask(ctx, "Summarize the quarterly report")
+        assert out["answer"] == ("I have no document called “quarterly report” to summarize: "
+                                 "no documents have been added.")
+        check = out["trace"]["answerability"]
+        assert check["by"] == "question" and check["reply"] == "no document" and check["document"] == "quarterly report"
+        assert out["trace"]["abstained"] and out["citations"] == [] and out["trace"]["passages"] == []
+        assert out["trace"]["prompt_tokens_evaluated"] == 0 and "summarized" not in out["trace"]
+
     def test_the_settings_can_answer_it_as_a_question(self, ctx):
         from dataclasses import replace
 

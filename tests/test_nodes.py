@@ -1274,6 +1274,45 @@ class TestSummarizedThing:
         assert names_document(thing, title, name) is holds
 
 
+class TestMissingDocument:
+    """A request to summarize a document of a kind ("the quarterly report") that no document is: it had gone
+    on as a question over Wikipedia and abstained with the closest articles (session 63); the reply now
+    says no document is called that (session 64)."""
+
+    @pytest.mark.parametrize("thing, called", [
+        ("the quarterly report", "quarterly report"), ("my lease", "lease"), ("the report", "report"),
+        ("our staff handbook", "staff handbook"), ("the document", "document"), ("this PDF", "PDF"),
+        ("the minutes", "minutes"), ("The Q3 sales report", "Q3 sales report"),
+    ])
+    def test_a_kind_of_document_after_a_determiner(self, thing, called):
+        from components.requests import missing_document
+
+        assert missing_document(thing) == called
+
+    @pytest.mark.parametrize("thing", [
+        "the French Revolution", "Isaac Newton", "the cardamom recipes of Scandinavia", "it", "a report",
+        "the rules of cricket", "the history of Rome", "report", "",
+    ])
+    def test_anything_else(self, thing):
+        from components.requests import missing_document
+
+        assert missing_document(thing) is None
+
+    @pytest.mark.parametrize("titles, reply", [
+        ([], "I have no document called “quarterly report” to summarize: no documents have been added."),
+        (["Kettle K200 manual"], "I have no document called “quarterly report” to summarize. Your document is "
+                                 "“Kettle K200 manual”."),
+        (["Kettle K200 manual", "Lease", "Minutes"], "I have no document called “quarterly report” to summarize. "
+                                                     "Your documents are “Kettle K200 manual”, “Lease” and “Minutes”."),
+        ([f"File {i}" for i in range(7)], "I have no document called “quarterly report” to summarize. Your documents "
+                                          "are “File 0”, “File 1”, “File 2”, “File 3”, “File 4” and 2 more."),
+    ])
+    def test_the_reply_lists_the_documents_there_are(self, titles, reply):
+        from nodes.summarize import no_such_document
+
+        assert no_such_document("quarterly report", titles) == reply
+
+
 class TestSummaryEvidence:
     """A summary reads its document's paragraphs in their order, an evidence item each, within its budget."""
 
