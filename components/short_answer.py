@@ -8,6 +8,8 @@ already holds. :func:`short_answer` takes it out:
 1. An answer of fewer than ``min_words`` words, or one that holds no word of the question, is
    kept as written; so is the answer to a question that asks what a text says (:data:`DESCRIBING`:
    "What do the club rules say about guests?", "Summarize ..."), which asks for no name or date.
+   An answer to a yes/no question (:data:`YES_NO_QUESTION`, not offering a choice) that opens with its verdict
+   (:data:`VERDICT`: "Yes, it lasts two years from purchase.") is the verdict: "Yes".
 2. Each word is a *question word* when every content word in it shares its first ``stem_chars``
    letters with a content word of the question ("introduced", "Europe"); a *function word* when it
    has no content word ("was", "by", "the"); else a *new* word.
@@ -45,6 +47,17 @@ asks so, nor any of the recorded runs' (docs/results, the training labels the cu
 3,610 dev questions do ("describe the three phases of the normal blood clotting process"), and 2 of SQuAD
 2.0's 6,247 train questions ("What did Biraben say about the plague in Europe?")."""
 
+YES_NO_QUESTION = re.compile(
+    r"^\W*(?:is|are|was|were|am|do|does|did|can|could|has|have|had|will|would|should|shall|must|may|might)"
+    r"(?:n['’]t)?\b", re.IGNORECASE)
+"""A question asked with an auxiliary or modal verb first ("Does the warranty last two years?"): it asks
+for a yes or a no, unless it offers a choice (:data:`CHOICE`)."""
+CHOICE = re.compile(r"\bor\b", re.IGNORECASE)
+"""A question that offers a choice ("Did Frankie Valli sing with Hellogoodbye or The Four Seasons?") asks for
+one of them, not a yes or a no."""
+VERDICT = re.compile(r"^\W*(?P<verdict>yes|no)\b(?=\s*[,.;:!\-–—])", re.IGNORECASE)
+"""An answer that opens with a yes or a no set off from what follows ("Yes, it lasts ...", "No. It ...")."""
+
 
 @dataclass(frozen=True)
 class ShortAnswer:
@@ -63,6 +76,8 @@ class ShortAnswer:
         words = answer.split()
         if len(words) < self.min_words or DESCRIBING.search(question):
             return answer
+        if YES_NO_QUESTION.match(question) and not CHOICE.search(question) and (verdict := VERDICT.match(answer)):
+            return verdict["verdict"]  # the rest restates the question, and ties with the verdict's run
         asked = {self._stem(w) for w in _WORD.findall(question.lower()) if w not in FUNCTION_WORDS}
         kinds = [self._kind(word, asked) for word in words]
         if "question" not in kinds:

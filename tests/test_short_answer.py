@@ -49,6 +49,26 @@ class TestShortAnswer:
         assert short_answer(question, answer) == answer
         assert short_answer("Where must club guests sign?", answer) != answer  # a question for a span is still cut
 
+    @pytest.mark.parametrize("question, answer, short", [
+        ("Does the Kettle K200's warranty last two years?", "Yes, it lasts two years from purchase.", "Yes"),
+        ("Can the Kettle K200 go in the dishwasher?", "No. It should be wiped with a damp cloth instead.", "No"),
+        ("Are the ovens cleaned every Friday after closing?", "yes - they are cleaned every Friday after closing", "yes"),
+    ])
+    def test_a_yes_or_no_question_answered_with_a_verdict_keeps_the_verdict(self, question, answer, short):
+        """Found asking yes/no questions of a kettle's manual (session 64): "Does the Kettle K200's warranty last
+        two years?" was answered "Yes, it lasts two years from purchase." and shown "purchase", the run of new
+        words after the restated question, which ties with "Yes" and is the later."""
+        assert short_answer(question, answer) == short
+
+    @pytest.mark.parametrize("question, answer", [
+        ("Who made the Kettle K200's warranty last two years?", "Yes, the maker made it last two years from purchase."),
+        ("Does the Kettle K200's warranty last two years?", "Yes, two years."),  # shorter than min_words: as written
+        ("Does the warranty last two years or three years?", "Yes, the warranty lasts two years from purchase."),
+        ("Does the Kettle K200's warranty last two years?", "Yesterday's models lasted two years from purchase."),
+    ])
+    def test_only_a_verdict_that_opens_an_answer_to_a_yes_or_no_question(self, question, answer):
+        assert short_answer(question, answer) != answer.split()[0].strip(",.")
+
     def test_the_cut_only_removes_words(self):
         cut = ShortAnswer(min_words=1)
         for question, answer in [(QUESTION, SENTENCE), ("What is Opry Mills?", "Opry Mills is a super-regional mall."),
