@@ -49,7 +49,7 @@ from components.index import PassageIndex
 from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, finished_turn, timed
-from nodes.generate import support
+from nodes.generate import support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from pipeline.configuration import DEFAULT_LAYOUT
 from pipeline.context import RAGContext
@@ -104,12 +104,11 @@ def check_features(question: str, answer: str, step: Step, evidence: Sequence[Ev
 
 
 def yes_share(metadata: Mapping[str, Any]) -> float:
-    """P(yes) / (P(yes) + P(no)) over the first generated token's most probable pieces; 0.5 when
-    neither is among them."""
-    top = metadata.get("first_top") or []
-    yes = sum(p for piece, p in top if piece.strip().lower() == "yes")
-    no = sum(p for piece, p in top if piece.strip().lower() == "no")
-    return yes / (yes + no) if yes + no > 0 else 0.5
+    """P(yes) / (P(yes) + P(no)) over the first generated token's most probable pieces
+    (:func:`nodes.generate.verdict_probs`); 0.5 when neither is among them."""
+    probs = verdict_probs(metadata) or {"yes": 0.0, "no": 0.0}
+    total = probs["yes"] + probs["no"]
+    return probs["yes"] / total if total > 0 else 0.5
 
 
 def evidence_sources(evidence: Sequence[EvidenceItem], passages: Sequence[PassageHit], index: PassageIndex) -> list[str | None]:

@@ -283,6 +283,28 @@ def opening_prob(metadata: Mapping[str, Any], text: str, exclude_first: bool = F
     return min(1.0, sum(p for piece, p in top if piece.strip() and piece != chosen and text.startswith(piece.lstrip())))
 
 
+def verdict_probs(metadata: Mapping[str, Any]) -> dict[str, float] | None:
+    """The probabilities, at the answer's first token, of its opening with "yes" and with "no" (each the sum
+    of the first step's most probable pieces that are that word, in any case, with any space); ``None``
+    when the generator reports no first-step probabilities. A piece not among them counts 0."""
+    top = metadata.get("first_top")
+    if not top:
+        return None
+    probs = dict.fromkeys(sorted(VERDICTS), 0.0)
+    for piece, p in top:
+        word = piece.strip().lower()
+        if word in probs:
+            probs[word] += p
+    return probs
+
+
+def verdict_of(answer: str) -> str | None:
+    """The verdict an answer opens with ("Yes, it lasts ..." → "yes"); ``None`` when it opens with neither."""
+    words = answer.split()
+    first = words[0].strip(".,;:!?").lower() if words else ""
+    return first if first in VERDICTS else None
+
+
 def confidence(metadata: Mapping[str, Any], abstained: bool) -> Confidence:
     """The answer's confidence signals from the generator's per-token figures. Only the tokens
     before the first citation marker count (the marker's number says which item, not whether the

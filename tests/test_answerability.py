@@ -101,6 +101,21 @@ class TestSignals:
         assert opening_prob(meta, ABSTENTION) == pytest.approx(0.4)
         assert opening_prob({}, ABSTENTION) is None
 
+    def test_verdict_probs_sum_each_verdict_s_pieces(self):
+        from nodes.generate import verdict_probs
+
+        meta = {"first_top": [["Yes", 0.5], [" yes", 0.1], ["No", 0.2], ["Not", 0.1], ["I", 0.1]]}
+        assert verdict_probs(meta) == pytest.approx({"yes": 0.6, "no": 0.2})
+        assert verdict_probs({"first_top": [["Paris", 1.0]]}) == {"yes": 0.0, "no": 0.0}
+        assert verdict_probs({}) is None
+
+    @pytest.mark.parametrize("answer, verdict", [("Yes", "yes"), ("No.", "no"), ("yes, it lasts two years", "yes"),
+                                                 ("Nobody", None), ("Norway", None), ("", None), ("Not at all", None)])
+    def test_the_verdict_an_answer_opens_with(self, answer, verdict):
+        from nodes.generate import verdict_of
+
+        assert verdict_of(answer) == verdict
+
     def test_opening_prob_leaves_out_the_answers_own_first_piece(self):
         # "Istanbul" begins with the piece "I", as the abstention does: the mass of that piece went
         # to the answer the model wrote, so only the other pieces that begin the abstention count

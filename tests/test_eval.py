@@ -836,6 +836,35 @@ class TestNamedDocuments:
         assert "named: the evidence holds the answer for 2 of 2" in report(rows)
 
 
+class TestYesNo:
+    """``eval.yes_no``: yes/no questions on the user's files, graded by the verdict written and the check's decision."""
+
+    def test_the_cases_expect_as_many_yes_as_no_of_the_files_added(self):
+        from eval.yes_no import CASES, files
+
+        assert len(CASES) == 16 and sum(c.verdict == "yes" for c in CASES) == 8
+        assert {c.verdict for c in CASES} == {"yes", "no"} and len(files()) == 6
+
+    def test_a_withheld_verdict_is_graded_as_written_and_not_given(self):
+        from eval.yes_no import Case, graded, report
+
+        withheld = {"answer": "I cannot answer from the evidence.", "trace": {"answerability": {
+            "decision": "abstain", "score": 0.125, "withheld_answer": "No"}}}
+        given = {"answer": "Yes", "trace": {"answerability": {"decision": "answer", "score": 0.7}}}
+        rows = [graded(Case("May a member bring three guests?", "no"), withheld),
+                graded(Case("Is the break paid?", "no"), given)]
+        assert [(r["verdict"], r["right"], r["given"]) for r in rows] == [("no", True, False), ("yes", False, True)]
+        assert "1 of 2 verdicts right: 0 given, 1 withheld; 1 other answers given" in report(rows)
+        assert "right 'no': 1, the check's mean score 0.125" in report(rows)
+
+    def test_asked_of_the_graph(self, ctx, tmp_path):
+        from eval.yes_no import CASES, ask
+
+        rows = ask(ctx, tmp_path, CASES[:1])
+        assert rows[0]["question"] == CASES[0].question and rows[0]["expected"] == "yes"
+        assert isinstance(rows[0]["given"], bool) and rows[0]["verdict"] in ("yes", "no", None)
+
+
 class TestSections:
     """``eval.sections``: questions on Markdown files read with sections and with headings as passages."""
 
