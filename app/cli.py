@@ -76,6 +76,10 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--summarize-tokens", type=int, metavar="N",
                         help="the most tokens of a document a summary reads (of a longer one, each section's first paragraphs) "
                              f"(default: {PipelineConfig().summarize_tokens})")
+    parser.add_argument("--living-ages", action=argparse.BooleanOptionalAction, default=None,
+                        help="a living person's age today is spelled beside the birth year a Wikipedia description "
+                             "gives (\"born 1989, aged 36 or 37 in 2026\"), so that \"How old is ...?\" is answered "
+                             "(default: on; --no-living-ages reads the text as stored)")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
@@ -136,6 +140,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "named_documents": args.named_documents,
                                 "follow_up_file_score": args.follow_up_file_score,
                                 "summarize": args.summarize, "summarize_tokens": args.summarize_tokens,
+                                "living_ages": args.living_ages,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,

@@ -15,6 +15,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal, Mapping, NamedTuple, TypeVar, Union
 from urllib.parse import quote
@@ -120,6 +121,29 @@ def spelled_lifespan(description: str, summary: str) -> str:
         return spelled
     years = int(life.died) - int(life.born)
     return f"{spelled}, aged {years - 1} or {years}"  # the days of the years unknown: one of the two
+
+
+BORN_ONLY = re.compile(r"\(born (?P<year>\d{4})\)")
+"""A living person's description's year, as Wikipedia gives it: "American singer-songwriter (born 1989)"."""
+OLDEST_LIVING = 115
+"""The oldest age spelled: a description that gives a birth year longer ago ("Italian painter (born 1593)") left
+out the death, and the person's age today would be nonsense."""
+
+
+def aged_today(text: str, today: date) -> str:
+    """``text`` with the age on ``today`` of a living person beside the birth year their description gives:
+    "(American singer-songwriter (born 1989))" → "(American singer-songwriter (born 1989, aged 36 or 37 in
+    2026))". The day of birth is not given, so the age is one of two (one, in the year of birth). Spelled
+    when a passage is read, not when it is stored, since it changes with the day; a life the reader spelled
+    at ingest (:func:`spelled_lifespan`: "born 1769, died 1821, aged 51 or 52") and anything else is kept."""
+    def spelled(found: re.Match[str]) -> str:
+        age = today.year - int(found["year"])
+        if not 0 <= age <= OLDEST_LIVING:
+            return found[0]
+        ages = "0" if age == 0 else f"{age - 1} or {age}"
+        return f"(born {found['year']}, aged {ages} in {today.year})"
+
+    return BORN_ONLY.sub(spelled, text)
 
 
 def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:

@@ -167,6 +167,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "follow_up_file_score": pipeline.follow_up_file_score,
         "summarize": pipeline.summarize,
         "summarize_tokens": pipeline.summarize_tokens,
+        "living_ages": pipeline.living_ages,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

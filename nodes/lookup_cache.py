@@ -14,6 +14,7 @@ thing is served only the answer to one that asked to describe the same thing (:f
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, cast
 
 from langgraph.runtime import Runtime
@@ -38,11 +39,14 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     model that decides how much evidence it reads and whether it is given (the tier router, the
     retrieve-or-not gate, the router that sees the retrieval, the question-type reading, the check,
     the check without the probe, the Wikipedia summaries' check, the probe, the sufficiency scorer): a
-    refit one makes answers of its own."""
+    refit one makes answers of its own. And, while living persons' ages are spelled (``living_ages``), the
+    year they are spelled for."""
     fitted = [None if model is None else model.fingerprint
               for model in (ctx.router, ctx.retrieval_gate, ctx.probe_router, ctx.question_type, ctx.answerability,
                             ctx.answerability_fallback, ctx.answerability_wikipedia, ctx.answer_probe, ctx.sufficiency)]
-    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted)
+    year = [date.today().year] if pipeline.living_ages else []
+    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted,
+                     *year)
 
 
 def follow_up_scope(ctx: RAGContext, pipeline: PipelineConfig, state: State) -> tuple[str, ...]:

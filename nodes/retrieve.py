@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import date
 from functools import lru_cache
 from pathlib import PurePath
 from typing import Any, NamedTuple, Sequence
@@ -29,15 +30,19 @@ from components.embedder import Embedder
 from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
 from components.requests import DETERMINERS, DOCUMENT_WORDS
-from components.sources import text_paragraphs
+from components.sources import aged_today, text_paragraphs
 from pipeline.context import RAGContext
 from pipeline.state import InputDocument, NamedDocumentTrace, PassageHit, State, Turn
 from nodes.base import context_of, timed
 from nodes.condense_question import topical
 
 
-def _hit(passage: Passage, score: float) -> PassageHit:
-    return {"id": passage.id, "title": passage.shown_title, "text": passage.text, "metadata": passage.metadata, "score": score}
+def _hit(passage: Passage, score: float, today: date | None = None) -> PassageHit:
+    """A passage as retrieval hands it on; with ``today``, a Wikipedia summary's living person's age on that
+    day spelled beside the birth year its description gives (:func:`components.sources.aged_today`)."""
+    text = aged_today(passage.text, today) if today is not None and passage.metadata.get("source") == "wikipedia" \
+        else passage.text
+    return {"id": passage.id, "title": passage.shown_title, "text": text, "metadata": passage.metadata, "score": score}
 
 
 SUPPLIED_KEPT = 4
@@ -195,9 +200,10 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     searched, followed = searched_files(state, ctx.index, query, k)
     within = {d["doc_id"] for d in searched} or None
     trace = {"named_documents": searched} if searched else {}
+    today = date.today() if settings.get("living_ages", True) else None
     if not existing:
         hits = followed if followed is not None else ctx.index.search(query, k, within=within)
-        found = [_hit(h.passage, h.score) for h in hits]
+        found = [_hit(h.passage, h.score, today) for h in hits]
         return {"passages": found, **({"trace": trace} if trace else {})}
 
     corrections = state.get("corrections", 0) + 1
@@ -206,7 +212,8 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         more = supplied_passages(documents, query, len(existing) + settings["k_extra"], ctx.embedder)
         extra = [p for p in more if p["id"] not in held][: settings["k_extra"]]
     else:
-        extra = [_hit(h.passage, h.score) for h in ctx.index.search(query, settings["k_extra"], exclude=held, within=within)]
+        extra = [_hit(h.passage, h.score, today) for h in ctx.index.search(query, settings["k_extra"], exclude=held,
+                                                                        within=within)]
     return {
         "passages": existing + extra,
         "corrections": corrections,

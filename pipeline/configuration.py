@@ -296,6 +296,11 @@ class PipelineConfig:
     # cores with the default model (session 63: 1,155 prompt tokens evaluated, 192 written; 8 s asked again,
     # the prompt reused).
     summarize_tokens: int = 1024
+    # A living person's age today beside the birth year a Wikipedia description gives, spelled as a passage is
+    # read: "(American singer-songwriter (born 1989, aged 36 or 37 in 2026))" (components.sources.aged_today).
+    # The 1.5B model does not subtract: "How old is Taylor Swift?" was answered "1989". False: the text as stored,
+    # as releases before session 64 read it.
+    living_ages: bool = True
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
@@ -390,6 +395,8 @@ class PipelineConfig:
                                      f"in a file, got {self.follow_up_file_score!r}")
         if not isinstance(self.summarize, bool):
             raise ConfigurationError(f"summarize is true or false, got {self.summarize!r}")
+        if not isinstance(self.living_ages, bool):
+            raise ConfigurationError(f"living_ages is true or false, got {self.living_ages!r}")
         if isinstance(self.summarize_tokens, bool) or not isinstance(self.summarize_tokens, int) or self.summarize_tokens < 64:
             raise ConfigurationError(f"summarize_tokens is a whole number >= 64, got {self.summarize_tokens!r}")
         if not isinstance(self.citation_markers, bool):

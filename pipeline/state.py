@@ -138,6 +138,7 @@ class Settings(TypedDict):
     follow_up_file_score: NotRequired[float | None]  # a follow-up stays in the files searched before from this score
     summarize: NotRequired[bool]  # a request to summarize a document it names is answered with a summary of it
     summarize_tokens: NotRequired[int]  # the most tokens of the document a summary reads
+    living_ages: NotRequired[bool]  # a living person's age today is spelled beside their description's birth year
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds

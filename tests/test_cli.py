@@ -172,6 +172,15 @@ class TestAsk:
         with pytest.raises(ConfigurationError, match="summarize_tokens is a whole number >= 64"):
             _pipeline(build_parser().parse_args(["serve", "--summarize-tokens", "8"]))
 
+    def test_living_ages_can_be_turned_off(self):
+        from app.cli import _pipeline, build_parser
+        from pipeline.configuration import ConfigurationError, PipelineConfig
+
+        assert _pipeline(build_parser().parse_args(["ask", "How old is Taylor Swift?"])).living_ages is True
+        assert _pipeline(build_parser().parse_args(["chat", "--no-living-ages"])).living_ages is False
+        with pytest.raises(ConfigurationError, match="living_ages is true or false"):
+            PipelineConfig(living_ages="yes")  # type: ignore[arg-type]
+
 
 class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):

@@ -974,6 +974,46 @@ class TestLifespans:
         assert "after, died: 1 of 1 right and given, 0 wrong and given" in said
 
 
+class TestAges:
+    """``eval.ages``: a living person's age asked with the setting ``living_ages`` on and off."""
+
+    ARTICLES = {
+        "a": {"title": "Ada Example (singer)", "description": "English singer (born 1989)", "extract": "She sings."},
+        "b": {"title": "Bo Example", "description": "Welsh singer (born 1970)", "extract": "Born in 1970, he sang."},
+        "c": {"title": "Cy Example", "description": "Italian painter (born 1593)", "extract": "He painted."},  # too old
+        "d": {"title": "Di Example", "description": "French poet (1800–1850)", "extract": "She wrote."},
+    }
+
+    def test_the_persons_drawn_are_living_ones_only_the_description_dates(self):
+        from datetime import date
+
+        from eval.ages import Person, people
+
+        assert people(self.ARTICLES, seed=1, size=10, today=date(2026, 11, 29)) == [Person("Ada Example", "1989")]
+
+    def test_questions_and_report(self):
+        from datetime import date
+
+        from eval.ages import Person, questions, report
+
+        assert questions(Person("Ada Example", "1989"), date(2026, 11, 29)) == [
+            ("how old", "How old is Ada Example?", ("36", "37")), ("born", "When was Ada Example born?", ("1989",))]
+        row = {"kind": "how old", "question": "How old is Ada Example?", "ms": 1.0}
+        rows = [{**row, "way": "on", "answer": "36 or 37", "right": True, "given": True},
+                {**row, "way": "off", "answer": "1989", "right": False, "given": True}]
+        assert "on, how old: 1 of 1 right and given, 0 wrong and given" in report(rows)
+        assert "off, how old: 0 of 1 right and given, 1 wrong and given" in report(rows)
+
+    def test_both_ways_side_by_side(self, ctx):
+        from datetime import date
+
+        from eval.ages import Person, ask
+
+        rows = ask(ctx, [Person("Isaac Newton", "1643")], date(2026, 11, 29))
+        assert [(r["kind"], r["way"]) for r in rows] == [("how old", "on"), ("how old", "off"), ("born", "off"),
+                                                         ("born", "on")]
+
+
 class TestFollowUps:
     """``eval.follow_ups``: the invented follow-ups for comparing condense prompts, and their grading."""
 

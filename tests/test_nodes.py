@@ -609,6 +609,38 @@ class TestRetrieve:
         out = run(retrieve, classified(mine, question="How many guests may a member bring?", tier="easy"), mine)
         assert out["passages"][0]["title"] == "Rules of the Harbour Sailing Club › Guests"
 
+    SWIFT = ("wiki/Taylor Swift#p0s0", "Taylor Swift",
+             "Taylor Alison Swift is an American singer-songwriter. (American singer-songwriter (born 1989))")
+
+    def test_a_living_person_s_age_today_is_spelled_beside_their_birth_year(self, runtime, embedder):
+        """Found trying the chat (session 64): "How old is Taylor Swift?" was answered "1989" from the
+        description's "(born 1989)"; the age changes with the day, so it is spelled when the passage is read."""
+        from datetime import date
+
+        from components.passages import Passage
+
+        passage_id, title, text = self.SWIFT
+        swift = Passage(passage_id, title, text, {"source": "wikipedia", "doc_id": "wiki/Taylor Swift"})
+        mine = over(runtime, embedder, [swift])
+        out = run(retrieve, classified(mine, question="How old is Taylor Swift?", tier="easy"), mine)
+        year = date.today().year
+        assert out["passages"][0]["text"] == text.replace("(born 1989)", f"(born 1989, aged {year - 1990} or "
+                                                                          f"{year - 1989} in {year})")
+
+    @pytest.mark.parametrize("source, living_ages", [("file", True), ("wikipedia", False)])
+    def test_only_the_wikipedia_reader_s_descriptions_and_only_when_the_settings_say(self, runtime, embedder,
+                                                                                    source, living_ages):
+        from dataclasses import replace
+
+        from components.passages import Passage
+
+        passage_id, title, text = self.SWIFT
+        swift = Passage(passage_id, title, text, {"source": source, "doc_id": "wiki/Taylor Swift"})
+        mine = over(runtime, embedder, [swift])
+        mine = Runtime(context=replace(mine.context, pipeline=replace(mine.context.pipeline, living_ages=living_ages)))
+        out = run(retrieve, classified(mine, question="How old is Taylor Swift?", tier="easy"), mine)
+        assert out["passages"][0]["text"] == text
+
     def test_corrective_pass_adds_k_extra_new_passages(self, runtime):
         state = classified(runtime, tier="easy")
         state.update(run(retrieve, state, runtime))

@@ -431,6 +431,24 @@ class TestQueryCacheInTheGraph:
         assert answer_scope(replace(ctx, **{fitted: refit(model)}), pipeline) != shipped
         assert answer_scope(replace(ctx, **{fitted: None}), pipeline) != shipped
 
+    def test_an_answer_of_another_year_is_not_served_while_ages_are_spelled(self, ctx, monkeypatch):
+        """A living person's age is spelled for the year the passage is read in (session 64): "How old is
+        Taylor Swift?" answered in 2026 is not the answer in 2027."""
+        import datetime
+        import sys
+
+        lookup_cache = sys.modules["nodes.lookup_cache"]  # the package exports the node under the module's name
+
+        class Year2027(datetime.date):
+            @classmethod
+            def today(cls):
+                return cls(2027, 1, 1)
+
+        on, off = ctx.pipeline.with_overrides(None), replace(ctx.pipeline, living_ages=False)
+        now_on, now_off = answer_scope(ctx, on), answer_scope(ctx, off)
+        monkeypatch.setattr(lookup_cache, "date", Year2027)
+        assert answer_scope(ctx, on) != now_on and answer_scope(ctx, off) == now_off
+
     def test_an_answer_of_other_weights_at_the_same_path_is_not_served(self, ctx, tmp_path):
         """Left open in session 51: the scope named the generator as configured (its path), so a GGUF
         file replaced at the same path (a requantised or fine-tuned model) kept being served the old

@@ -1,3 +1,5 @@
+from datetime import date
+
 import pymupdf
 import pytest
 
@@ -6,6 +8,7 @@ from components.sources import (
     MAX_TITLE_CHARS,
     SourceError,
     Skipped,
+    aged_today,
     folder_documents,
     hotpotqa_contexts,
     read_file,
@@ -91,6 +94,31 @@ class TestSpelledLifespan:
     def test_unknown_language(self):
         with pytest.raises(SourceError, match="no Wikipedia summaries"):
             list(wikipedia_summaries("xx-xx"))
+
+
+class TestAgedToday:
+    """A living person's age beside the year their description gives (session 64): "How old is Taylor Swift?"
+    was answered "1989" from "(American singer-songwriter (born 1989))"; the 1.5B model does not subtract."""
+
+    @pytest.mark.parametrize(("text", "today", "aged"), [
+        ("Taylor Alison Swift is an American singer-songwriter. (American singer-songwriter (born 1989))",
+         date(2026, 11, 29),
+         "Taylor Alison Swift is an American singer-songwriter. (American singer-songwriter (born 1989, aged 36 or 37 "
+         "in 2026))"),
+        ("(Austrian and American bodybuilder, actor and politician (born 1947))", date(2027, 1, 1),
+         "(Austrian and American bodybuilder, actor and politician (born 1947, aged 79 or 80 in 2027))"),
+        ("(Chinese politician (born 2026))", date(2026, 3, 1), "(Chinese politician (born 2026, aged 0 in 2026))"),
+    ])
+    def test_spelled_from_the_year_alone(self, text, today, aged):
+        assert aged_today(text, today) == aged
+
+    @pytest.mark.parametrize("text", [
+        "(Italian painter (born 1593))",  # older than anyone alive: the description left out the death
+        "(French general and emperor; born 1769, died 1821, aged 51 or 52)",  # spelled at ingest already
+        "(Greek philosopher (born c. 470 BC))", "She was born in 1989 in Pennsylvania.", "(band (born 2030))", "",
+    ])
+    def test_anything_else_is_kept(self, text):
+        assert aged_today(text, date(2026, 11, 29)) == text
 
 
 class TestFolder:

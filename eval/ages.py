@@ -1,0 +1,106 @@
+"""How old a living person is, asked with their age spelled beside their birth year and without, side by side.
+
+The Wikipedia reader keeps an article's short description, which for a living person often holds the
+only birth year the summary has: "(American singer-songwriter (born 1989))". Asked "How old is Taylor
+Swift?", the 1.5B model answered "1989": it does not subtract. Since session 64 retrieval spells the age
+on the day the passage is read ("(born 1989, aged 36 or 37 in 2026)", the setting ``living_ages``;
+:func:`components.sources.aged_today`). This asks "How old is X?" and "When was X born?" of persons drawn
+at random (``--seed``) from the summaries whose description ends "(born YYYY)" and whose summary does not
+hold the year, with the setting on and off, from one loaded model, with no query cache, the two ways in
+alternating order. An answer is right when it holds either age the year allows today (or the year); it
+is given when the check lets it through.
+
+    python -m eval.ages --seed 64            # the Wikipedia summaries' index and the default model (~3 min)
+    python -m eval.ages --index PATH --model M --size 20
+
+The persons are drawn anew for each seed; seed 64 was chosen before the first run. A small comparison on
+one machine, not a benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any, Sequence
+
+LIVING = re.compile(r"\(born (\d{4})\)\s*$")
+"""A description that ends with a birth year alone: a living person's, as Wikipedia writes it."""
+
+
+@dataclass(frozen=True)
+class Person:
+    name: str  # the article's title without its parenthesised disambiguation
+    born: str
+
+
+def people(articles: dict[str, dict], *, seed: int, size: int, today: date) -> list[Person]:
+    """``size`` persons drawn with ``seed`` from the summaries whose description ends "(born YYYY)", with an
+    age :func:`components.sources.aged_today` spells on ``today``, and whose summary does not hold the year."""
+    from components.sources import OLDEST_LIVING
+
+    found = []
+    for key in sorted(articles):
+        article = articles[key]
+        living = LIVING.search((article.get("description") or "").strip())
+        if living and 0 < today.year - int(living[1]) <= OLDEST_LIVING and living[1] not in (article.get("extract") or ""):
+            found.append(Person((article.get("title") or key).split(" (")[0], living[1]))
+    return random.Random(seed).sample(found, min(size, len(found)))
+
+
+def questions(person: Person, today: date) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(kind, question, the numbers that answer it): today's age is one of two from the year alone."""
+    age = today.year - int(person.born)
+    return [("how old", f"How old is {person.name}?", (str(age - 1), str(age))),
+            ("born", f"When was {person.name} born?", (person.born,))]
+
+
+def ask(ctx: Any, persons: Sequence[Person], today: date) -> list[dict[str, Any]]:
+    """Every question with the setting on and off, the order alternating: a row per answer."""
+    from eval.lifespans import right
+    from eval.side_by_side import alternating
+
+    ways = {"on": replace(ctx, pipeline=replace(ctx.pipeline, living_ages=True), query_cache=None),
+            "off": replace(ctx, pipeline=replace(ctx.pipeline, living_ages=False), query_cache=None)}
+    asked = {question: (kind, numbers) for person in persons for kind, question, numbers in questions(person, today)}
+    rows = []
+    for question, way, out, ms in alternating(ways, list(asked)):
+        kind, numbers = asked[question]
+        decision = (out["trace"].get("answerability") or {}).get("decision")
+        rows.append({"way": way, "kind": kind, "question": question, "answer": out["answer"],
+                     "right": right(out["answer"], numbers), "given": decision == "answer", "ms": ms})
+    return rows
+
+
+def report(rows: Sequence[dict[str, Any]]) -> str:
+    lines = [f"{r['way']:3} {r['question']!r}: {r['answer'][:60]!r} ({'right' if r['right'] else 'wrong'}, "
+             f"{'given' if r['given'] else 'withheld'})" for r in rows]
+    for way in ("on", "off"):
+        for kind in dict.fromkeys(r["kind"] for r in rows):
+            mine = [r for r in rows if r["way"] == way and r["kind"] == kind]
+            lines.append(f"{way}, {kind}: {sum(r['right'] and r['given'] for r in mine)} of {len(mine)} right and given, "
+                         f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import json
+
+    from components.sources import wikipedia_summaries_file
+    from eval.side_by_side import add_resource_options, loaded
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_resource_options(parser)
+    parser.add_argument("--seed", type=int, default=64)
+    parser.add_argument("--size", type=int, default=20, help="persons (two questions each)")
+    args = parser.parse_args(argv)
+    today = date.today()
+    articles = json.loads(wikipedia_summaries_file().read_text(encoding="utf-8"))
+    print(report(ask(loaded(args.index, args.model), people(articles, seed=args.seed, size=args.size, today=today), today)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
