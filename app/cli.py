@@ -78,8 +78,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              f"(default: {PipelineConfig().summarize_tokens})")
     parser.add_argument("--living-ages", action=argparse.BooleanOptionalAction, default=None,
                         help="a living person's age today is spelled beside the birth year a Wikipedia description "
-                             "gives (\"born 1989, aged 36 or 37 in 2026\"), so that \"How old is ...?\" is answered "
-                             "(default: on; --no-living-ages reads the text as stored)")
+                             "gives (\"born 1989, aged 36 or 37 in 2026\"), and \"How old is X?\" is told from X's "
+                             "description with no model call (default: on; --no-living-ages reads the text as "
+                             "stored and leaves the question to the model)")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "

@@ -155,6 +155,13 @@ class Described(BaseModel):
                                                                "(\"Tell me more\" reads on after them)")
 
 
+class Aged(BaseModel):
+    thing: str = Field(description="the person whose age the question asked (\"Bill Gates\")")
+    title: str = Field(description="the document whose first passage's description gives the years")
+    passage_id: str
+    on: str = Field(description="the day the age was told for (ISO date)")
+
+
 class Citation(BaseModel):
     n: int
     title: str
@@ -218,6 +225,9 @@ class AskResponse(BaseModel):
                                            "(no model call)")
     summarized: Optional[Summarized] = Field(None, description="set when the request asked to have a document summarized "
                                              "(\"Summarize the kettle manual\") and the answer is a summary of it")
+    aged: Optional[Aged] = Field(None, description="set when the question asked a named person's age (\"How old is "
+                                 "Bill Gates?\") and the answer is told from the years their description gives "
+                                 "(no model call)")
     named_documents: Optional[list[NamedDocument]] = Field(
         None, description="set when the question named one or more of your files (\"What does the handbook say about "
                           "holidays?\", \"my report\", \"the document\"), or follows a question that did and the "
@@ -247,6 +257,7 @@ class Turn(BaseModel):
     named_documents: Optional[list[NamedDocument]] = Field(None, description="set when the question named one or more "
                                                            "of your files: only they were searched")
     summarized: Optional[Summarized] = Field(None, description="set when the answer is a summary of a document")
+    aged: Optional[Aged] = Field(None, description="set when the answer is an age told from a person's description")
     tier: Optional[str] = Field(None, description="the tier the answer started at (null: a turn kept before it was recorded)")
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "

@@ -179,6 +179,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "rewritten_question": rewritten_question(trace),
         "described": trace.get("described"),  # the answer is the first passage of the document about the thing asked
         "summarized": trace.get("summarized"),  # the answer is a summary of the document the request named
+        "aged": trace.get("aged"),  # the answer is an age told from the years a person's description gives
         "named_documents": trace.get("named_documents"),  # the user's files the question named: only they were searched
         "cache": cache_match(trace),
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
@@ -259,7 +260,7 @@ def passages_read(result: dict[str, Any]) -> int | None:
     the result does not say (a turn stored before session 32)."""
     if "passages_read" in result:
         return result["passages_read"]
-    if result.get("described"):  # the answer is the passages it cites
+    if result.get("described") or result.get("aged"):  # the answer is (or is told from) the passages it cites
         return len(result.get("citations") or []) or 1
     if result.get("summarized"):  # the paragraphs the summary read
         return result["summarized"]["evidence_items"]
@@ -351,6 +352,8 @@ def cost_line(result: dict[str, Any]) -> str:
         parts = [f"read on in “{described['title']}” (no model call)", seconds]
     elif described:  # no prompt: the answer is the passage
         parts = [tier, f"described by the first passage of “{described['title']}” (no model call)", seconds]
+    elif (aged := result.get("aged")) is not None:  # no prompt: the answer is told from the passage
+        parts = [tier, f"told from the description of “{aged['title']}” (no model call)", seconds]
     elif (summarized := result.get("summarized")) is not None:  # no tier: the document, in its order
         parts = [f"{summary_of(summarized)} (read {summarized['passages_read']} of its {summarized['passages']} passages)",
                  token_cost(tokens), seconds]
@@ -690,7 +693,7 @@ class RAGService:
         the tiers and tokens (``None`` for a turn stored before session 49); the rest of its figures
         (:data:`FIGURES` and the trace's part they read, ``None`` for a turn stored before session 50); for an
         answer that is the first passage of the document about the thing asked, which (``described``); for a
-        summary, of what (``summarized``)."""
+        summary, of what (``summarized``); for an age told from a description, whose (``aged``)."""
         _, turns = self._turns(session_id, owner)
         return [{**dict.fromkeys((*FIGURES, "trace")), **(t.get("figures") or {}),
                  "question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
@@ -700,7 +703,7 @@ class RAGService:
                  "abstained": t.get("abstained", is_abstention(t["answer"])),
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
                  "closest": public_passages(t.get("closest") or []), "cache": t.get("cache"),
-                 "described": t.get("described"), "summarized": t.get("summarized"),
+                 "described": t.get("described"), "summarized": t.get("summarized"), "aged": t.get("aged"),
                  # the turn holds them since session 62; a turn of session 61 kept them with its figures
                  "named_documents": t.get("named_documents") or (t.get("figures") or {}).get("named_documents"),
                  "tier": t.get("tier"), "final_tier": t.get("final_tier"), "tokens": t.get("tokens")} for t in turns]

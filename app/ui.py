@@ -240,6 +240,8 @@ def summary_line(result: dict[str, Any]) -> str:
     if described:
         read = "more of" if described["match"] == "more" else "the first passage of"
         parts.append(f"{read} “{described['title']}”, as written")
+    if aged := result.get("aged"):
+        parts.append(f"the age in the description of “{aged['title']}”")
     summarized = result.get("summarized")
     if summarized:
         cut = summarized["passages_read"] < summarized["passages"]
@@ -393,7 +395,7 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
               "rewritten_question": read_as(turn["question"], turn["standalone_question"]),
               "described": turn.get("described"), "named_documents": turn.get("named_documents"),
-              "summarized": turn.get("summarized")}
+              "summarized": turn.get("summarized"), "aged": turn.get("aged")}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
     if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown

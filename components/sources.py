@@ -130,6 +130,19 @@ OLDEST_LIVING = 115
 out the death, and the person's age today would be nonsense."""
 
 
+def ages_on(born: int, today: date) -> str | None:
+    """How old someone born in the year ``born`` is on ``today``, from the year alone: "36 or 37" (the day of
+    birth unknown), "0" in the year of birth; ``None`` before it or beyond :data:`OLDEST_LIVING`."""
+    age = today.year - born
+    if not 0 <= age <= OLDEST_LIVING:
+        return None
+    return "0" if age == 0 else f"{age - 1} or {age}"
+
+
+SPELLED_LIFE = re.compile(r"; born (?:c\. )?(?P<born>\d+), died (?:c\. )?(?P<died>\d+)(?:, aged (?P<aged>\d+ or \d+))?\)")
+"""A life as :func:`spelled_lifespan` writes it in a description: "; born 1769, died 1821, aged 51 or 52)"."""
+
+
 def aged_today(text: str, today: date) -> str:
     """``text`` with the age on ``today`` of a living person beside the birth year their description gives:
     "(American singer-songwriter (born 1989))" → "(American singer-songwriter (born 1989, aged 36 or 37 in
@@ -137,11 +150,8 @@ def aged_today(text: str, today: date) -> str:
     when a passage is read, not when it is stored, since it changes with the day; a life the reader spelled
     at ingest (:func:`spelled_lifespan`: "born 1769, died 1821, aged 51 or 52") and anything else is kept."""
     def spelled(found: re.Match[str]) -> str:
-        age = today.year - int(found["year"])
-        if not 0 <= age <= OLDEST_LIVING:
-            return found[0]
-        ages = "0" if age == 0 else f"{age - 1} or {age}"
-        return f"(born {found['year']}, aged {ages} in {today.year})"
+        ages = ages_on(int(found["year"]), today)
+        return found[0] if ages is None else f"(born {found['year']}, aged {ages} in {today.year})"
 
     return BORN_ONLY.sub(spelled, text)
 

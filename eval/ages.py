@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import statistics
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any, Sequence
@@ -81,7 +82,8 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
         for kind in dict.fromkeys(r["kind"] for r in rows):
             mine = [r for r in rows if r["way"] == way and r["kind"] == kind]
             lines.append(f"{way}, {kind}: {sum(r['right'] and r['given'] for r in mine)} of {len(mine)} right and given, "
-                         f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given")
+                         f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given, "
+                         f"median {statistics.median(r['ms'] for r in mine):.0f} ms")
     return "\n".join(lines)
 
 

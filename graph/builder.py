@@ -13,6 +13,8 @@
     grade_confidence --(low confidence, tier allows, not yet corrected)--> retrieve
     grade_confidence --(budget reranks)--> rerank --(a question that only asks what a thing is)--> describe
     describe --(the first passage of the document titled as the thing)--> finish_turn; else as after rerank
+    rerank --(a question that asks a named person's age: "How old is Bill Gates?")--> tell_age
+    tell_age --(the years the description of the document titled as the person gives)--> finish_turn; else on
     grade_confidence / rerank --(budget compresses)--> compress -> generate
     grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
     grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
@@ -27,7 +29,7 @@ from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
 from graph.routing import (after_cache, after_check, after_classify, after_description, after_grade, after_grade_answer,
-                           after_rerank, after_retrieve, after_start, after_summary)
+                           after_rerank, after_retrieve, after_start, after_summary, after_telling_age)
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     ask_who,
@@ -47,6 +49,7 @@ from nodes import (
     small_talk,
     start_turn,
     summarize,
+    tell_age,
 )
 
 
@@ -63,6 +66,7 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("rerank", rerank)
     builder.add_node("describe", describe)
     builder.add_node("describe_more", describe_more)
+    builder.add_node("tell_age", tell_age)
     builder.add_node("summarize", summarize)
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
@@ -82,7 +86,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_conditional_edges("retrieve", after_retrieve, ["summarize", "grade_confidence"])
     builder.add_conditional_edges("summarize", after_summary, ["finish_turn", "grade_confidence"])
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
-    builder.add_conditional_edges("rerank", after_rerank, ["describe", "compress", "generate"])
+    builder.add_conditional_edges("rerank", after_rerank, ["describe", "tell_age", "compress", "generate"])
+    builder.add_conditional_edges("tell_age", after_telling_age, ["finish_turn", "compress", "generate"])
     builder.add_conditional_edges("describe", after_description, ["finish_turn", "compress", "generate"])
     builder.add_edge("compress", "generate")
     builder.add_edge("generate", "grade_answer")

@@ -8,6 +8,7 @@ from typing import Any, Literal, Mapping
 
 from nodes.condense_question import NO_SUBJECT, REFERS_BACK, asked_who, named_in_reply, topical
 from nodes.describe import asks_for_more, described_subject
+from nodes.tell_age import aged_subject
 from components.requests import summarized_thing
 from pipeline.state import BudgetData, State
 
@@ -94,10 +95,14 @@ def _to_the_answer(state: State) -> Literal["compress", "generate"]:
     return "compress" if budget["context_chars"] is not None or budget.get("context_tokens") is not None else "generate"
 
 
-def after_rerank(state: State) -> Literal["describe", "compress", "generate"]:
-    """A question that only asks what a thing is goes to describe first (when the settings say so and
-    the passages are the knowledge base's, not documents given with it); any other to its budget's next step."""
+def after_rerank(state: State) -> Literal["describe", "tell_age", "compress", "generate"]:
+    """A question that only asks what a thing is goes to describe first, one that asks a named person's age
+    to tell_age (when the settings say so and the passages are the knowledge base's, not documents given with
+    it); any other to its budget's next step."""
     settings: Mapping[str, Any] = state.get("settings") or {}
+    if (settings.get("living_ages") and not state.get("documents")
+            and aged_subject(state.get("standalone_question") or state["question"])):
+        return "tell_age"
     if (settings.get("describe") and not state.get("documents")
             and described_subject(state.get("standalone_question") or state["question"])):
         return "describe"
@@ -107,6 +112,11 @@ def after_rerank(state: State) -> Literal["describe", "compress", "generate"]:
 def after_description(state: State) -> Literal["finish_turn", "compress", "generate"]:
     """Described, the answer is finished; else on to the budget's next step, as after rerank."""
     return "finish_turn" if state.get("described") else _to_the_answer(state)
+
+
+def after_telling_age(state: State) -> Literal["finish_turn", "compress", "generate"]:
+    """An age told, the answer is finished; else on to the budget's next step, as after rerank."""
+    return "finish_turn" if state.get("told_age") else _to_the_answer(state)
 
 
 def _extending(state: State) -> bool:

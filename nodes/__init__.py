@@ -16,6 +16,7 @@ from nodes.retrieve import retrieve
 from nodes.small_talk import small_talk
 from nodes.start_turn import start_turn
 from nodes.summarize import summarize
+from nodes.tell_age import tell_age
 
 __all__ = [
     "start_turn",
@@ -30,6 +31,7 @@ __all__ = [
     "rerank",
     "describe",
     "describe_more",
+    "tell_age",
     "compress",
     "generate",
     "grade_answer",

@@ -83,6 +83,8 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
         turn["named_documents"] = trace["named_documents"]
     if trace.get("summarized"):
         turn["summarized"] = trace["summarized"]
+    if trace.get("aged"):
+        turn["aged"] = trace["aged"]
     return turn
 
 

@@ -26,6 +26,7 @@ from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_tu
                         unscored_check)
 from nodes.condense_question import topical
 from pipeline.context import RAGContext
+from components.passages import Passage
 from pipeline.state import Citation, PassageHit, State
 from prompts import format_evidence
 
@@ -120,34 +121,42 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     hit = described_by(thing, passages) if thing else None
     if thing is None or hit is None or hit["id"] not in ctx.index:
         return {"described": False}
-    first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(hit["id"])))[0])
-    retrieved = next((p for p in passages if p["id"] == first.id), None)
-    if retrieved is not None:
-        score = float(retrieved["score"])
-    else:  # the first passage was not among those retrieved: its cosine with the question, as retrieval scores
-        vector = ctx.embedder.embed_documents([first.embedding_text])[0]
-        score = float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
+    first, score = scored_first_passage(ctx, state, hit["id"])
     match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
     return {"described": True, **given_as_written(
         ctx, state, question, [{"id": first.id, "title": first.shown_title, "text": first.text, "score": score,
                                 "metadata": dict(first.metadata)}], passages,
-        {"thing": thing, "title": first.title, "passage_id": first.id, "match": match, "shown": [first.id]},
         "a description: the first passage of the document titled as the thing asked about, given as it is written",
+        record=("described", {"thing": thing, "title": first.title, "passage_id": first.id, "match": match,
+                              "shown": [first.id]}),
         k=state["settings"]["budget"]["k"], corrected=state.get("corrections", 0) > 0)}
 
 
+def scored_first_passage(ctx: RAGContext, state: State, passage_id: str) -> tuple[Passage, float]:
+    """The first passage of the document that holds ``passage_id``, and its score: as retrieved, or where it
+    was not among the passages retrieved, its cosine with the question, as retrieval scores."""
+    first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(passage_id)))[0])
+    retrieved = next((p for p in state.get("passages") or [] if p["id"] == first.id), None)
+    if retrieved is not None:
+        return first, float(retrieved["score"])
+    vector = ctx.embedder.embed_documents([first.embedding_text])[0]
+    return first, float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
+
+
 def given_as_written(ctx: RAGContext, state: State, standalone: str, given: Sequence[PassageHit],
-                     read: Sequence[PassageHit], described: Mapping[str, Any], reason: str,
-                     **trace: Any) -> dict[str, Any]:
-    """The update of an answer that is passages of the knowledge base, as written (:func:`describe`,
-    :func:`describe_more`): ``given`` joined and each cited, from the passages ``read``, with no model
-    call; the trace keeps ``described`` and the rest of ``trace``, and the turn keeps both."""
+                     read: Sequence[PassageHit], reason: str, *, record: tuple[str, Mapping[str, Any]],
+                     answer: str | None = None, **trace: Any) -> dict[str, Any]:
+    """The update of an answer read from passages of the knowledge base with no model call (:func:`describe`,
+    :func:`describe_more`, :func:`nodes.tell_age.tell_age`): ``given``, each cited, from the passages
+    ``read``; the answer is ``answer``, by default the passages joined as written. The trace keeps
+    ``record`` (its key and value: ``described``, ``aged``) and the rest of ``trace``, and the turn keeps both."""
     citations: list[Citation] = [{"n": n, "passage_id": h["id"], "title": h["title"], "text": h["text"],
                                   "score": h["score"], "metadata": h["metadata"]} for n, h in enumerate(given, 1)]
-    answer = " ".join(h["text"] for h in given)
+    answer = " ".join(h["text"] for h in given) if answer is None else answer
+    key, value = record
     done: dict[str, Any] = {
-        **trace, "described": dict(described), "passages": traced_passages(read),
-        "supported": True, "abstained": False, "citation_source": "described",
+        **trace, key: dict(value), "passages": traced_passages(read),
+        "supported": True, "abstained": False, "citation_source": key,
         "answerability": unscored_check(ctx, state.get("overrides"), "answer", "unchecked", reason),
         **NOTHING_EVALUATED, "context": format_evidence(citations)}
     return {"answer": answer, "citations": citations, "overrides": {}, "documents": [],
@@ -192,5 +201,6 @@ def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                                "metadata": dict(p.metadata)} for p, score in zip(passages, scores, strict=True)]
     rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
     return {"standalone_question": standalone, **given_as_written(
-        ctx, state, standalone, hits, hits, {**described, "passage_id": rest[0], "match": "more", "shown": [*shown, *rest]},
-        f"more of “{title}”: its next passages, given as they are written", rewrite=rewrite)}
+        ctx, state, standalone, hits, hits, f"more of “{title}”: its next passages, given as they are written",
+        record=("described", {**described, "passage_id": rest[0], "match": "more", "shown": [*shown, *rest]}),
+        rewrite=rewrite)}

@@ -37,6 +37,7 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "small_talk": None if documents else small_talk_kind(question),
         "described": False,
         "summarized": False,
+        "told_age": False,
         "passages": [],
         "evidence": [],
         "corrections": 0,

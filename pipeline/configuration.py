@@ -297,9 +297,10 @@ class PipelineConfig:
     # the prompt reused).
     summarize_tokens: int = 1024
     # A living person's age today beside the birth year a Wikipedia description gives, spelled as a passage is
-    # read: "(American singer-songwriter (born 1989, aged 36 or 37 in 2026))" (components.sources.aged_today).
-    # The 1.5B model does not subtract: "How old is Taylor Swift?" was answered "1989". False: the text as stored,
-    # as releases before session 64 read it.
+    # read: "(American singer-songwriter (born 1989, aged 36 or 37 in 2026))" (components.sources.aged_today);
+    # and "How old is Bill Gates?" told from the years his article's description gives, with no model call
+    # (nodes.tell_age). The 1.5B model does not subtract: "How old is Taylor Swift?" was answered "1989".
+    # False: the text as stored, and the question left to the model, as releases before session 64 did.
     living_ages: bool = True
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence

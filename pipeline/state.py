@@ -227,6 +227,13 @@ class DescribedTrace(TypedDict):
     shown: NotRequired[list[str]]  # the document's passages given so far ("Tell me more" reads on after them)
 
 
+class AgedTrace(TypedDict):
+    thing: str  # the person whose age the question asked ("Bill Gates")
+    title: str  # the document whose first passage's description gave the years
+    passage_id: str  # that passage, the answer's citation
+    on: str  # the day the age was told for (ISO date)
+
+
 class CorrectionTrace(TypedDict):
     fired: bool
     rounds: int
@@ -350,6 +357,7 @@ class Trace(TypedDict, total=False):
     described: DescribedTrace  # an answer that is the first passage of the document about the thing asked (describe)
     named_documents: list[NamedDocumentTrace]  # the user's files the question named: retrieval searched only them
     summarized: SummarizedTrace  # an answer that is a summary of the document the request names (summarize)
+    aged: AgedTrace  # an answer that is an age told from the years a person's description gives (tell_age)
     top_score: float  # best retrieval cosine, after any correction
     top_score_initial: float  # best retrieval cosine of the first retrieval
     low_confidence: bool  # top_score < tau
@@ -361,8 +369,8 @@ class Trace(TypedDict, total=False):
     passages: list[TracePassage]  # everything retrieved, in rank order
     context: str  # the evidence exactly as the prompt holds it
     raw_output: str  # the model's text before citation markers were taken out
-    # "model" (its [n] markers), "attributed" (items holding its words), "unsupported", "none", or "described"
-    # (the answer is the cited passage: nodes.describe)
+    # "model" (its [n] markers), "attributed" (items holding its words), "unsupported", "none", "described"
+    # (the answer is the cited passage: nodes.describe), "aged" (an age told from it: nodes.tell_age) or "summary"
     citation_source: str
     supported: bool  # some shown evidence item holds the answer (see nodes.generate.SUPPORT_COVERAGE)
     abstained: bool
@@ -414,6 +422,8 @@ class Turn(TypedDict):
     named_documents: NotRequired[list[NamedDocumentTrace]]
     # since session 63: the answer is a summary of the document the request named (nodes.summarize)
     summarized: NotRequired[SummarizedTrace]
+    # since session 64: the answer is an age told from the years a description gives (nodes.tell_age)
+    aged: NotRequired[AgedTrace]
 
 
 class OutputState(TypedDict):
@@ -428,6 +438,7 @@ class State(InputState, total=False):
     small_talk: str | None  # greeting, thanks or farewell: a message small_talk answers in kind
     described: bool  # the answer is the first passage of the document about what the question asked (describe)
     summarized: bool  # summarize answered: a summary of the document the request named, or that no document is called so
+    told_age: bool  # tell_age answered: an age told from the years the person's description gives
     turns: Annotated[list[Turn], operator.add]
     settings: Settings
     query_embedding: list[float]

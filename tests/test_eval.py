@@ -121,6 +121,15 @@ class TestDatasets:
         assert [e.question for e in load("squad", "train", data_dir) if summarized_thing(e.question)] == [
             "What is the Domesday Book about?"]
 
+    def test_no_benchmark_question_asks_a_named_person_s_age(self, data_dir):
+        """The README's figures stand with ages told (session 64): no SQuAD 2.0 or HotpotQA question, dev or
+        train, asks how old a named person is ("How old is the North Sea?" names no person)."""
+        from nodes.tell_age import aged_subject
+
+        for dataset in ("squad", "hotpotqa"):
+            for split in ("dev", "train"):
+                assert [e.question for e in load(dataset, split, data_dir) if aged_subject(e.question)] == []
+
     def test_hotpotqa_formats(self, data_dir):
         ircot = list(load("hotpotqa", "dev", data_dir))
         official = list(load("hotpotqa-official", "dev", data_dir))
@@ -1001,7 +1010,7 @@ class TestAges:
         row = {"kind": "how old", "question": "How old is Ada Example?", "ms": 1.0}
         rows = [{**row, "way": "on", "answer": "36 or 37", "right": True, "given": True},
                 {**row, "way": "off", "answer": "1989", "right": False, "given": True}]
-        assert "on, how old: 1 of 1 right and given, 0 wrong and given" in report(rows)
+        assert "on, how old: 1 of 1 right and given, 0 wrong and given, median 1 ms" in report(rows)
         assert "off, how old: 0 of 1 right and given, 1 wrong and given" in report(rows)
 
     def test_both_ways_side_by_side(self, ctx):

@@ -476,6 +476,27 @@ def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     assert service.ask("thanks!", session_id="small-talk")["answer"] == "You're welcome."
 
 
+def test_an_age_told_from_a_description_says_so_in_every_front_door(service):
+    """"How old is X?" told from the years X's description gives (session 64): the API says from which
+    document, the chat's summary line and the terminal's cost line that no model was called, a reload shows
+    the same."""
+    from app.service import cost_line
+    from app.ui import result_messages, turn_messages
+
+    body = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "How old is Albert Einstein?", "session_id": "age"}).json()
+    assert body["answer"] == "Albert Einstein died in 1955, aged 75 or 76."
+    assert body["aged"]["title"] == "Albert Einstein" and body["described"] is None
+    assert body["supported"] and not body["abstained"] and len(body["citations"]) == 1
+    live = result_messages(body, show_trace=False)
+    assert live[-1].metadata["title"].endswith(" · read 1 passage · the age in the description of “Albert Einstein”")
+    assert " · told from the description of “Albert Einstein” (no model call) · " in cost_line(body)
+    kept = turn_messages(service.history("age")[-1])
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+    turns = TestClient(create_app(service, with_ui=False)).get("/session/age").json()["turns"]
+    assert turns[-1]["aged"] == body["aged"]
+
+
 def test_more_of_a_description_is_shown_as_its_passages_in_every_front_door(service):
     """"Tell me more" after a description reads on in the same document: the summary says how many
     passages and of what, the terminal's cost line that no model was called, a reload shows the same;

@@ -172,6 +172,24 @@ class TestDescribe:
         assert "described" not in out["trace"]
 
 
+class TestTellAge:
+    """"How old is X?" is told from the years X's description gives, with no model call (session 64)."""
+
+    def test_a_person_s_age_from_their_spelled_lifespan(self, ctx, index):
+        steps = visited(ctx, "How old is Albert Einstein?")
+        assert steps[-2:] == ["tell_age", "finish_turn"] and "generate" not in steps
+        out = ask(ctx, "How old is Albert Einstein?")
+        first = index.document_passages("wiki/Albert Einstein")[0]
+        assert out["answer"] == "Albert Einstein died in 1955, aged 75 or 76."
+        assert [c["passage_id"] for c in out["citations"]] == [first] and out["trace"]["aged"]["title"] == "Albert Einstein"
+
+    def test_the_settings_can_leave_it_to_the_model(self, ctx):
+        from dataclasses import replace
+
+        steps = visited(replace(ctx, pipeline=replace(ctx.pipeline, living_ages=False)), "How old is Albert Einstein?")
+        assert "tell_age" not in steps and "generate" in steps
+
+
 class TestSummarize:
     """Asked to summarize a document, the answer is a summary of it, read in its order (session 63): the
     question path had read the few sentences nearest the request and abstained."""

@@ -157,6 +157,84 @@ class TestSmallTalk:
         assert run(start_turn, {"question": "When was he born?", "turns": [hello]}, runtime)["unnamed"] == "he"
 
 
+class TestTellAge:
+    """"How old is Bill Gates?" was answered "31" (given, 79% likely right), from "became the world's
+    then-youngest billionaire in 1987, at age 31": retrieval had not read the passage with his description,
+    "(American businessman and philanthropist (born 1955))" (session 64)."""
+
+    @pytest.mark.parametrize("question, thing", [
+        ("How old is Bill Gates?", "Bill Gates"), ("how old is Taylor Swift now?", "Taylor Swift"),
+        ("What age is Meryl Streep?", "Meryl Streep"), ("What is the age of Donald Knuth?", "Donald Knuth"),
+        ("How old's Brian Eno today", "Brian Eno"), ("How old is Leonardo da Vinci?", "Leonardo da Vinci"),
+        ("how old is taylor swift", "taylor swift"), ("How old is Earth?", "Earth"),  # the node checks the years
+    ])
+    def test_asked(self, question, thing):
+        from nodes.tell_age import aged_subject
+
+        assert aged_subject(question) == thing
+
+    @pytest.mark.parametrize("question", [
+        "How old was Napoleon when he died?", "How old is the Eiffel Tower?", "How old is he?",
+        "How old is the universe?", "How old are the Pyramids of Giza?", "When was Bill Gates born?",
+        "How old is Bill Gates's wife?", "How old is a lava flow after it cools?", "How old is my dog?",
+        "How old is Bill Gates and his wife Melinda French Gates together?", "",
+    ])
+    def test_not_asked(self, question):
+        from nodes.tell_age import aged_subject
+
+        assert aged_subject(question) is None
+
+    @pytest.mark.parametrize("title, text, told", [
+        ("Bill Gates", "William Henry Gates III is an American businessman. (American businessman and philanthropist "
+                       "(born 1955))", "70 or 71 (born 1955)"),
+        ("Napoleon", "Napoleon was a French emperor. (French general and emperor; born 1769, died 1821, aged 51 or 52)",
+         "Napoleon died in 1821, aged 51 or 52."),
+        ("Peter Abelard", "Abelard was a philosopher. (French philosopher; born c. 1079, died 1142)",
+         "Peter Abelard died in 1142."),
+        ("Artemisia Gentileschi", "Artemisia was a painter. (Italian painter (born 1593))", None),  # death left out
+        ("Eiffel Tower", "The Eiffel Tower is a tower in Paris. (Tower in Paris, France)", None),
+    ])
+    def test_told_from_the_description(self, title, text, told):
+        from datetime import date
+
+        from nodes.tell_age import age_told
+
+        assert age_told(title, text, date(2026, 11, 29)) == told
+
+    def test_a_living_person_s_age_without_the_model(self, runtime, embedder):
+        from datetime import date
+
+        from components.passages import Passage
+        from nodes.tell_age import tell_age
+
+        meta = {"source": "wikipedia", "doc_id": "wiki/Bill Gates"}
+        gates = [Passage("wiki/Bill Gates#p0s0", "Bill Gates", "William Henry Gates III is an American businessman. "
+                         "(American businessman and philanthropist (born 1955))", meta),
+                 Passage("wiki/Bill Gates#p0s2", "Bill Gates", "Gates became the world's then-youngest billionaire in "
+                         "1987, at age 31.", meta)]
+        mine = over(runtime, embedder, gates)
+        state = classified(mine, question="How old is Bill Gates?", tier="easy")
+        state["passages"] = [{"id": gates[1].id, "title": "Bill Gates", "text": gates[1].text, "score": 0.7,
+                              "metadata": meta}]  # retrieval read the "at age 31" one only
+        out = run(tell_age, state, mine)
+        year = date.today().year
+        assert out["told_age"] is True and out["answer"] == f"{year - 1956} or {year - 1955} (born 1955)"
+        assert [c["passage_id"] for c in out["citations"]] == [gates[0].id]
+        assert f"(born 1955, aged {year - 1956} or {year - 1955} in {year})" in out["citations"][0]["text"]
+        trace = out["trace"]
+        assert trace["aged"] == {"thing": "Bill Gates", "title": "Bill Gates", "passage_id": gates[0].id,
+                                 "on": date.today().isoformat()}
+        assert trace["answerability"]["by"] == "unchecked" and trace["prompt_tokens_evaluated"] == 0
+
+    def test_no_birth_year_goes_on_as_a_question(self, runtime):
+        from nodes.tell_age import tell_age
+
+        state = classified(runtime, question="How old is Abraham Lincoln?", tier="easy")  # his years: not given
+        state.update(run(retrieve, state, runtime))
+        assert any(p["title"] == "Abraham Lincoln" for p in state["passages"])
+        assert run(tell_age, state, runtime)["told_age"] is False
+
+
 class TestDescribedSubject:
     """A question that only asks what a thing is: the model, asked for as few words as possible, gave
     the name back ("Who was Napoleon?": "Napoleon Bonaparte"; "What is photosynthesis?": "Photosynthesis")."""
