@@ -60,19 +60,11 @@ def questions(person: Person, today: date) -> list[tuple[str, str, tuple[str, ..
 
 def ask(ctx: Any, persons: Sequence[Person], today: date) -> list[dict[str, Any]]:
     """Every question with the setting on and off, the order alternating: a row per answer."""
-    from eval.lifespans import right
-    from eval.side_by_side import alternating
+    from eval.lifespans import asked_of
 
     ways = {"on": replace(ctx, pipeline=replace(ctx.pipeline, living_ages=True), query_cache=None),
             "off": replace(ctx, pipeline=replace(ctx.pipeline, living_ages=False), query_cache=None)}
-    asked = {question: (kind, numbers) for person in persons for kind, question, numbers in questions(person, today)}
-    rows = []
-    for question, way, out, ms in alternating(ways, list(asked)):
-        kind, numbers = asked[question]
-        decision = (out["trace"].get("answerability") or {}).get("decision")
-        rows.append({"way": way, "kind": kind, "question": question, "answer": out["answer"],
-                     "right": right(out["answer"], numbers), "given": decision == "answer", "ms": ms})
-    return rows
+    return asked_of(ways, [q for person in persons for q in questions(person, today)], "way")
 
 
 def report(rows: Sequence[dict[str, Any]]) -> str:

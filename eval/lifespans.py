@@ -84,14 +84,21 @@ def right(answer: str, numbers: Sequence[str]) -> bool:
 
 def ask(ctxs: dict[str, Any], persons: Sequence[Person]) -> list[dict[str, Any]]:
     """Every question of every index, the order of the indexes alternating: a row per answer."""
+    return asked_of(ctxs, [q for person in persons for q in questions(person)], "index")
+
+
+def asked_of(ways: dict[str, Any], asked: Sequence[tuple[str, str, Sequence[str]]], key: str) -> list[dict[str, Any]]:
+    """Each question of ``asked`` (kind, question, the numbers that answer it) of each way in ``ways`` (name →
+    context), the ways' order alternating: a row per answer, the way's name under ``key``, whether the answer
+    holds a right number (:func:`right`) and whether the check gave it."""
     from eval.side_by_side import alternating
 
-    asked = {question: (kind, numbers) for person in persons for kind, question, numbers in questions(person)}
+    by_question = {question: (kind, numbers) for kind, question, numbers in asked}
     rows = []
-    for question, name, out, ms in alternating(ctxs, list(asked)):
-        kind, numbers = asked[question]
-        decision = out["trace"].get("answerability", {}).get("decision")
-        rows.append({"index": name, "kind": kind, "question": question, "answer": out["answer"],
+    for question, name, out, ms in alternating(ways, list(by_question)):
+        kind, numbers = by_question[question]
+        decision = (out["trace"].get("answerability") or {}).get("decision")
+        rows.append({key: name, "kind": kind, "question": question, "answer": out["answer"],
                      "right": right(out["answer"], numbers), "given": decision == "answer", "ms": ms})
     return rows
 

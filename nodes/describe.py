@@ -117,30 +117,35 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = state.get("standalone_question") or state["question"]
     thing = described_subject(question)
-    passages = state.get("passages") or []
-    hit = described_by(thing, passages) if thing else None
-    if thing is None or hit is None or hit["id"] not in ctx.index:
+    found = titled_first_passage(ctx, state, thing) if thing else None
+    if thing is None or found is None:
         return {"described": False}
-    first, score = scored_first_passage(ctx, state, hit["id"])
+    first, score, hit = found
     match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
     return {"described": True, **given_as_written(
         ctx, state, question, [{"id": first.id, "title": first.shown_title, "text": first.text, "score": score,
-                                "metadata": dict(first.metadata)}], passages,
+                                "metadata": dict(first.metadata)}], state.get("passages") or [],
         "a description: the first passage of the document titled as the thing asked about, given as it is written",
         record=("described", {"thing": thing, "title": first.title, "passage_id": first.id, "match": match,
                               "shown": [first.id]}),
         k=state["settings"]["budget"]["k"], corrected=state.get("corrections", 0) > 0)}
 
 
-def scored_first_passage(ctx: RAGContext, state: State, passage_id: str) -> tuple[Passage, float]:
-    """The first passage of the document that holds ``passage_id``, and its score: as retrieved, or where it
-    was not among the passages retrieved, its cosine with the question, as retrieval scores."""
-    first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(passage_id)))[0])
-    retrieved = next((p for p in state.get("passages") or [] if p["id"] == first.id), None)
+def titled_first_passage(ctx: RAGContext, state: State, thing: str) -> tuple[Passage, float, PassageHit] | None:
+    """The first passage of the document of the reranked passage titled as ``thing`` (:func:`described_by`),
+    its score and that passage; ``None`` where no title names it. The score is the first passage's as
+    retrieved, or where it was not among the passages retrieved, its cosine with the question, as retrieval
+    scores."""
+    passages = state.get("passages") or []
+    hit = described_by(thing, passages)
+    if hit is None or hit["id"] not in ctx.index:
+        return None
+    first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(hit["id"])))[0])
+    retrieved = next((p for p in passages if p["id"] == first.id), None)
     if retrieved is not None:
-        return first, float(retrieved["score"])
+        return first, float(retrieved["score"]), hit
     vector = ctx.embedder.embed_documents([first.embedding_text])[0]
-    return first, float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
+    return first, float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector)), hit
 
 
 def given_as_written(ctx: RAGContext, state: State, standalone: str, given: Sequence[PassageHit],

@@ -6,7 +6,7 @@ it ("; born 1769, died 1821, aged 51 or 52"). Asked "How old is Bill Gates?", re
 world's then-youngest billionaire in 1987, at age 31" and the model answered "31", given 79% likely right
 (session 64); asked of the passage with his description, the 1.5B model does not subtract. A question that
 asks a named person's age (:func:`aged_subject`) is answered, when the reranked passages include one of a
-document titled as the person (:func:`nodes.describe.described_by`) whose first passage gives the years
+document titled as the person (:func:`nodes.describe.titled_first_passage`) whose first passage gives the years
 (:func:`age_told`), from that passage, with no model call: "70 or 71 (born 1955)" (the day of birth
 unknown: one of two ages), "Napoleon died in 1821, aged 51 or 52." The answer is cited to that passage,
 its age spelled for today (:func:`components.sources.aged_today`), and not scored by the check, as a
@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 
 from components.sources import BORN_ONLY, SPELLED_LIFE, aged_today, ages_on
 from nodes.base import context_of, timed
-from nodes.describe import described_by, given_as_written, scored_first_passage
+from nodes.describe import given_as_written, titled_first_passage
 from pipeline.context import RAGContext
 from pipeline.state import State
 
@@ -68,18 +68,15 @@ def tell_age(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
     question = state.get("standalone_question") or state["question"]
     thing = aged_subject(question)
-    passages = state.get("passages") or []
-    hit = described_by(thing, passages) if thing else None
-    if thing is None or hit is None or hit["id"] not in ctx.index:
-        return {"told_age": False}
+    found = titled_first_passage(ctx, state, thing) if thing else None
     today = date.today()
-    first, score = scored_first_passage(ctx, state, hit["id"])
-    told = age_told(first.title, first.text, today)
-    if told is None:
+    told = age_told(found[0].title, found[0].text, today) if found else None
+    if thing is None or found is None or told is None:
         return {"told_age": False}
+    first, score, _ = found
     return {"told_age": True, **given_as_written(
         ctx, state, question, [{"id": first.id, "title": first.shown_title, "text": aged_today(first.text, today),
-                                "score": score, "metadata": dict(first.metadata)}], passages,
+                                "score": score, "metadata": dict(first.metadata)}], state.get("passages") or [],
         "an age told from the years the description of the document titled as the person gives",
         record=("aged", {"thing": thing, "title": first.title, "passage_id": first.id, "on": today.isoformat()}),
         answer=told, k=state["settings"]["budget"]["k"], corrected=state.get("corrections", 0) > 0)}
