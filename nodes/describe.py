@@ -22,11 +22,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from langgraph.runtime import Runtime
 
+from components.passages import Passage
 from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
                         unscored_check)
 from nodes.condense_question import topical
 from pipeline.context import RAGContext
-from components.passages import Passage
 from pipeline.state import Citation, PassageHit, State
 from prompts import format_evidence
 
