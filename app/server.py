@@ -124,8 +124,9 @@ class AnswerabilityCheck(BaseModel):
     by: str = Field(description="score (the answerability model), model (the generator itself abstained), "
                                 "unchecked (no model loaded, or a closed-book answer) or question (answered without "
                                 "reading: a first question on a person it does not name is asked whom it means, and a "
-                                "reply with a name is answered as the question asked of it; a greeting, thanks or a "
-                                "farewell is answered in kind)")
+                                "reply with a name is answered as the question asked of it; a greeting, thanks, a "
+                                "farewell or a question about the assistant is answered in kind; a request to "
+                                "summarize a document no document is called so is told so)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
     multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
@@ -141,8 +142,12 @@ class AnswerabilityCheck(BaseModel):
     withheld_answer: Optional[str] = Field(None, description="the answer not given, when the score abstained")
     pronoun: Optional[str] = Field(None, description="by question: the pronoun whose person the question does not "
                                                      "name (he, she, his, her)")
-    reply: Optional[str] = Field(None, description="by question: who (the answer asks whom the question means), or "
-                                                   "greeting, thanks, farewell (answered in kind)")
+    reply: Optional[str] = Field(None, description="by question: who (the answer asks whom the question means), "
+                                                   "greeting, thanks, farewell, about (answered in kind), no more "
+                                                   "(nothing more is held on a thing described) or no document (no "
+                                                   "document is called what a request to summarize names)")
+    document: Optional[str] = Field(None, description="by question, no document: what the request called the "
+                                                      "document (\"quarterly report\")")
 
 
 class Described(BaseModel):

@@ -130,7 +130,8 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
     threshold (and whether it was a multi-hop question's, and the setting it came from), which check
-    it was, the answer it withheld, and the pronoun of a question asked back; probabilities to
+    it was, the answer it withheld, the pronoun of a question asked back, and the document a request to
+    summarize named that no document is; probabilities to
     :data:`API_DECIMALS`."""
     if not check:
         return None
@@ -139,7 +140,8 @@ def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
             "score": None if score is None else round(score, API_DECIMALS),
             "threshold": round(check["threshold"], API_DECIMALS), "multi_hop": check.get("multi_hop"),
             "knob": None if knob is None else round(knob, API_DECIMALS), "fit_on": check.get("fit_on"),
-            "withheld_answer": check.get("withheld_answer"), "pronoun": check.get("pronoun"), "reply": check.get("reply")}
+            "withheld_answer": check.get("withheld_answer"), "pronoun": check.get("pronoun"), "reply": check.get("reply"),
+            "document": check.get("document")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -235,7 +237,7 @@ def answered_without_reading(result: Mapping[str, Any]) -> str | None:
         return None
     reply = result["answerability"].get("reply", "who")
     return {"who": "asked whom the question means", "no more": "nothing more is held on it",
-            "no document": "no document is called that"}.get(reply, "answered in kind")
+            "no document": "no document is called that", "about": "said what it does"}.get(reply, "answered in kind")
 
 
 def abstention_note(result: dict[str, Any]) -> str | None:

@@ -1,8 +1,10 @@
-"""small-talk: answer a greeting, thanks or a farewell in kind, without reading.
+"""small-talk: answer a greeting, thanks or a farewell in kind, and a question about the assistant, without reading.
 
 "hello" or "thanks!" went to retrieval like a question, and the chat answered "The knowledge base
 does not seem to hold the answer", with the three passages it had found closest to "hello" (session
-60). A message that is only a greeting, thanks or a farewell (:func:`small_talk_kind`; "Hello, who
+60); "Who are you?" got "Midnight's Children" and "Sadness" as its closest passages, and "What can you
+do?" the withheld answer "Participate in hobbies" (session 64). A message that is only a greeting,
+thanks, a farewell or a question about the assistant itself (:func:`small_talk_kind`; "Hello, who
 wrote Hamlet?" is a question) is answered in kind, with no retrieval and no model call. Like
 :mod:`nodes.ask_who`'s question back, the reply is recorded as no answer decided by the question
 (``answerability.by == "question"``, with the ``reply`` kind), and such a turn is not conversation a
@@ -28,6 +30,9 @@ KINDS = (
                           rf"cheers|many\s+thanks){_END}", re.IGNORECASE)),
     ("farewell", re.compile(rf"^\W*(?:bye|goodbye|bye\s+bye|see\s+you(?:\s+later)?|good\s+night|farewell){_END}",
                             re.IGNORECASE)),
+    ("about", re.compile(rf"^\W*(?:who\s+are\s+you|what\s+are\s+you|what\s+(?:can|do)\s+you\s+do|how\s+do\s+you\s+work|"
+                         rf"how\s+can\s+you\s+help(?:\s+me)?|help(?:\s+me)?|tell\s+me\s+about\s+yourself|"
+                         rf"what\s+(?:should|can)\s+i\s+ask(?:\s+you)?)\??{_END}", re.IGNORECASE)),
 )
 """What a message that is only small talk reads as, by kind."""
 
@@ -35,12 +40,16 @@ REPLIES = {
     "greeting": "Hello! Ask me a question, and I will answer it from the knowledge base and cite the passages I read.",
     "thanks": "You're welcome.",
     "farewell": "Goodbye.",
+    "about": ("I answer questions from this knowledge base and the documents added to it, with a small language "
+              "model that runs here, and I cite the passages I read. Ask a question of fact (\"Who wrote Hamlet?\"), "
+              "follow it up (\"When did he die?\"), or ask me to summarize one of your documents (\"Summarize the "
+              "kettle manual\"). Where the knowledge base does not hold the answer, I say so."),
 }
 
 
 def small_talk_kind(message: str) -> str | None:
-    """``greeting``, ``thanks`` or ``farewell`` for a message that is only that ("hello", "Thank you
-    very much!", "bye"), else ``None``."""
+    """``greeting``, ``thanks``, ``farewell`` or ``about`` (the assistant: "Who are you?", "What can you do?",
+    "help") for a message that is only that ("hello", "Thank you very much!", "bye"), else ``None``."""
     return next((kind for kind, pattern in KINDS if pattern.match(message)), None)
 
 

@@ -447,7 +447,8 @@ def test_a_summary_of_a_document_there_is_not_says_so_in_every_front_door(ctx, i
     assert body["answer"] == ("I have no document called “quarterly report” to summarize. "
                               "Your document is “Kettle K200 manual”.")
     assert body["closest"] == [] and body["citations"] == [] and body["summarized"] is None
-    assert body["answerability"]["reply"] == "no document" and abstention_note(body) is None
+    assert body["answerability"]["reply"] == "no document" and body["answerability"]["document"] == "quarterly report"
+    assert abstention_note(body) is None
     assert cost_line(body).startswith("no document is called that: nothing read or generated · ")
     live = result_messages(body, show_trace=False)
     assert live[-1].metadata["title"].endswith(" · read nothing: no document is called that")
@@ -474,6 +475,10 @@ def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     assert cost_line(result).startswith("answered in kind: nothing read or generated · ")
     assert "does not seem to hold" not in format_answer(result) and "Closest" not in format_answer(result)
     assert service.ask("thanks!", session_id="small-talk")["answer"] == "You're welcome."
+    about = service.ask("Who are you?", session_id="small-talk")  # session 64: it had abstained, "Sadness" closest
+    assert about["answer"].startswith("I answer questions from this knowledge base") and about["closest"] == []
+    assert result_messages(about, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: said what it does")
+    assert cost_line(about).startswith("said what it does: nothing read or generated · ")
 
 
 def test_an_age_told_from_a_description_says_so_in_every_front_door(service):
