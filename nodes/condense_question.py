@@ -273,6 +273,42 @@ def swapped_thing(question: str, previous: str) -> str | None:
     return " ".join([*words[:start], *thing, *words[end:]]) + mark
 
 
+THING_ASKING = re.compile(rf"^\W*(?:how|when|where|why|{'|'.join(sorted(BE | AUXILIARIES))})\b", re.IGNORECASE)
+"""A question whose answer is no thing a follow-up's "it" could mean: how, when, where, why, or yes or no ("How
+often should the Kettle K200 be descaled?"); not what, which or who ("What is the capital of France?": "it" may
+be Paris)."""
+
+
+def thing_for_it(question: str, previous: str) -> str | None:
+    """The follow-up ``question`` with its one "it" (or "its") read as the one thing ``previous`` asked about,
+    where ``previous`` asks how, when, where, why or yes or no (:data:`THING_ASKING`) and names exactly one thing,
+    at its end or as its subject (as :func:`swapped_thing` reads it): "Can it go in the dishwasher?" after "How
+    often should the Kettle K200 be descaled?" is "Can the Kettle K200 go in the dishwasher?". ``None`` when the
+    follow-up refers back with any other word ("When did he write it?") or more than once, names no subject of
+    its own (:data:`NO_SUBJECT`: "and its height?", which asks the question before again), or ``previous``
+    offers no one thing."""
+    if NO_SUBJECT.match(question):
+        return None
+    words = question.split()
+    referring = [i for i, w in enumerate(words) if w.strip(",?.!;:").lower() in REFERS_BACK]
+    if len(referring) != 1 or words[referring[0]].strip(",?.!;:").lower() not in ("it", "its"):
+        return None
+    body = previous.strip().rstrip("?.! ").split()
+    if not THING_ASKING.match(previous):
+        return None
+    spans = [(start, end) for start, end in _things_named(body) if _swappable(body, start, end)]
+    if len(spans) != 1:
+        return None
+    at, (start, end) = referring[0], spans[0]
+    word = words[at]
+    core = word.strip(",?.!;:")
+    thing = " ".join(body[start:end]) + ("'s" if core.lower() == "its" else "")
+    if at == 0:
+        thing = thing[:1].upper() + thing[1:]
+    words[at] = word.replace(core, thing, 1)
+    return " ".join(words)
+
+
 def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | None = None) -> tuple[str, str]:
     """The model's rewrite if it is a plausible question, else ``anchor`` (by default the previous
     standalone question) joined with the follow-up: small models sometimes answer instead of
@@ -284,7 +320,8 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
     made something, a passive "it" is that thing: :func:`made_thing`'s reading stands ("resolved")
     unless the model's rewrite is the same. A follow-up that only names another thing, whose rewrite
     failed, asks the question it would have been joined to about that thing (:func:`swapped_thing`,
-    "substituted") where that question names one thing to swap."""
+    "substituted") where that question names one thing to swap; a follow-up whose one "it" can only be the
+    thing that question asked about reads it so (:func:`thing_for_it`, "resolved")."""
     anchor = previous if anchor is None else anchor
     line = next((ln.strip() for ln in text.strip().splitlines() if ln.strip()), "")
     line = re.sub(r"^(user|standalone question|question|rewritten question)\s*:\s*", "", line, flags=re.I).strip(' "')
@@ -298,6 +335,8 @@ def rewrite_or_fallback(text: str, question: str, previous: str, anchor: str | N
         return line, "rewritten"
     if (swapped := swapped_thing(question, anchor)) is not None:
         return swapped, "substituted"
+    if (resolved := thing_for_it(question, anchor)) is not None:
+        return resolved, "resolved"
     return f"{anchor} {question}".strip(), "joined"
 
 

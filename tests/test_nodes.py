@@ -1594,9 +1594,46 @@ class TestDroppedItsWords:
 
         assert not dropped_its_words(question, rewrite)
 
-    def test_the_rewrite_falls_back_to_joining(self):
+    def test_the_rewrite_falls_back_to_the_thing_the_question_before_asked_about(self):
+        """Joined, "How often should the Kettle K200 be descaled? Can it go in the dishwasher?" was answered
+        "Once a month", from its first half (session 63, not finished): its "it" is now read as the one thing
+        the question before asked about (:func:`thing_for_it`)."""
         from nodes.condense_question import rewrite_or_fallback
 
         assert rewrite_or_fallback("Can the Kettle K200 be descaled?", "Can it go in the dishwasher?",
                                    "How often should the Kettle K200 be descaled?") == (
-            "How often should the Kettle K200 be descaled? Can it go in the dishwasher?", "joined")
+            "Can the Kettle K200 go in the dishwasher?", "resolved")
+        assert rewrite_or_fallback("Marie Curie discovered radium.", "Which elements did she discover?",
+                                   "Who was Marie Curie?")[1] == "joined"  # "she": a person, not a thing
+
+
+class TestThingForIt:
+    """When a follow-up's rewrite fails, its "it" is read as the one thing the question before asked about, where
+    that question's answer is no thing "it" could mean (it asked how, when, where, why, or yes or no)."""
+
+    @pytest.mark.parametrize("question, previous, resolved", [
+        ("Can it go in the dishwasher?", "How often should the Kettle K200 be descaled?",
+         "Can the Kettle K200 go in the dishwasher?"),
+        ("How tall is it?", "When was the Eiffel Tower built?", "How tall is the Eiffel Tower?"),
+        ("What is its population?", "Where is Tokyo?", "What is Tokyo's population?"),
+        ("Is it open on Sundays?", "Does the Louvre charge for entry?", "Is the Louvre open on Sundays?"),
+    ])
+    def test_read_as_the_thing(self, question, previous, resolved):
+        from nodes.condense_question import thing_for_it
+
+        assert thing_for_it(question, previous) == resolved
+
+    @pytest.mark.parametrize("question, previous", [
+        ("How big is it?", "What is the capital of France?"),  # "it" may be the answer, Paris
+        ("When was it built?", "Which tower is the tallest in Paris?"),
+        ("When did he write it?", "Who played Hamlet in the 1948 film?"),  # a person too
+        ("Is it bigger than that?", "How tall is the Eiffel Tower?"),  # another word that refers back
+        ("Can it go in the dishwasher?", "How often should the kettle and the toaster be cleaned?"),  # no one thing named
+        ("Where is the Louvre?", "When was the Eiffel Tower built?"),  # no "it"
+        ("Is it it?", "When was the Eiffel Tower built?"),
+        ("and its height?", "How many people live in New Zealand?"),  # asks the question before again: joined
+    ])
+    def test_left_alone(self, question, previous):
+        from nodes.condense_question import thing_for_it
+
+        assert thing_for_it(question, previous) is None
