@@ -210,7 +210,8 @@ class ProbeRouterTrace(TypedDict):
 class RewriteTrace(TypedDict):
     original: str  # the follow-up as asked
     standalone: str  # what was retrieved and answered for
-    # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X), "named" (the name
+    # "rewritten" by the model, "resolved" (a passive "it" after "who made X?" read as X, or a failed rewrite's one
+    # "it" read as the one thing a how/when/where/why or yes-or-no question before asked about), "named" (the name
     # given when the last answer asked whom "he" meant), "more" ("Tell me more" after a description), "substituted"
     # (a failed rewrite of "and X?" read as the previous question about X), "summary" ("Summarize it" asked of
     # the documents the last answer read: nodes.condense_question.summary_follow_up), or "joined" to the previous
