@@ -126,7 +126,7 @@ class AnswerabilityCheck(BaseModel):
                                 "reading: a first question on a person it does not name is asked whom it means, and a "
                                 "reply with a name is answered as the question asked of it; a greeting, thanks, a "
                                 "farewell or a question about the assistant is answered in kind; a request to "
-                                "summarize a document no document is called so is told so)")
+                                "summarize a document of a name no document has is told so)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
     multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "

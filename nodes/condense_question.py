@@ -287,15 +287,13 @@ def thing_for_it(question: str, previous: str) -> str | None:
     follow-up refers back with any other word ("When did he write it?") or more than once, names no subject of
     its own (:data:`NO_SUBJECT`: "and its height?", which asks the question before again), or ``previous``
     offers no one thing."""
-    if NO_SUBJECT.match(question):
+    if NO_SUBJECT.match(question) or not THING_ASKING.match(previous):
         return None
     words = question.split()
     referring = [i for i, w in enumerate(words) if w.strip(",?.!;:").lower() in REFERS_BACK]
     if len(referring) != 1 or words[referring[0]].strip(",?.!;:").lower() not in ("it", "its"):
         return None
     body = previous.strip().rstrip("?.! ").split()
-    if not THING_ASKING.match(previous):
-        return None
     spans = [(start, end) for start, end in _things_named(body) if _swappable(body, start, end)]
     if len(spans) != 1:
         return None
