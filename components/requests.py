@@ -9,6 +9,7 @@ search of the files a question names (:func:`nodes.retrieve.named_documents`); i
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 _POLITE = r"(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
 _KIND = r"(?:(?:a|an|the)\s+)?(?:(?:short|brief|quick)\s+)?"
@@ -63,18 +64,22 @@ not a file of that kind is there. Not "book" or "article", which Wikipedia's tit
 are called ("the Domesday Book")."""
 
 
+def called_after(tokens: Sequence[str], at: int) -> list[str]:
+    """The words ``tokens[at]``, a determiner, may call a document by: the three after it, but one followed by
+    "of", which names something else ("the results of the election", "the rules of cricket")."""
+    return [tokens[j] for j in range(at + 1, min(at + 4, len(tokens)))
+            if not (j + 1 < len(tokens) and tokens[j + 1] == "of")]
+
+
 def missing_document(thing: str) -> str | None:
     """What ``thing``, the object of a request to summarize, calls a document by when it names a kind of one
     (:data:`DOCUMENT_KINDS` or :data:`DOCUMENT_WORDS`) among the three words after a leading determiner
     ("the quarterly report" → "quarterly report"); ``None`` for anything else ("the French Revolution", "a report").
-    A kind followed by "of" names something else ("the rules of cricket"), as in
+    A kind followed by "of" names something else ("the rules of cricket": :func:`called_after`), as in
     :func:`nodes.retrieve.named_documents`."""
     words = thing.split()
     if len(words) < 2 or words[0].lower() not in DETERMINERS:
         return None
     tokens = [re.sub(r"[^a-z0-9]", "", w.lower()) for w in words]
-    for j in range(1, min(4, len(tokens))):
-        followed_by_of = j + 1 < len(tokens) and tokens[j + 1] == "of"
-        if not followed_by_of and (tokens[j] in DOCUMENT_KINDS or tokens[j] in DOCUMENT_WORDS):
-            return " ".join(words[1:])
-    return None
+    called = called_after(tokens, 0)
+    return " ".join(words[1:]) if any(w in DOCUMENT_KINDS or w in DOCUMENT_WORDS for w in called) else None

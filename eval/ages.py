@@ -68,14 +68,14 @@ def ask(ctx: Any, persons: Sequence[Person], today: date) -> list[dict[str, Any]
 
 
 def report(rows: Sequence[dict[str, Any]]) -> str:
+    from eval.lifespans import counted
+
     lines = [f"{r['way']:3} {r['question']!r}: {r['answer'][:60]!r} ({'right' if r['right'] else 'wrong'}, "
              f"{'given' if r['given'] else 'withheld'})" for r in rows]
     for way in ("on", "off"):
         for kind in dict.fromkeys(r["kind"] for r in rows):
             mine = [r for r in rows if r["way"] == way and r["kind"] == kind]
-            lines.append(f"{way}, {kind}: {sum(r['right'] and r['given'] for r in mine)} of {len(mine)} right and given, "
-                         f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given, "
-                         f"median {statistics.median(r['ms'] for r in mine):.0f} ms")
+            lines.append(f"{way}, {kind}: {counted(mine)}, median {statistics.median(r['ms'] for r in mine):.0f} ms")
     return "\n".join(lines)
 
 

@@ -108,10 +108,14 @@ def report(rows: Sequence[dict[str, Any]]) -> str:
              f"{'given' if r['given'] else 'withheld'})" for r in rows]
     for name in dict.fromkeys(r["index"] for r in rows):
         for kind in dict.fromkeys(r["kind"] for r in rows):
-            mine = [r for r in rows if r["index"] == name and r["kind"] == kind]
-            lines.append(f"{name}, {kind}: {sum(r['right'] and r['given'] for r in mine)} of {len(mine)} right and given, "
-                         f"{sum(not r['right'] and r['given'] for r in mine)} wrong and given")
+            lines.append(f"{name}, {kind}: {counted([r for r in rows if r['index'] == name and r['kind'] == kind])}")
     return "\n".join(lines)
+
+
+def counted(rows: Sequence[dict[str, Any]]) -> str:
+    """How many of :func:`asked_of`'s ``rows`` are right and given, and how many wrong and given."""
+    return (f"{sum(r['right'] and r['given'] for r in rows)} of {len(rows)} right and given, "
+            f"{sum(not r['right'] and r['given'] for r in rows)} wrong and given")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

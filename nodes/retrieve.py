@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime
 from components.embedder import Embedder
 from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
-from components.requests import DETERMINERS, DOCUMENT_WORDS
+from components.requests import DETERMINERS, DOCUMENT_WORDS, called_after
 from components.sources import aged_today, text_paragraphs
 from pipeline.context import RAGContext
 from pipeline.state import InputDocument, NamedDocumentTrace, PassageHit, State, Turn
@@ -128,10 +128,7 @@ def named_documents(question: str, files: Sequence[tuple[str, str, str]]) -> lis
     for i, token in enumerate(tokens):
         if token not in DETERMINERS:
             continue
-        for j in range(i + 1, min(i + 4, len(tokens))):
-            word = tokens[j]
-            if j + 1 < len(tokens) and tokens[j + 1] == "of":
-                continue
+        for word in called_after(tokens, i):
             if word in DOCUMENT_WORDS:
                 return [doc_id for doc_id, _, _ in files]
             named.update(n for n, kind in enumerate(kinds) if _calls(word, kind))
