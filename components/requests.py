@@ -1,5 +1,6 @@
 """What a request to summarize a document reads like ("Summarize the kettle manual", "What is the lease about?"),
-and how a question calls a document ("the handbook", "my report").
+or one that asks of a subject as a whole ("Explain the rules of cricket", "How does the heart work?"), and how
+a question calls a document ("the handbook", "my report").
 
 Read by the graph's routing (:func:`graph.routing.asks_to_summarize`), the rewrite of a follow-up ("Summarize
 it": :func:`nodes.condense_question.summary_follow_up`), the summary itself (:mod:`nodes.summarize`) and the
@@ -14,14 +15,27 @@ from typing import Sequence
 _POLITE = r"(?:please\s+)?(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
 _KIND = r"(?:(?:a|an|the)\s+)?(?:(?:short|brief|quick)\s+)?"
 _NOUN = r"(?:summary|overview|outline|recap|rundown|gist|synopsis|main\s+points|key\s+points)"
+ASPECTS = ("rules", "history", "basics", "fundamentals", "principles", "story", "plot", "life", "career",
+           "origins", "origin", "background")
+"""What a request may ask of a subject as a whole ("the rules of cricket", "the history of Japan"), which a
+summary of the subject's document tells."""
+_ASPECT = rf"(?:the\s+)?(?:{'|'.join(ASPECTS)})\s+of\s+"
+_WORKS = r"how\s+(?:(?:does|do)\s+)?(?P<working>[^?]+?)\s+works?"
+_HOW_DOES = r"how\s+(?:does|do)\s+[^?]+?\s+work"
 SUMMARIZE = (
     re.compile(rf"^\W*{_POLITE}(?:summari[sz]e|sum\s+up|recap|give\s+(?:me\s+|us\s+)?{_KIND}{_NOUN}\s+of|"
                rf"(?:what\s+(?:is|are)\s+)?{_KIND}{_NOUN}\s+of|tl;?\s*dr(?:\s+of)?)\s+(?P<thing>[^?]+?)[\s?.!]*$",
                re.IGNORECASE),
     re.compile(r"^\W*what(?:['’]s|\s+is|\s+are)\s+(?P<thing>[^?]+?)\s+about[\s?.!]*$", re.IGNORECASE),
+    re.compile(rf"^\W*{_POLITE}(?:explain|describe|outline|tell\s+(?:me|us)\s+about)\s+"
+               rf"(?P<thing>{_ASPECT}[^?]+?|{_WORKS})[\s?.!]*$", re.IGNORECASE),
+    re.compile(rf"^\W*(?P<thing>{_HOW_DOES})[\s?.!]*$", re.IGNORECASE),
 )
 """How a request to summarize a document reads: "Summarize X", "Sum up X", "Give me an overview of X",
-"What are the main points of X?", "TL;DR of X", "What is X about?"."""
+"What are the main points of X?", "TL;DR of X", "What is X about?"; and how one asks of a subject as a whole:
+"Explain the rules of X", "Describe the history of X", "Tell me about the life of X", "Explain how X works",
+"How does X work?" (:func:`subject_of`)."""
+_SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS})\W*$", re.IGNORECASE)
 MAX_THING_WORDS = 8
 """The most words the thing to summarize may have: a longer one is a question of its own."""
 
@@ -34,6 +48,14 @@ def summarized_thing(question: str) -> str | None:
         if found and len(found["thing"].split()) <= MAX_THING_WORDS:
             return found["thing"].strip()
     return None
+
+
+def subject_of(thing: str) -> str | None:
+    """The subject a request to summarize ``thing`` asks of as a whole ("the rules of cricket" → "cricket",
+    "how vaccines work" and "how does the heart work" → "vaccines", "the heart"), ``None`` when ``thing`` is
+    not so worded (:data:`ASPECTS`)."""
+    found = _SUBJECT.match(thing)
+    return " ".join((found["subject"] or found["working"]).split()) if found else None
 
 
 REFERENCES = frozenset({"it", "this", "that", "them", "these", "those", "this one", "that one", "this document",

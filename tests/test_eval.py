@@ -889,6 +889,35 @@ class TestSections:
         assert "sections: the evidence holds the answer for 2 of 2" in report(rows, headings)
 
 
+class TestTopics:
+    """``eval.topics``: requests that ask of a subject as a whole, summarized from the subject's article."""
+
+    def test_every_request_is_read_as_one_that_asks_of_a_subject(self):
+        from components.requests import subject_of, summarized_thing
+        from eval.topics import NO_ARTICLE, OF_A_SUBJECT
+
+        for question in [q for q, _ in OF_A_SUBJECT] + list(NO_ARTICLE):
+            thing = summarized_thing(question)
+            assert thing is not None and subject_of(thing), question
+
+    def test_right_is_a_held_summary_of_the_article_named_and_given(self):
+        from eval.topics import report, right
+
+        row = {"question": "Explain the rules of chess", "article": "Chess", "answer": "Chess is a board game.",
+               "summarized": ["Chess"], "given": True, "held": True, "ms": 5000.0}
+        assert right(row)
+        assert not right({**row, "held": False}) and not right({**row, "summarized": ["Chess opening"]})
+        assert not right({**row, "given": False})
+        other = {**row, "question": "How do hurricanes work?", "article": None, "summarized": [], "given": False,
+                 "held": False, "ms": 2000.0}
+        lines = report([row, {**row, "held": False}, other]).splitlines()
+        assert lines[0].startswith("'Explain the rules of chess': summary of Chess, given, held:")
+        assert lines[2].startswith("'How do hurricanes work?': as a question, withheld:")
+        assert lines[-2] == ("of a subject: 1 of 2 summaries of the article named, given and held; 2 summarized, "
+                             "2 given; median 5000 ms")
+        assert lines[-1] == "no article: 0 of 1 summarized, 0 given; median 2000 ms"
+
+
 class TestSummaries:
     """``eval.summaries``: requests to summarize a document, answered with summaries on and off."""
 

@@ -210,6 +210,13 @@ class TestSummarize:
         assert trace["citation_source"] == ("summary" if out["citations"] else "unsupported")
         assert not trace["supported"] or out["citations"]  # held only where cited
 
+    @pytest.mark.parametrize("request_", ["Tell me about the life of Isaac Newton", "How does photosynthesis work?"])
+    def test_a_request_that_asks_of_a_subject_as_a_whole_summarizes_its_document(self, ctx, request_):
+        steps = visited(ctx, request_)
+        assert steps == ["start_turn", "lookup_cache", "classify_tier", "retrieve", "summarize", "finish_turn"]
+        title = "Isaac Newton" if "Newton" in request_ else "Photosynthesis"
+        assert ask(ctx, request_)["trace"]["summarized"]["documents"] == [{"doc_id": f"wiki/{title}", "title": title}]
+
     def test_a_request_that_names_no_document_goes_on_as_a_question(self, ctx):
         steps = visited(ctx, "Summarize the cardamom recipes of Scandinavia")
         assert "summarize" in steps and "generate" in steps and steps[-1] == "finish_turn"
