@@ -4,8 +4,8 @@ The answer prompt asks the model for as few words as possible (a name, a date, a
 is what a factoid question wants and the benchmarks score; asked who or what something is, the model
 then gives the name back ("Who was Napoleon?": "Napoleon Bonaparte"; "What is photosynthesis?":
 "Photosynthesis", 65% likely right, in session 60). A question that only asks what a thing is ("Who was
-Napoleon?", "What is photosynthesis?", "Tell me about Marie Curie", "Describe the Eiffel Tower":
-:func:`described_subject`) is answered, when the reranked passages include one of a document titled
+Napoleon?", "What is photosynthesis?", "Tell me about Marie Curie", "Describe the Eiffel Tower", or only a
+name, "Jupiter": :func:`described_subject`) is answered, when the reranked passages include one of a document titled
 as the thing (:func:`title_match`), by that document's first passage, as it is written and cited: the
 definition an encyclopaedia's article opens with. No model call: the answer costs the retrieval.
 Where no passage's title names the thing, the question goes on to the model as any other.
@@ -36,8 +36,14 @@ DESCRIBE = (
     ("what", re.compile(r"^\W*(?:what(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 4),
     ("tell", re.compile(r"^\W*(?:(?:please\s+)?(?:tell\s+me\s+(?:more\s+)?about|describe|explain|what\s+do\s+you\s+know\s+about|"
                         r"give\s+me\s+an\s+overview\s+of)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 6),
+    ("name", re.compile(r"^\W*(?P<thing>[^?.!]+?)[\s?.!]*$"), 5),
 )
-"""How a question that only asks what a thing is reads, and the most words its thing may have."""
+"""How a question that only asks what a thing is reads, and the most words its thing may have. A message that
+is only a name ("Jupiter", "Isaac Newton", "the French Revolution") asks it too, as a search box is asked:
+:data:`MOST_PLAIN_WORDS` words at most unless every one is capitalized."""
+MOST_PLAIN_WORDS = 3
+"""The most words a message that is only a name may have when they are not all capitalized ("quantum computing",
+"the French Revolution"); more ("Einstein won the Nobel Prize") make a sentence, not a name."""
 
 NOT_A_THING = frozenset("""of in for to on at by with from than that which who whom whose what when where why how
     is was are were do does did has have had can could will would should may might
@@ -73,6 +79,8 @@ def described_subject(question: str) -> str | None:
                 or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
             return None
         if kind == "who" and body is not words and not all(w[:1].isupper() for w in body):
+            return None
+        if kind == "name" and len(body) > MOST_PLAIN_WORDS and not all(w[:1].isupper() for w in body):
             return None
         return thing
     return None

@@ -253,6 +253,9 @@ class TestDescribedSubject:
         ("Describe Mount Everest", "Mount Everest"), ("What's the Moon?", "the Moon"), ("Who were the Beatles?", "the Beatles"),
         ("explain photosynthesis", "photosynthesis"), ("What do you know about Jupiter?", "Jupiter"),
         ("Tell me more about Mars", "Mars"),
+        # a message that is only a name (session 65: "Jupiter" abstained, withholding "Jupiter")
+        ("Jupiter", "Jupiter"), ("Isaac Newton?", "Isaac Newton"), ("the French Revolution", "the French Revolution"),
+        ("volcanoes", "volcanoes"), ("Leonardo da Vinci", "Leonardo da Vinci"),
     ])
     def test_found(self, question, thing):
         from nodes.describe import described_subject
@@ -264,6 +267,7 @@ class TestDescribedSubject:
         "What is the largest planet?", "What was the Aristocrat record label renamed?", "Who was the first emperor?",
         "What is it made of?", "Explain how a rainbow forms", "When was Napoleon born?", "Who painted the Mona Lisa?",
         "What is the name of the ship?", "Who was Napoleon " + "Bonaparte " * 10, "",
+        "Einstein won the Nobel Prize", "Compare cats and dogs", "capital of France", "Did Einstein win?",
     ])
     def test_not_found(self, question):
         from nodes.describe import described_subject
