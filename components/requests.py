@@ -30,11 +30,14 @@ SUMMARIZE = (
     re.compile(rf"^\W*{_POLITE}(?:explain|describe|outline|tell\s+(?:me|us)\s+about)\s+"
                rf"(?P<thing>{_ASPECT}[^?]+?|{_WORKS})[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*(?P<thing>{_HOW_DOES})[\s?.!]*$", re.IGNORECASE),
+    re.compile(rf"^\W*{_POLITE}(?:(?:give|tell)\s+(?:me|us)|what\s+are)\s+(?:(?:a\s+few|some|a|\w+)\s+)?"
+               r"(?:(?:interesting|fun|key|important|basic|main)\s+)?facts\s+(?:about|on)\s+(?P<thing>[^?]+?)[\s?.!]*$",
+               re.IGNORECASE),
 )
 """How a request to summarize a document reads: "Summarize X", "Sum up X", "Give me an overview of X",
 "What are the main points of X?", "TL;DR of X", "What is X about?"; and how one asks of a subject as a whole:
 "Explain the rules of X", "Describe the history of X", "Tell me about the life of X", "Explain how X works",
-"How does X work?" (:func:`subject_of`)."""
+"How does X work?" (:func:`subject_of`), "Give me three facts about X"."""
 _SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS})\W*$", re.IGNORECASE)
 MAX_THING_WORDS = 8
 """The most words the thing to summarize may have: a longer one is a question of its own."""
@@ -53,9 +56,11 @@ def summarized_thing(question: str) -> str | None:
 def subject_of(thing: str) -> str | None:
     """The subject a request to summarize ``thing`` asks of as a whole ("the rules of cricket" → "cricket",
     "how vaccines work" and "how does the heart work" → "vaccines", "the heart"), ``None`` when ``thing`` is
-    not so worded (:data:`ASPECTS`)."""
+    not so worded (:data:`ASPECTS`) or the subject is what the conversation is on ("how it works":
+    :data:`REFERENCES`, which the rewrite of a follow-up reads)."""
     found = _SUBJECT.match(thing)
-    return " ".join((found["subject"] or found["working"]).split()) if found else None
+    subject = " ".join((found["subject"] or found["working"]).split()) if found else None
+    return None if subject is None or subject.lower() in REFERENCES else subject
 
 
 REFERENCES = frozenset({"it", "this", "that", "them", "these", "those", "this one", "that one", "this document",

@@ -6,10 +6,11 @@ as few words as possible, and the check withheld 10 of the 12 of :data:`OF_A_SUB
 subject's own document, when retrieval finds it, is summarized (:func:`components.requests.subject_of`,
 :func:`nodes.summarize.is_titled`). This asks the 12, each of whose subject is an article of the summaries,
 and 6 (:data:`NO_ARTICLE`) whose subject none is, which must not be summarized from another article
-("How do hurricanes work?" must not read "Hurricane Katrina"), with no query cache. The requests were
-written before the first run (``runs/preregistered-s65.md``).
+("How do hurricanes work?" must not read "Hurricane Katrina"); then requests for facts about a subject
+(:data:`FACTS`, :data:`FACTS_NO_ARTICLE`), with no query cache. The requests were written before the first
+run of each list (``runs/preregistered-s65.md``).
 
-    python -m eval.topics                    # the Wikipedia summaries' index and the default model (~1.5 min)
+    python -m eval.topics                    # the Wikipedia summaries' index and the default model (~2.5 min)
     python -m eval.topics --index PATH --model M
 
 A request of :data:`OF_A_SUBJECT` is counted right when it is a summary of the article named beside it,
@@ -40,6 +41,12 @@ NO_ARTICLE: tuple[str, ...] = (
     "Explain the basics of quantum computing", "How do hurricanes work?", "Explain how cryptocurrency works",
 )
 """Requests whose subject no article of the Wikipedia summaries is."""
+FACTS: tuple[tuple[str, str], ...] = (
+    ("Give me three facts about Mars", "Mars"), ("Tell me some interesting facts about octopuses", "Octopus"),
+    ("What are some facts about the Moon?", "Moon"), ("Give me five facts about Leonardo da Vinci", "Leonardo da Vinci"),
+)
+"""Requests for facts about a subject an article of the summaries is (session 65, written before their first run)."""
+FACTS_NO_ARTICLE: tuple[str, ...] = ("Give me three facts about blockchain",)
 
 
 def ask(ctx: Any) -> list[dict[str, Any]]:
@@ -48,11 +55,13 @@ def ask(ctx: Any) -> list[dict[str, Any]]:
 
     ctx = replace(ctx, query_cache=None)
     rows = []
-    for question, article in [*OF_A_SUBJECT, *((q, None) for q in NO_ARTICLE)]:
+    asked = [*((q, a, "of a subject") for q, a in OF_A_SUBJECT), *((q, None, "no article") for q in NO_ARTICLE),
+             *((q, a, "facts") for q, a in FACTS), *((q, None, "facts, no article") for q in FACTS_NO_ARTICLE)]
+    for question, article, group in asked:
         started = time.perf_counter()
         out = graph.invoke({"question": question}, context=ctx)
         trace = out["trace"]
-        rows.append({"question": question, "article": article, "answer": out["answer"],
+        rows.append({"question": question, "article": article, "group": group, "answer": out["answer"],
                      "summarized": [d["title"] for d in (trace.get("summarized") or {}).get("documents", [])],
                      "given": not trace.get("abstained"), "held": bool(trace.get("supported")),
                      "ms": (time.perf_counter() - started) * 1000})
@@ -67,13 +76,12 @@ def right(row: dict[str, Any]) -> bool:
 def report(rows: Sequence[dict[str, Any]]) -> str:
     lines = [f"{r['question']!r}: {'summary of ' + ' and '.join(r['summarized']) if r['summarized'] else 'as a question'}, "
              f"{'given' if r['given'] else 'withheld'}{', held' if r['held'] else ''}: {r['answer'][:80]!r}" for r in rows]
-    subject = [r for r in rows if r["article"] is not None]
-    other = [r for r in rows if r["article"] is None]
-    lines.append(f"of a subject: {sum(map(right, subject))} of {len(subject)} summaries of the article named, given "
-                 f"and held; {sum(bool(r['summarized']) for r in subject)} summarized, {sum(r['given'] for r in subject)} "
-                 f"given; median {statistics.median(r['ms'] for r in subject):.0f} ms")
-    lines.append(f"no article: {sum(bool(r['summarized']) for r in other)} of {len(other)} summarized, "
-                 f"{sum(r['given'] for r in other)} given; median {statistics.median(r['ms'] for r in other):.0f} ms")
+    for group in dict.fromkeys(r["group"] for r in rows):
+        mine = [r for r in rows if r["group"] == group]
+        summarized, given = sum(bool(r["summarized"]) for r in mine), sum(r["given"] for r in mine)
+        counted = (f"{sum(map(right, mine))} of {len(mine)} summaries of the article named, given and held; "
+                   f"{summarized} summarized" if mine[0]["article"] else f"{summarized} of {len(mine)} summarized")
+        lines.append(f"{group}: {counted}, {given} given; median {statistics.median(r['ms'] for r in mine):.0f} ms")
     return "\n".join(lines)
 
 

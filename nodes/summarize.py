@@ -8,7 +8,7 @@ the request names (:func:`summarized_documents`): the documents given with the q
 files retrieval searched only (named, "the kettle manual", or followed from the question before); else
 the best-ranked retrieved document titled as the thing named ("Summarize the French Revolution"), or as the
 subject a request asks of as a whole ("Summarize the rules of cricket", "How does the heart work?": session
-65, where the question path had withheld 10 of 12 such answers; :func:`is_titled`), or whose title holds every
+65, where the question path had withheld 10 of 12 such answers), or whose title holds every
 content word of the thing named. Its passages, in the document's order and a paragraph to an evidence item, fill
 the setting ``summarize_tokens`` (of a longer document, the first paragraph of each section, then the
 second of each, and so on; several documents share it: :func:`document_evidence`), and the summary prompt
@@ -36,6 +36,7 @@ from components.requests import missing_document, subject_of, summarized_thing
 from components.reranker import content_terms
 from nodes.base import context_of, direct_reply, finished_turn, timed, traced_passages, unscored_check
 from nodes.compress import shortened
+from nodes.describe import title_match
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, fit_to_context, grounds, is_abstention, split_citations
 from nodes.retrieve import cut_and_embed, user_files
 from pipeline.context import RAGContext
@@ -66,33 +67,26 @@ def names_document(thing: str, title: str, name: str = "") -> bool:
 def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[tuple[str, str]]:
     """The documents (id, title) a request to summarize ``thing`` names, in order: the user's files
     retrieval searched only (the trace's ``named_documents``); else the first of the retrieved passages'
-    documents titled ``thing`` exactly (:func:`is_titled`: "History of Japan" for "the history of Japan"); else,
+    documents titled ``thing`` (:func:`nodes.describe.title_match`, up to case, an article, a plural and a
+    disambiguation: "History of Japan" for "the history of Japan"); else,
     for a request that asks of a subject as a whole ("the history of the Roman Empire", "how vaccines work":
     :func:`components.requests.subject_of`), the first titled as that subject ("Roman Empire", not "The History
-    of the Decline and Fall of the Roman Empire"); else the first that ``thing`` names (:func:`names_document`,
-    by its title or file name: every word of it is there); none when none is."""
+    of the Decline and Fall of the Roman Empire"; not "Hurricane Katrina" for "hurricanes": the subject is the
+    whole of what the document is about); else the first that ``thing`` names (:func:`names_document`, by its
+    title or file name: every word of it is there); none when none is."""
     searched = (state.get("trace") or {}).get("named_documents") or []
     if searched:
         return [(d["doc_id"], d["title"]) for d in searched]
     file_names = {f.doc_id: f.name for f in user_files(index)}
     retrieved = [index.passage(hit["id"]) for hit in state.get("passages") or [] if hit["id"] in index]
     subject = subject_of(thing)
-    for names in (lambda title, _: is_titled(thing, title),
-                  lambda title, _: subject is not None and is_titled(subject, title),
+    for names in (lambda title, _: title_match(thing, title) == 2,
+                  lambda title, _: subject is not None and title_match(subject, title) == 2,
                   lambda title, doc_id: names_document(thing, title, file_names.get(doc_id, ""))):
         for passage in retrieved:
             if names(passage.title, doc_id := index.document_of(passage)):
                 return [(doc_id, passage.title)]
     return []
-
-
-def is_titled(subject: str, title: str) -> bool:
-    """Whether ``title`` is the title of ``subject`` (what a request names, or asks of as a whole: "cricket" in
-    "the rules of cricket", :func:`components.requests.subject_of`): the same content words, plural or not, in
-    either spelling, a disambiguation in brackets aside ("Go (game)" for "go"). Not a title that holds more
-    ("Hurricane Katrina" for "hurricanes"): the subject is the whole of what the document is about."""
-    words = {comparable(w) for w in content_terms(subject)}
-    return bool(words) and words == {comparable(w) for w in content_terms(re.sub(r"\s*\([^)]*\)\s*$", "", title))}
 
 
 DOCUMENTS_LISTED = 5

@@ -894,22 +894,24 @@ class TestTopics:
 
     def test_every_request_is_read_as_one_that_asks_of_a_subject(self):
         from components.requests import subject_of, summarized_thing
-        from eval.topics import NO_ARTICLE, OF_A_SUBJECT
+        from eval.topics import FACTS, FACTS_NO_ARTICLE, NO_ARTICLE, OF_A_SUBJECT
 
         for question in [q for q, _ in OF_A_SUBJECT] + list(NO_ARTICLE):
             thing = summarized_thing(question)
             assert thing is not None and subject_of(thing), question
+        for question in [q for q, _ in FACTS] + list(FACTS_NO_ARTICLE):
+            assert summarized_thing(question), question
 
     def test_right_is_a_held_summary_of_the_article_named_and_given(self):
         from eval.topics import report, right
 
-        row = {"question": "Explain the rules of chess", "article": "Chess", "answer": "Chess is a board game.",
+        row = {"question": "Explain the rules of chess", "article": "Chess", "group": "of a subject", "answer": "Chess is a board game.",
                "summarized": ["Chess"], "given": True, "held": True, "ms": 5000.0}
         assert right(row)
         assert not right({**row, "held": False}) and not right({**row, "summarized": ["Chess opening"]})
         assert not right({**row, "given": False})
-        other = {**row, "question": "How do hurricanes work?", "article": None, "summarized": [], "given": False,
-                 "held": False, "ms": 2000.0}
+        other = {**row, "question": "How do hurricanes work?", "article": None, "group": "no article", "summarized": [],
+                 "given": False, "held": False, "ms": 2000.0}
         lines = report([row, {**row, "held": False}, other]).splitlines()
         assert lines[0].startswith("'Explain the rules of chess': summary of Chess, given, held:")
         assert lines[2].startswith("'How do hurricanes work?': as a question, withheld:")
