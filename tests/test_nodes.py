@@ -1441,36 +1441,32 @@ class TestSubjectAskedOf:
 
         assert subject_of(thing) is None
 
-    def test_the_subjects_own_document_comes_before_one_whose_title_holds_the_request(self, embedder):
+    @staticmethod
+    def retrieved(embedder, *titles):
+        """An index in memory holding one passage of each Wikipedia document ``titles``, and a state whose
+        retrieval found them in that order."""
         from components.index import PassageIndex
         from components.passages import Passage
+
+        passages = [Passage(f"wiki/{t}#p0s0", t, f"{t} is a subject.", {"source": "wikipedia"}) for t in titles]
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add(passages, embedder.embed_documents([p.embedding_text for p in passages]))
+        return index, {"passages": [{"id": p.id} for p in passages], "trace": {}}
+
+    def test_the_subjects_own_document_comes_before_one_whose_title_holds_the_request(self, embedder):
         from nodes.summarize import summarized_documents
 
-        book = Passage("wiki/Decline#p0s0", "The History of the Decline and Fall of the Roman Empire",
-                       "It is a six-volume work by Edward Gibbon.", {"source": "wikipedia"})
-        empire = Passage("wiki/Roman Empire#p0s0", "Roman Empire", "The Roman Empire ruled the Mediterranean.",
-                         {"source": "wikipedia"})
-        index = PassageIndex(embedder.name, embedder.dimension)
-        index.add([book, empire], embedder.embed_documents([book.embedding_text, empire.embedding_text]))
-        state = {"passages": [{"id": book.id}, {"id": empire.id}], "trace": {}}
+        book = "The History of the Decline and Fall of the Roman Empire"
+        index, state = self.retrieved(embedder, book, "Roman Empire")
         assert summarized_documents(state, index, "the history of the Roman Empire") == [("wiki/Roman Empire", "Roman Empire")]
-        assert summarized_documents(state, index, "the history of the Decline and Fall") == [
-            ("wiki/Decline", "The History of the Decline and Fall of the Roman Empire")]  # named, as before
-        state["passages"] = [{"id": book.id}]
-        assert summarized_documents(state, index, "the history of the Roman Empire") == [
-            ("wiki/Decline", "The History of the Decline and Fall of the Roman Empire")]  # no document of its own
+        assert summarized_documents(state, index, "the history of the Decline and Fall") == [(f"wiki/{book}", book)]  # named
+        state["passages"] = state["passages"][:1]
+        assert summarized_documents(state, index, "the history of the Roman Empire") == [(f"wiki/{book}", book)]  # no own
 
     def test_a_document_titled_as_the_whole_request_comes_first(self, embedder):
-        from components.index import PassageIndex
-        from components.passages import Passage
         from nodes.summarize import summarized_documents
 
-        japan = Passage("wiki/Japan#p0s0", "Japan", "Japan is an island country.", {"source": "wikipedia"})
-        history = Passage("wiki/History of Japan#p0s0", "History of Japan", "The first inhabitants came 38,000 years ago.",
-                          {"source": "wikipedia"})
-        index = PassageIndex(embedder.name, embedder.dimension)
-        index.add([japan, history], embedder.embed_documents([japan.embedding_text, history.embedding_text]))
-        state = {"passages": [{"id": japan.id}, {"id": history.id}], "trace": {}}
+        index, state = self.retrieved(embedder, "Japan", "History of Japan")
         assert summarized_documents(state, index, "the history of Japan") == [("wiki/History of Japan", "History of Japan")]
         assert summarized_documents(state, index, "the rules of Japan") == [("wiki/Japan", "Japan")]
 
