@@ -905,8 +905,8 @@ class TestTopics:
     def test_right_is_a_held_summary_of_the_article_named_and_given(self):
         from eval.topics import report, right
 
-        row = {"question": "Explain the rules of chess", "article": "Chess", "group": "of a subject", "answer": "Chess is a board game.",
-               "summarized": ["Chess"], "given": True, "held": True, "ms": 5000.0}
+        row = {"question": "Explain the rules of chess", "article": "Chess", "group": "of a subject",
+               "answer": "Chess is a board game.", "summarized": ["Chess"], "given": True, "held": True, "ms": 5000.0}
         assert right(row)
         assert not right({**row, "held": False}) and not right({**row, "summarized": ["Chess opening"]})
         assert not right({**row, "given": False})
