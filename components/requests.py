@@ -22,13 +22,14 @@ summary of the subject's document tells."""
 _ASPECT = rf"(?:the\s+)?(?:{'|'.join(ASPECTS)})\s+of\s+"
 _WORKS = r"how\s+(?:(?:does|do)\s+)?(?P<working>[^?]+?)\s+works?"
 _HOW_DOES = r"how\s+(?:does|do)\s+[^?]+?\s+work"
+_OWNED = rf"(?P<owner>[^?]+?)['’]s\s+(?:{'|'.join(ASPECTS)})"
 SUMMARIZE = (
     re.compile(rf"^\W*{_POLITE}(?:summari[sz]e|sum\s+up|recap|give\s+(?:me\s+|us\s+)?{_KIND}{_NOUN}\s+of|"
                rf"(?:what\s+(?:is|are)\s+)?{_KIND}{_NOUN}\s+of|tl;?\s*dr(?:\s+of)?)\s+(?P<thing>[^?]+?)[\s?.!]*$",
                re.IGNORECASE),
     re.compile(r"^\W*what(?:['’]s|\s+is|\s+are)\s+(?P<thing>[^?]+?)\s+about[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*{_POLITE}(?:explain|describe|outline|tell\s+(?:me|us)\s+about)\s+"
-               rf"(?P<thing>{_ASPECT}[^?]+?|{_WORKS})[\s?.!]*$", re.IGNORECASE),
+               rf"(?P<thing>{_ASPECT}[^?]+?|{_WORKS}|{_OWNED})[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*(?P<thing>{_HOW_DOES})[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*{_POLITE}(?:(?:give|tell)\s+(?:me|us)|what\s+are)\s+(?:(?:a\s+few|some|a|\w+)\s+)?"
                r"(?:(?:interesting|fun|key|important|basic|main)\s+)?facts\s+(?:about|on)\s+(?P<thing>[^?]+?)[\s?.!]*$",
@@ -36,9 +37,9 @@ SUMMARIZE = (
 )
 """How a request to summarize a document reads: "Summarize X", "Sum up X", "Give me an overview of X",
 "What are the main points of X?", "TL;DR of X", "What is X about?"; and how one asks of a subject as a whole:
-"Explain the rules of X", "Describe the history of X", "Tell me about the life of X", "Explain how X works",
+"Explain the rules of X", "Describe the history of X", "Tell me about the life of X" or "X's life", "Explain how X works",
 "How does X work?" (:func:`subject_of`), "Give me three facts about X"."""
-_SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS})\W*$", re.IGNORECASE)
+_SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS}|{_OWNED})\W*$", re.IGNORECASE)
 MAX_THING_WORDS = 8
 """The most words the thing to summarize may have: a longer one is a question of its own."""
 
@@ -55,11 +56,12 @@ def summarized_thing(question: str) -> str | None:
 
 def subject_of(thing: str) -> str | None:
     """The subject a request to summarize ``thing`` asks of as a whole ("the rules of cricket" → "cricket",
-    "how vaccines work" and "how does the heart work" → "vaccines", "the heart"), ``None`` when ``thing`` is
+    "how vaccines work" and "how does the heart work" → "vaccines", "the heart", "Einstein's life" →
+    "Einstein"), ``None`` when ``thing`` is
     not so worded (:data:`ASPECTS`) or the subject is what the conversation is on ("how it works":
     :data:`REFERENCES`, which the rewrite of a follow-up reads)."""
     found = _SUBJECT.match(thing)
-    subject = " ".join((found["subject"] or found["working"]).split()) if found else None
+    subject = " ".join((found["subject"] or found["working"] or found["owner"]).split()) if found else None
     return None if subject is None or subject.lower() in REFERENCES else subject
 
 

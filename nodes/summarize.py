@@ -72,7 +72,8 @@ def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[
     for a request that asks of a subject as a whole ("the history of the Roman Empire", "how vaccines work":
     :func:`components.requests.subject_of`), the first titled as that subject ("Roman Empire", not "The History
     of the Decline and Fall of the Roman Empire"; not "Hurricane Katrina" for "hurricanes": the subject is the
-    whole of what the document is about); else the first that ``thing`` names (:func:`names_document`, by its
+    whole of what the document is about); else one whose title is a name the subject ends (:func:`surname_of`:
+    "Albert Einstein" for "Einstein's life"); else the first that ``thing`` names (:func:`names_document`, by its
     title or file name: every word of it is there); none when none is."""
     searched = (state.get("trace") or {}).get("named_documents") or []
     if searched:
@@ -82,6 +83,7 @@ def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[
     subject = subject_of(thing)
     for names in (lambda title, _: title_match(thing, title) == 2,
                   lambda title, _: subject is not None and title_match(subject, title) == 2,
+                  lambda title, _: subject is not None and surname_of(subject, title),
                   lambda title, doc_id: names_document(thing, title, file_names.get(doc_id, ""))):
         for passage in retrieved:
             if names(passage.title, doc_id := index.document_of(passage)):
@@ -144,6 +146,13 @@ def cite_summary(request: str, summary: str, evidence: Sequence[EvidenceItem]) -
         held = held and share >= SUPPORT_COVERAGE
         cited += [e["n"] for e in sorted(chosen, key=lambda e: e["n"]) if e["n"] not in cited]
     return cited, held and bool(cited)
+
+
+def surname_of(subject: str, title: str) -> bool:
+    """Whether ``subject``, one capitalized word, is the last of a person's name ``title``, every word of it
+    capitalized: "Einstein" of "Albert Einstein", as describe reads a surname; not "Japan" of "Empire of Japan"."""
+    return (" " not in subject and subject[:1].isupper() and title_match(subject, title) == 1
+            and all(w[:1].isupper() for w in title.split()))
 
 
 def _span(passage: Passage) -> tuple[int, int] | None:

@@ -1414,6 +1414,7 @@ class TestSubjectAskedOf:
         ("the rules of cricket", "cricket"), ("the history of the Roman Empire", "the Roman Empire"),
         ("how vaccines work", "vaccines"), ("How does the heart work", "the heart"),
         ("how a steam engine works", "a steam engine"), ("the life of Albert Einstein", "Albert Einstein"),
+        ("Einstein's life", "Einstein"), ("Napoleon’s career", "Napoleon"), ("its history", None),
         ("the kettle manual", None), ("the sailing club rules", None), ("it", None),
     ])
     def test_the_subject_after_an_aspect(self, thing, subject):
@@ -1469,6 +1470,16 @@ class TestSubjectAskedOf:
         index, state = self.retrieved(embedder, "Japan", "History of Japan")
         assert summarized_documents(state, index, "the history of Japan") == [("wiki/History of Japan", "History of Japan")]
         assert summarized_documents(state, index, "the rules of Japan") == [("wiki/Japan", "Japan")]
+
+    def test_a_capitalized_one_word_subject_may_be_a_surname(self, embedder):
+        from nodes.summarize import summarized_documents
+
+        index, state = self.retrieved(embedder, "Relativity", "Albert Einstein", "Jet engine", "Empire of Japan")
+        assert summarized_documents(state, index, "Einstein's life") == [("wiki/Albert Einstein", "Albert Einstein")]
+        assert summarized_documents(state, index, "how an engine works") == []  # a common noun is no surname
+        assert summarized_documents(state, index, "Japan's history") == []  # nor a name's last word
+        index, state = self.retrieved(embedder, "Empire of Japan", "Japan")
+        assert summarized_documents(state, index, "Japan's history") == [("wiki/Japan", "Japan")]
 
 
 class TestMissingDocument:
