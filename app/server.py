@@ -125,7 +125,7 @@ class AnswerabilityCheck(BaseModel):
                                 "unchecked (no model loaded, or a closed-book answer) or question (answered without "
                                 "reading: a first question on a person it does not name is asked whom it means, and a "
                                 "reply with a name is answered as the question asked of it; a greeting, thanks, a "
-                                "farewell or a question about the assistant is answered in kind; a request to "
+                                "farewell, a question about the assistant or for the date is answered in kind; a request to "
                                 "summarize a document of a name no document has is told so)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
@@ -143,7 +143,7 @@ class AnswerabilityCheck(BaseModel):
     pronoun: Optional[str] = Field(None, description="by question: the pronoun whose person the question does not "
                                                      "name (he, she, his, her)")
     reply: Optional[str] = Field(None, description="by question: who (the answer asks whom the question means), "
-                                                   "greeting, thanks, farewell, about (answered in kind), no more "
+                                                   "greeting, thanks, farewell, about, date (answered in kind), no more "
                                                    "(nothing more is held on a thing described) or no document (no "
                                                    "document is called what a request to summarize names)")
     document: Optional[str] = Field(None, description="by question, no document: what the request called the "

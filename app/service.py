@@ -230,14 +230,15 @@ def read_as(question: str, standalone: str | None) -> str | None:
 def answered_without_reading(result: Mapping[str, Any]) -> str | None:
     """What the answer did instead of reading, when it read and generated nothing and its words are all
     it has to say: "asked whom the question means" (:mod:`nodes.ask_who`), "answered in kind" to a
-    greeting, thanks or a farewell (:mod:`nodes.small_talk`), that nothing more is held on a thing
-    described (:func:`nodes.describe.describe_more`), or that no document is called what a request to
-    summarize names (:mod:`nodes.summarize`); ``None`` for any other answer."""
+    greeting, thanks or a farewell (:mod:`nodes.small_talk`), that it said what it does or read the server's
+    clock, that nothing more is held on a thing described (:func:`nodes.describe.describe_more`), or that no
+    document is called what a request to summarize names (:mod:`nodes.summarize`); ``None`` for any other answer."""
     if not replied_without_reading(result):
         return None
     reply = result["answerability"].get("reply", "who")
     return {"who": "asked whom the question means", "no more": "nothing more is held on it",
-            "no document": "no document is called that", "about": "said what it does"}.get(reply, "answered in kind")
+            "no document": "no document is called that", "about": "said what it does",
+            "date": "read the server's clock"}.get(reply, "answered in kind")
 
 
 def abstention_note(result: dict[str, Any]) -> str | None:

@@ -1,11 +1,13 @@
-"""small-talk: answer a greeting, thanks or a farewell in kind, and a question about the assistant, without reading.
+"""small-talk: answer a greeting, thanks, a farewell, a question about the assistant or for the date, without reading.
 
 "hello" or "thanks!" went to retrieval like a question, and the chat answered "The knowledge base
 does not seem to hold the answer", with the three passages it had found closest to "hello" (session
 60); "Who are you?" got "Midnight's Children" and "Sadness" as its closest passages, and "What can you
-do?" the withheld answer "Participate in hobbies" (session 64). A message that is only a greeting,
-thanks, a farewell or a question about the assistant itself (:func:`small_talk_kind`; "Hello, who
-wrote Hamlet?" is a question) is answered in kind, with no retrieval and no model call. Like
+do?" the withheld answer "Participate in hobbies" (session 64), and "What is today's date?" abstained,
+withholding "22 March" (session 65). A message that is only a greeting, thanks, a farewell, a question about
+the assistant itself, or one for today's date or the time (:func:`small_talk_kind`; "Hello, who wrote Hamlet?"
+is a question) is answered in kind (the date and time from the server's clock), with no retrieval and no model
+call. Like
 :mod:`nodes.ask_who`'s question back, the reply is recorded as no answer decided by the question
 (``answerability.by == "question"``, with the ``reply`` kind), and such a turn is not conversation a
 follow-up can refer back to (:func:`nodes.condense_question.topical`).
@@ -14,6 +16,7 @@ follow-up can refer back to (:func:`nodes.condense_question.topical`).
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -30,6 +33,9 @@ KINDS = (
                           rf"cheers|many\s+thanks){_END}", re.IGNORECASE)),
     ("farewell", re.compile(rf"^\W*(?:bye|goodbye|bye\s+bye|see\s+you(?:\s+later)?|good\s+night|farewell){_END}",
                             re.IGNORECASE)),
+    ("date", re.compile(rf"^\W*(?:what(?:['’]s|\s+is)\s+(?:today['’]s\s+date|the\s+(?:date|time)(?:\s+today|\s+now)?)|"
+                        rf"what\s+(?:date|day|time)\s+is\s+it(?:\s+today|\s+now)?|today['’]s\s+date)\??{_END}",
+                        re.IGNORECASE)),
     ("about", re.compile(rf"^\W*(?:who\s+are\s+you|what\s+are\s+you|what\s+(?:can|do)\s+you\s+do|how\s+do\s+you\s+work|"
                          rf"how\s+can\s+you\s+help(?:\s+me)?|help(?:\s+me)?|tell\s+me\s+about\s+yourself|"
                          rf"what\s+(?:should|can)\s+i\s+ask(?:\s+you)?)\??{_END}", re.IGNORECASE)),
@@ -47,14 +53,23 @@ REPLIES = {
 }
 
 
+def clock_reply(now: datetime) -> str:
+    """The reply to "What is today's date?" or "What time is it?" at ``now`` (an aware time): the server's clock,
+    which is all the assistant knows of the day; the knowledge base holds no "today"."""
+    return (f"Today is {now:%A}, {now.day} {now:%B %Y}; the time is {now:%H:%M} "
+            f"({now.tzname() or 'local time'}, this server's clock).")
+
+
 def small_talk_kind(message: str) -> str | None:
-    """``greeting``, ``thanks``, ``farewell`` or ``about`` (the assistant: "Who are you?", "What can you do?",
-    "help") for a message that is only that ("hello", "Thank you very much!", "bye"), else ``None``."""
+    """``greeting``, ``thanks``, ``farewell``, ``date`` ("What is today's date?", "What time is it?") or ``about``
+    (the assistant: "Who are you?", "What can you do?", "help") for a message that is only that ("hello", "Thank
+    you very much!", "bye"), else ``None``."""
     return next((kind for kind, pattern in KINDS if pattern.match(message)), None)
 
 
 @timed("small_talk")
 def small_talk(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     kind = state.get("small_talk") or "greeting"
-    return direct_reply(context_of(runtime), state, REPLIES[kind], f"a {kind}, not a question for the knowledge base",
+    text = clock_reply(datetime.now().astimezone()) if kind == "date" else REPLIES[kind]
+    return direct_reply(context_of(runtime), state, text, f"a {kind}, not a question for the knowledge base",
                         reply=kind)

@@ -318,7 +318,7 @@ class AnswerabilityTrace(TypedDict):
     sufficiency_ms: NotRequired[float]  # the sufficiency scorer's pass, when the model uses it
     reason: NotRequired[str]  # why it was unchecked, or why the question was asked back
     pronoun: NotRequired[str]  # reply "who": the pronoun whose person the question does not name
-    reply: NotRequired[str]  # by "question": "who" (ask_who), or "greeting", "thanks", "farewell" (small_talk)
+    reply: NotRequired[str]  # by "question": "who" (ask_who), or "greeting", "thanks", "farewell", "about", "date" (small_talk)
 
 
 class TracePassage(TypedDict):
@@ -436,7 +436,7 @@ class OutputState(TypedDict):
 class State(InputState, total=False):
     standalone_question: str  # the question rewritten without references to earlier turns
     unnamed: str | None  # a first question's pronoun for a person it does not name ("he"), which ask_who asks about
-    small_talk: str | None  # greeting, thanks or farewell: a message small_talk answers in kind
+    small_talk: str | None  # greeting, thanks, farewell, about or date: a message small_talk answers in kind
     described: bool  # the answer is the first passage of the document about what the question asked (describe)
     summarized: bool  # summarize answered: a summary of the document the request named, or that no document is called so
     told_age: bool  # tell_age answered: an age told from the years the person's description gives

@@ -479,6 +479,9 @@ def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     assert about["answer"].startswith("I answer questions from this knowledge base") and about["closest"] == []
     assert result_messages(about, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: said what it does")
     assert cost_line(about).startswith("said what it does: nothing read or generated · ")
+    today = service.ask("What is today's date?", session_id="small-talk")  # session 65: it had abstained
+    assert today["answer"].startswith("Today is ") and today["closest"] == [] and today["answerability"]["reply"] == "date"
+    assert cost_line(today).startswith("read the server's clock: nothing read or generated · ")
 
 
 def test_an_age_told_from_a_description_says_so_in_every_front_door(service):

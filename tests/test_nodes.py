@@ -133,6 +133,9 @@ class TestSmallTalk:
         ("Who are you?", "about"), ("what can you do", "about"), ("What do you do?", "about"), ("help", "about"),
         ("How do you work?", "about"), ("What are you?", "about"), ("Help me!", "about"),
         ("How can you help me?", "about"), ("Tell me about yourself", "about"), ("What should I ask?", "about"),
+        # session 65: "What is today's date?" abstained, withholding "22 March"
+        ("What is today's date?", "date"), ("what's the date today", "date"), ("What day is it?", "date"),
+        ("What time is it?", "date"), ("today's date?", "date"), ("What is the date today?", "date"),
     ])
     def test_found(self, message, kind):
         from nodes.small_talk import small_talk_kind
@@ -143,11 +146,20 @@ class TestSmallTalk:
                                          "Who said goodbye to all that?", "hi-hat", "Hilo", "",
                                          "Who are you in the film Her?", "What can you do with a chemistry degree?",
                                          "How do you work out the area of a circle?", "Help! was released when?",
-                                         "Who helped Newton?"])
+                                         "Who helped Newton?", "What day is it in the Jewish calendar?",
+                                         "What time is it in Tokyo?", "What is the date of Easter?"])
     def test_not_found(self, message):
         from nodes.small_talk import small_talk_kind
 
         assert small_talk_kind(message) is None
+
+    def test_the_date_is_read_from_the_clock(self):
+        from datetime import datetime, timedelta, timezone
+
+        from nodes.small_talk import clock_reply
+
+        now = datetime(2026, 11, 29, 17, 5, tzinfo=timezone(timedelta(hours=1), "CET"))
+        assert clock_reply(now) == "Today is Sunday, 29 November 2026; the time is 17:05 (CET, this server's clock)."
 
     def test_start_turn_marks_it_unless_documents_come_with_it(self, runtime):
         assert run(start_turn, {"question": "thanks!"}, runtime)["small_talk"] == "thanks"
