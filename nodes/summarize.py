@@ -65,26 +65,28 @@ def names_document(thing: str, title: str, name: str = "") -> bool:
 
 
 def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[tuple[str, str]]:
-    """The documents (id, title) a request to summarize ``thing`` names, in order: the user's files
-    retrieval searched only (the trace's ``named_documents``); else the first of the retrieved passages'
-    documents titled ``thing`` (:func:`nodes.describe.title_match`, up to case, an article, a plural and a
-    disambiguation: "History of Japan" for "the history of Japan"); else,
-    for a request that asks of a subject as a whole ("the history of the Roman Empire", "how vaccines work":
-    :func:`components.requests.subject_of`), the first titled as that subject ("Roman Empire", not "The History
-    of the Decline and Fall of the Roman Empire"; not "Hurricane Katrina" for "hurricanes": the subject is the
-    whole of what the document is about); else one whose title is a name the subject ends (:func:`surname_of`:
-    "Albert Einstein" for "Einstein's life"); else the first that ``thing`` names (:func:`names_document`, by its
-    title or file name: every word of it is there); none when none is."""
+    """The documents (id, title) a request to summarize ``thing`` names: the user's files retrieval searched
+    only (the trace's ``named_documents``); else the first of the retrieved passages' documents, trying in turn
+    one titled as the whole of ``thing`` ("History of Japan" for "the history of Japan", as
+    :func:`nodes.describe.title_match` reads a title: up to case, an article, a plural and a disambiguation);
+    for a request that asks of a subject as a whole (:func:`components.requests.subject_of`: "the history of the
+    Roman Empire", "how vaccines work"), one titled as the subject ("Roman Empire"; not "Hurricane Katrina" for
+    "hurricanes": the subject is the whole of what the document is about), then one whose title is a name the
+    subject ends (:func:`surname_of`: "Albert Einstein" for "Einstein's life"); and last one whose title or file
+    name holds every word of ``thing`` (:func:`names_document`). None when none is."""
     searched = (state.get("trace") or {}).get("named_documents") or []
     if searched:
         return [(d["doc_id"], d["title"]) for d in searched]
     file_names = {f.doc_id: f.name for f in user_files(index)}
     retrieved = [index.passage(hit["id"]) for hit in state.get("passages") or [] if hit["id"] in index]
-    subject = subject_of(thing)
-    for names in (lambda title, _: title_match(thing, title) == 2,
-                  lambda title, _: subject is not None and title_match(subject, title) == 2,
-                  lambda title, _: subject is not None and surname_of(subject, title),
-                  lambda title, doc_id: names_document(thing, title, file_names.get(doc_id, ""))):
+    subject = subject_of(thing) or ""
+    tries: list[Callable[[str, str], bool]] = [
+        lambda title, _: title_match(thing, title) == 2,
+        lambda title, _: bool(subject) and title_match(subject, title) == 2,
+        lambda title, _: bool(subject) and surname_of(subject, title),
+        lambda title, doc_id: names_document(thing, title, file_names.get(doc_id, "")),
+    ]
+    for names in tries:
         for passage in retrieved:
             if names(passage.title, doc_id := index.document_of(passage)):
                 return [(doc_id, passage.title)]
