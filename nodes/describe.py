@@ -26,6 +26,7 @@ from components.passages import Passage
 from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
                         unscored_check)
 from nodes.condense_question import topical
+from nodes.retrieve import passage_hit, reading_day
 from pipeline.context import RAGContext
 from pipeline.state import Citation, PassageHit, State
 from prompts import format_evidence
@@ -131,8 +132,7 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     first, score, hit = found
     match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
     return {"described": True, **given_as_written(
-        ctx, state, question, [{"id": first.id, "title": first.shown_title, "text": first.text, "score": score,
-                                "metadata": dict(first.metadata)}], state.get("passages") or [],
+        ctx, state, question, [passage_hit(first, score, reading_day(state["settings"]))], state.get("passages") or [],
         "a description: the first passage of the document titled as the thing asked about, given as it is written",
         record=("described", {"thing": thing, "title": first.title, "passage_id": first.id, "match": match,
                               "shown": [first.id]}),
@@ -210,8 +210,8 @@ def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     passages = [ctx.index.passage(i) for i in rest]
     query = ctx.embedder.embed_query(standalone)
     scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ query
-    hits: list[PassageHit] = [{"id": p.id, "title": p.shown_title, "text": p.text, "score": float(score),
-                               "metadata": dict(p.metadata)} for p, score in zip(passages, scores, strict=True)]
+    today = reading_day(state["settings"])
+    hits = [passage_hit(p, float(score), today) for p, score in zip(passages, scores, strict=True)]
     rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
     return {"standalone_question": standalone, **given_as_written(
         ctx, state, standalone, hits, hits, f"more of “{title}”: its next passages, given as they are written",

@@ -21,7 +21,7 @@ import re
 from datetime import date
 from functools import lru_cache
 from pathlib import PurePath
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -37,12 +37,19 @@ from nodes.base import context_of, timed
 from nodes.condense_question import topical
 
 
-def _hit(passage: Passage, score: float, today: date | None = None) -> PassageHit:
+def passage_hit(passage: Passage, score: float, today: date | None = None) -> PassageHit:
     """A passage as retrieval hands it on; with ``today``, a Wikipedia summary's living person's age on that
-    day spelled beside the birth year its description gives (:func:`components.sources.aged_today`)."""
+    day spelled beside the birth year its description gives (:func:`components.sources.aged_today`). What a
+    description gives of the index's passages (:mod:`nodes.describe`) is read so too."""
     text = aged_today(passage.text, today) if today is not None and passage.metadata.get("source") == "wikipedia" \
         else passage.text
     return {"id": passage.id, "title": passage.shown_title, "text": text, "metadata": passage.metadata, "score": score}
+
+
+def reading_day(settings: Mapping[str, Any]) -> date | None:
+    """The day a passage's living person's age is spelled for: today, unless the settings say not to
+    (``living_ages``)."""
+    return date.today() if settings.get("living_ages", True) else None
 
 
 SUPPLIED_KEPT = 4
@@ -85,8 +92,8 @@ def supplied_passages(documents: Sequence[InputDocument], query: np.ndarray, k: 
         return []
     scores = (embeddings @ query).tolist()
     best = sorted(range(len(pieces)), key=lambda i: -scores[len(whole) + i])[:k]
-    return [*(_hit(p, float(s)) for p, s in zip(whole, scores[:len(whole)], strict=True)),
-            *(_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]
+    return [*(passage_hit(p, float(s)) for p, s in zip(whole, scores[:len(whole)], strict=True)),
+            *(passage_hit(pieces[i], float(scores[len(whole) + i])) for i in best)]
 
 
 _NOT_A_NAME = frozenset({"the", "and", "for", "with", "from", "this", "that", "your", "our", "new", "final", "copy"})
@@ -197,10 +204,10 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     searched, followed = searched_files(state, ctx.index, query, k)
     within = {d["doc_id"] for d in searched} or None
     trace = {"named_documents": searched} if searched else {}
-    today = date.today() if settings.get("living_ages", True) else None
+    today = reading_day(settings)
     if not existing:
         hits = followed if followed is not None else ctx.index.search(query, k, within=within)
-        found = [_hit(h.passage, h.score, today) for h in hits]
+        found = [passage_hit(h.passage, h.score, today) for h in hits]
         return {"passages": found, **({"trace": trace} if trace else {})}
 
     corrections = state.get("corrections", 0) + 1
@@ -209,7 +216,7 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         more = supplied_passages(documents, query, len(existing) + settings["k_extra"], ctx.embedder)
         extra = [p for p in more if p["id"] not in held][: settings["k_extra"]]
     else:
-        extra = [_hit(h.passage, h.score, today) for h in ctx.index.search(query, settings["k_extra"], exclude=held,
+        extra = [passage_hit(h.passage, h.score, today) for h in ctx.index.search(query, settings["k_extra"], exclude=held,
                                                                         within=within)]
     return {
         "passages": existing + extra,

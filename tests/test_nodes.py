@@ -729,6 +729,24 @@ class TestRetrieve:
         assert out["passages"][0]["text"] == text.replace("(born 1989)", f"(born 1989, aged {year - 1990} or "
                                                                           f"{year - 1989} in {year})")
 
+    def test_a_description_spells_the_age_as_retrieval_does(self, runtime, embedder):
+        """Found trying the chat (session 65): "Taylor Swift" was described "(American singer-songwriter (born
+        1989))", the index's text, where every passage retrieval hands on spells the age beside the year."""
+        from datetime import date
+
+        from components.passages import Passage
+        from nodes.describe import describe
+
+        passage_id, title, text = self.SWIFT
+        mine = over(runtime, embedder, [Passage(passage_id, title, text, {"source": "wikipedia",
+                                                                          "doc_id": "wiki/Taylor Swift"})])
+        state = classified(mine, question="Who is Taylor Swift?", tier="easy")
+        state.update(run(retrieve, state, mine))
+        out = run(describe, state, mine)
+        year = date.today().year
+        assert out["answer"] == text.replace("(born 1989)", f"(born 1989, aged {year - 1990} or {year - 1989} in {year})")
+        assert out["citations"][0]["text"] == out["answer"]
+
     @pytest.mark.parametrize("source, living_ages", [("file", True), ("wikipedia", False)])
     def test_only_the_wikipedia_reader_s_descriptions_and_only_when_the_settings_say(self, runtime, embedder,
                                                                                     source, living_ages):
