@@ -72,8 +72,10 @@ def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[
     for a request that asks of a subject as a whole (:func:`components.requests.subject_of`: "the history of the
     Roman Empire", "how vaccines work"), one titled as the subject ("Roman Empire"; not "Hurricane Katrina" for
     "hurricanes": the subject is the whole of what the document is about), then one whose title is a name the
-    subject ends (:func:`surname_of`: "Albert Einstein" for "Einstein's life"); and last one whose title or file
-    name holds every word of ``thing`` (:func:`names_document`). None when none is."""
+    subject ends (:func:`surname_of`: "Albert Einstein" for "Einstein's life"); then one whose title or file
+    name holds every word of ``thing`` (:func:`names_document`); and last one of the user's files whose title or
+    name holds every word of the subject ("the kettle" in "How does the kettle work?": "Kettle K200 manual"; an
+    article needs the subject's own title). None when none is."""
     searched = (state.get("trace") or {}).get("named_documents") or []
     if searched:
         return [(d["doc_id"], d["title"]) for d in searched]
@@ -85,6 +87,7 @@ def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[
         lambda title, _: bool(subject) and title_match(subject, title) == 2,
         lambda title, _: bool(subject) and surname_of(subject, title),
         lambda title, doc_id: names_document(thing, title, file_names.get(doc_id, "")),
+        lambda title, doc_id: bool(subject) and doc_id in file_names and names_document(subject, title, file_names[doc_id]),
     ]
     for names in tries:
         for passage in retrieved:

@@ -1501,6 +1501,21 @@ class TestSubjectAskedOf:
         assert summarized_documents(state, index, "the history of Japan") == [("wiki/History of Japan", "History of Japan")]
         assert summarized_documents(state, index, "the rules of Japan") == [("wiki/Japan", "Japan")]
 
+    def test_a_user_s_file_is_named_by_the_words_of_the_subject(self, embedder):
+        """Found trying the chat (session 65): with the kettle manual added, "How does the kettle work?" abstained."""
+        from components.index import PassageIndex
+        from components.passages import Passage
+        from nodes.summarize import summarized_documents
+
+        manual = Passage("upload/k.md#p0s0", "Kettle K200 manual", "Fill the kettle to the line.",
+                         {"source": "file", "doc_id": "upload/k.md", "name": "kettle_manual.md"})
+        katrina = Passage("wiki/Hurricane Katrina#p0s0", "Hurricane Katrina", "It struck New Orleans.", {"source": "wikipedia"})
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add([katrina, manual], embedder.embed_documents([katrina.embedding_text, manual.embedding_text]))
+        state = {"passages": [{"id": katrina.id}, {"id": manual.id}], "trace": {}}
+        assert summarized_documents(state, index, "How does the kettle work") == [("upload/k.md", "Kettle K200 manual")]
+        assert summarized_documents(state, index, "How do hurricanes work") == []  # an article needs its own title
+
     def test_a_capitalized_one_word_subject_may_be_a_surname(self, embedder):
         from nodes.summarize import summarized_documents
 
