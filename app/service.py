@@ -249,7 +249,10 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     if not result.get("abstained") or answered_without_reading(result):
         return None
     note = "The knowledge base does not seem to hold the answer."
-    if check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
+    if check.get("by") == "age" and check.get("withheld_answer"):
+        note += (f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: no passage states that "
+                 "age, and the model does not work one out from a year of birth.")
+    elif check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
         score, threshold = apart(check["score"], check["threshold"])
         bar = (f"the {threshold} bar of an answer from the Wikipedia summaries" if check.get("fit_on") == "wikipedia"
                else f"the {threshold} threshold")

@@ -101,7 +101,9 @@ def at_threshold(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[st
         fitted = check.get("fitted_thresholds")
         mine = (carried(threshold, fitted[0], fitted[1])
                 if fitted and (check.get("multi_hop") or check.get("fit_on") == "wikipedia") else threshold)
-        return check["by"] == "model" or (check["score"] is not None and check["score"] < mine)
+        # an age no passage states is withheld at any bar but 0, which never abstains (nodes.check_answer.age_unstated)
+        return (check["by"] == "model" or (check["by"] == "age" and threshold > 0)
+                or (check["score"] is not None and check["score"] < mine))
 
     scored = [(r, abstains(r)) for r in rows]
     f1 = [abstention_f1({"answerable": r["answerable"], "f1": r["f1_unchecked"]}, a) for r, a in scored]

@@ -15,6 +15,13 @@ is given when the check lets it through.
 
 The persons are drawn anew for each seed; seed 64 was chosen before the first run. A small comparison on
 one machine, not a benchmark.
+
+``--undated`` asks instead "How old is X?" once each, with the default settings, of persons whose description
+gives no years (Barack Obama's is "President of the United States from 2009 to 2017"), and shows each answer
+with the check's decision: an age no passage holds is withheld whatever its score (session 66,
+:func:`nodes.check_answer.age_unstated`; seed 66 was chosen before the first run, ~1 min):
+
+    python -m eval.ages --undated --seed 66
 """
 
 from __future__ import annotations
@@ -49,6 +56,39 @@ def people(articles: dict[str, dict], *, seed: int, size: int, today: date) -> l
         if living and 0 < today.year - int(living[1]) <= OLDEST_LIVING and living[1] not in (article.get("extract") or ""):
             found.append(Person((article.get("title") or key).split(" (")[0], living[1]))
     return random.Random(seed).sample(found, min(size, len(found)))
+
+
+def undated_people(articles: dict[str, dict], *, seed: int, size: int, today: date) -> list[str]:
+    """``size`` names drawn with ``seed`` of the summaries under the topic "People" whose description gives no
+    years :func:`nodes.tell_age.age_told` reads (neither a birth year nor a life's): "Barack Obama" ("President
+    of the United States from 2009 to 2017"). Asked how old they are, the model answers, and the check decides."""
+    from components.sources import spelled_lifespan
+    from nodes.tell_age import age_told
+
+    def description(article: dict) -> str:  # as the index keeps it (components.sources.wikipedia_summaries)
+        return spelled_lifespan((article.get("description") or "").strip(), (article.get("extract") or "").strip())
+
+    found = [(article.get("title") or key).split(" (")[0] for key, article in sorted(articles.items())
+             if article.get("topic") == "People" and age_told(key, f"({description(article)})", today) is None]
+    return random.Random(seed).sample(found, min(size, len(found)))
+
+
+def undated_report(ctx: Any, names: Sequence[str]) -> str:
+    """"How old is X?" of each of ``names`` (:func:`undated_people`), default settings, no query cache: each
+    answer, the check's decision and by what, the answer withheld, and whether a passage holds it (cited).
+    Right and wrong are not scored: the knowledge base does not hold these ages."""
+    from eval.side_by_side import alternating
+
+    lines, by = [], []
+    for question, _, out, ms in alternating({"default": replace(ctx, query_cache=None)},
+                                            [f"How old is {name}?" for name in names]):
+        check = out["trace"].get("answerability") or {}
+        shown = check.get("withheld_answer") or out["answer"]
+        by.append(f"{check.get('decision')} by {check.get('by')}")
+        lines.append(f"{question!r}: {shown[:60]!r} ({by[-1]}, {'cited' if out['citations'] else 'not cited'}, "
+                     f"{ms:.0f} ms)")
+    lines += [f"{decision}: {by.count(decision)} of {len(by)}" for decision in sorted(set(by))]
+    return "\n".join(lines)
 
 
 def questions(person: Person, today: date) -> list[tuple[str, str, tuple[str, ...]]]:
@@ -89,9 +129,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_resource_options(parser)
     parser.add_argument("--seed", type=int, default=64)
     parser.add_argument("--size", type=int, default=20, help="persons (two questions each)")
+    parser.add_argument("--undated", action="store_true",
+                        help="ask the age of persons whose description gives no years, once each, with default settings")
     args = parser.parse_args(argv)
     today = date.today()
     articles = json.loads(wikipedia_summaries_file().read_text(encoding="utf-8"))
+    if args.undated:
+        print(undated_report(loaded(args.index, args.model), undated_people(articles, seed=args.seed, size=args.size,
+                                                                            today=today)))
+        return 0
     print(report(ask(loaded(args.index, args.model), people(articles, seed=args.seed, size=args.size, today=today), today)))
     return 0
 

@@ -37,8 +37,8 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
     """The records as ``model`` (at ``threshold``, the knob, else its own) would have checked them;
     a question the record says was read as multi-hop is held to the threshold the knob gives such a
     question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
-    the knob holds for all). Answers the model itself abstained on, or the check could not score, keep
-    their decision. Features recorded by an older version are brought up to date first
+    the knob holds for all). Answers the model itself abstained on, the check could not score, or a rule
+    decided (an age no passage states), keep their decision. Features recorded by an older version are brought up to date first
     (:func:`components.answerability.current_features`)."""
     out = []
     for r in records:

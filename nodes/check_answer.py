@@ -23,10 +23,11 @@ threshold fitted with the model) the answer is withheld, unless the settings say
 goes up one tier as an unsure answer does (the step records ``extended_by: "check"`` and the score)
 and is answered and checked again. For a withheld answer the reply is the abstention, with no
 citations, and the trace keeps the withheld answer and the score. An answer the model itself
-abstained on stays an abstention. An answer given is cut to its short form when the settings ask
-for it (``answer_form``: a sentence that restates the question keeps only its new words,
-:mod:`components.short_answer`); the features, the citations and ``trace["written_answer"]`` are
-the text as written. The finished answer becomes the conversation's next turn.
+abstained on stays an abstention. So does an age no passage states, asked of a named person (the
+model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``). An answer given
+is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
+question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
+``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ from components.short_answer import short_answer
 from nodes.base import context_of, finished_turn, timed
 from nodes.generate import support, verdict_probs
 from nodes.grade_answer import can_extend, extended
+from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
 from pipeline.context import RAGContext
-from pipeline.state import AnswerabilityTrace, EvidenceItem, PassageHit, State, Step
+from pipeline.state import AnswerabilityTrace, Citation, EvidenceItem, PassageHit, State, Step
 from prompts import ABSTENTION, check_messages
 
 
@@ -119,6 +121,18 @@ def evidence_sources(evidence: Sequence[EvidenceItem], passages: Sequence[Passag
     known.update({item["passage_id"]: index.passage(item["passage_id"]).metadata.get("source")
                   for item in evidence if item["passage_id"] not in known and item["passage_id"] in index})
     return [known.get(item["passage_id"]) for item in evidence]
+
+
+AGE_UNSTATED = "an age no passage holds: the model does not work one out from a year of birth"
+
+
+def age_unstated(question: str, citations: Sequence[Citation], settings: Mapping[str, Any]) -> bool:
+    """Whether ``question`` asks a named person's age (:func:`nodes.tell_age.aged_subject`, under the setting
+    ``living_ages``) and no passage holds the answer (it has no citation). Such a question reaches the model
+    only where the person's article gives no year (else :mod:`nodes.tell_age` answers it), and the 1.5B model
+    does not subtract: "How old is Barack Obama?" was answered "44 years old" from "the 44th president", 41%
+    likely right by the score, and "How old is Donald Trump?" "68" (session 66)."""
+    return bool(settings.get("living_ages")) and not citations and aged_subject(question) is not None
 
 
 @timed("check_answer")
@@ -191,6 +205,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         if score < threshold and settings.get("extend_before_abstaining") and can_extend(state):
             return extended(state, [*steps[:-1], {**step, "decision": "extend", "extended_by": "check", "check_score": score}])
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
+        if check["decision"] == "answer" and knob > 0 and age_unstated(question, state.get("citations") or [], settings):
+            check.update({"decision": "abstain", "by": "age", "reason": AGE_UNSTATED})
     if features is not None:
         check["features"] = features
         check["features_version"] = FEATURES_VERSION
@@ -198,7 +214,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     update: dict[str, Any] = {"trace": {"answerability": check}}
     citations = list(state.get("citations") or [])
     given = short_answer(question, answer) if settings.get("answer_form") == "short" and check["by"] != "model" else answer
-    if check["decision"] == "abstain" and check["by"] == "score":
+    if check["decision"] == "abstain" and check["by"] in ("score", "age"):
         check["withheld_answer"] = given
         answer, citations = ABSTENTION, []
         update.update(answer=answer, citations=citations)

@@ -306,6 +306,37 @@ class TestCheckAnswer:
         passages = [{"id": "p1", "metadata": {"source": "wikipedia"}}]
         assert evidence_sources(evidence, passages, ctx.index) == ["wikipedia", indexed.metadata.get("source"), None]
 
+    OBAMA = {"n": 1, "passage_id": "p1", "title": "Barack Obama",
+             "text": "Barack Hussein Obama II served as the 44th president of the United States from 2009 to 2017."}
+
+    SURE = model(coef=(-2.0,))  # an answer the evidence does not hold scores over 0.88
+
+    def age_state(self, citations, threshold=0.1, **settings):
+        """"How old is Barack Obama?" answered "44 years old" from a passage that gives no year of birth."""
+        return {**self.state(threshold=threshold, evidence=[self.OBAMA]), "question": "How old is Barack Obama?",
+                "answer": "44 years old", "steps": [{**self.STEP, "answer": "44 years old", "raw_output": "44 years old"}],
+                "citations": citations, "passages": [{"id": "p1", "score": 0.7, "text": self.OBAMA["text"]}],
+                "settings": {"abstain_threshold": threshold, "layout": "question_first", "living_ages": True, **settings}}
+
+    def test_an_age_no_passage_states_is_withheld_whatever_its_score(self, ctx):
+        # the 1.5B model does not subtract: an age no passage holds was not read from the evidence
+        out = check_answer(self.age_state([]), self.runtime(ctx, self.SURE))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "age" and check["score"] > check["threshold"]
+        assert check["withheld_answer"] == "44 years old" and "no passage" in check["reason"]
+        assert out["answer"] == ABSTENTION and out["citations"] == [] and out["trace"]["abstained"] is True
+        assert out["turns"][0]["answer"] == ABSTENTION and out["turns"][0]["answerability"]["by"] == "age"
+
+    def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
+        cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
+        out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
+    @pytest.mark.parametrize("threshold, settings", [(0.0, {}), (0.1, {"living_ages": False})])
+    def test_the_age_rule_keeps_the_knob_s_never_and_its_setting(self, ctx, threshold, settings):
+        out = check_answer(self.age_state([], threshold, **settings), self.runtime(ctx, self.SURE))
+        assert out["trace"]["answerability"]["decision"] == "answer"
+
     def test_the_models_own_abstention_stays(self, ctx):
         out = check_answer(self.state(abstained=True), self.runtime(ctx, model()))
         assert out["trace"]["answerability"]["by"] == "model" and "withheld_answer" not in out["trace"]["answerability"]
@@ -773,6 +804,13 @@ class TestAbstentionFigures:
         wiki["answerability"].update(multi_hop=False, fit_on="wikipedia", fitted_thresholds=[0.2, 0.3])
         assert at_threshold([wiki], 0.2)["answered"] == 0.0  # held to 0.3 (its fitted threshold), not 0.2
         assert at_threshold([wiki], 0.1)["answered"] == 100.0  # held to 0.15
+
+    def test_the_knob_table_withholds_an_age_no_passage_states_at_every_bar_but_0(self):
+        from eval.abstention import at_threshold
+
+        age = self.record(True, 0.0, True, 0.9)
+        age["answerability"].update(by="age", decision="abstain")
+        assert at_threshold([age], 0.1)["answered"] == 0.0 and at_threshold([age], 0.0)["answered"] == 100.0
 
     def test_answers_scored_against_a_knowledge_base_that_may_not_hold_them(self):
         from eval.abstention import knowledge_base_figures

@@ -1044,6 +1044,25 @@ class TestAges:
         assert "on, how old: 1 of 1 right and given, 0 wrong and given, median 1 ms" in report(rows)
         assert "off, how old: 0 of 1 right and given, 1 wrong and given" in report(rows)
 
+    def test_the_undated_persons_are_people_whose_description_gives_no_years_read(self):
+        from datetime import date
+
+        from eval.ages import undated_people
+
+        articles = {**{k: {**v, "topic": "People"} for k, v in self.ARTICLES.items()},
+                    "e": {"title": "Ed Example", "description": "President of Example from 1990 to 1994", "topic": "People",
+                          "extract": "He was president."},
+                    "f": {"title": "Example River", "description": "River in Example", "topic": "Geography",
+                          "extract": "It flows."}}
+        # a: born 1989 (told), b: born 1970 (told), d: a life spelled (told); c's birth is too long ago to tell
+        assert sorted(undated_people(articles, seed=1, size=10, today=date(2026, 11, 29))) == ["Cy Example", "Ed Example"]
+
+    def test_undated_report(self, ctx):
+        from eval.ages import undated_report
+
+        said = undated_report(ctx, ["Isaac Newton"])
+        assert said.startswith("'How old is Isaac Newton?': ") and said.endswith(" of 1")
+
     def test_both_ways_side_by_side(self, ctx):
         from datetime import date
 

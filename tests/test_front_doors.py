@@ -139,6 +139,21 @@ def test_a_withheld_answer_from_the_wikipedia_summaries_names_their_bar():
     assert "below the 25% threshold" in abstention_note({"abstained": True, "answerability": contexts})
 
 
+def test_an_age_no_passage_states_is_told_as_withheld_for_that():
+    """A score over the bar does not make an age the model worked out its own (nodes.check_answer.age_unstated):
+    the reader is told why it was withheld, not that it was unlikely."""
+    from app.service import abstention_note
+    from app.ui import answerability_figure
+
+    check = {"by": "age", "withheld_answer": "44 years old", "score": 0.41, "threshold": 0.259, "decision": "abstain",
+             "fit_on": "wikipedia"}
+    note = abstention_note({"abstained": True, "answerability": check})
+    assert note == ("The knowledge base does not seem to hold the answer. The model's answer, \u201c44 years old\u201d, "
+                    "was withheld: no passage states that age, and the model does not work one out from a year of birth.")
+    assert answerability_figure(check) == ("answerability", "41.0% likely right against threshold 25.9% (an answer from the "
+                                                            "Wikipedia summaries), but no passage states the age: abstain")
+
+
 def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
     from app.ui import figures
 
