@@ -62,18 +62,22 @@ def wikipedia_summaries_file(language: str = "en-us") -> Path:
     return path
 
 
-WIKIPEDIA_READER_VERSION = 4
+WIKIPEDIA_READER_VERSION = 5
 """Changes whenever :func:`wikipedia_summaries` reads the same file into other documents (2: each
 article's short description ends its first passage; 3: a person's years in it are spelled "born 1769,
-died 1821"; 4: and the age at death, "aged 51 or 52"), so the benchmark's copy of them is built again."""
+died 1821"; 4: and the age at death, "aged 51 or 52"; 5: also where the summary does not say he or she,
+under the topic of persons), so the benchmark's copy of them is built again."""
 
 WIKIPEDIA_READER_CHANGE = ("this one spells a person's years in each summary's short description as born, died "
-                           "and the age at death")
+                           "and the age at death, also where the summary does not say he or she")
 """What the current reading does that the one before did not, said to an index read the old way."""
 
 _LIFE = re.compile(r"\s*\((c\. ?)?(\d{1,4})\s*[–-]\s*(c\. ?)?(\d{1,4})\)$")
 _YEAR_RANGE = re.compile(r"\d{1,4}\s*[–-]")
 _PERSONAL_PRONOUN = re.compile(r"\b(?:he|she|his|her|him)\b", re.IGNORECASE)
+_PLURAL = re.compile(r"\b(?:they|them|their|were)\b", re.IGNORECASE)
+PEOPLE = "People"
+"""The summaries' topic of persons (and of some groups: a band, a comedy team)."""
 LIFE_YEARS = (15, 105)
 """The shortest and longest life the years of a description are read as: a four-year war or a dynasty's
 three centuries are not one."""
@@ -89,30 +93,33 @@ class Life(NamedTuple):
     at: int  # where the range begins in the description
 
 
-def life_in(description: str, summary: str) -> Life | None:
+def life_in(description: str, summary: str, topic: str | None = None) -> Life | None:
     """The person's years that end ``description``, or ``None`` where its years are not a life. The range
     is read as one only when it is the description's one range, ends it, spans a life
     (:data:`LIFE_YEARS`), the summary does not give its first year (a reign's or a state's start:
     Suleiman's "(1520–1566)" is "sultan from 1520 to 1566") and speaks of its subject as he or she
-    (a band, a dynasty or a war is "they" or "it")."""
+    (a band, a dynasty or a war is "they" or "it"), or, under the ``topic`` of persons (:data:`PEOPLE`),
+    never in the plural (reader 5: Bertrand Russell's summary is one sentence that names him; "The Marx
+    Brothers were an American comedy troupe" stays a range)."""
     found = _LIFE.search(description)
     if found is None or len(_YEAR_RANGE.findall(description)) != 1:
         return None
     born_circa, born, died_circa, died = found.groups()
     if not LIFE_YEARS[0] <= int(died) - int(born) <= LIFE_YEARS[1]:
         return None
-    if re.search(rf"(?<!\d){born}(?!\d)", summary) or not _PERSONAL_PRONOUN.search(summary):
+    person = _PERSONAL_PRONOUN.search(summary) or (topic == PEOPLE and not _PLURAL.search(summary))
+    if re.search(rf"(?<!\d){born}(?!\d)", summary) or not person:
         return None
     return Life(born, died, bool(born_circa), bool(died_circa), found.start())
 
 
-def spelled_lifespan(description: str, summary: str) -> str:
+def spelled_lifespan(description: str, summary: str, topic: str | None = None) -> str:
     """``description`` with a person's years (:func:`life_in`) spelled out: "French general and emperor
     (1769–1821)" → "French general and emperor; born 1769, died 1821, aged 51 or 52" ("c." kept, and then
     no age). The 1.5B model does not read the range as a life: asked "When did Napoleon die?", it answered
     1814, his abdication, from the summary; nor does it subtract: "At what age did Marie Curie die?" was
     "77". Anything else comes back as it was."""
-    life = life_in(description, summary)
+    life = life_in(description, summary, topic)
     if life is None:
         return description
     circa = lambda c: "c. " if c else ""  # noqa: E731
@@ -173,7 +180,7 @@ def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
             doc_id=f"wiki/{title}",
             title=title,
             paragraphs=tuple(p for p in extract.split("\n") if p.strip()),
-            description=spelled_lifespan((article.get("description") or "").strip(), extract) or None,
+            description=spelled_lifespan((article.get("description") or "").strip(), extract, article.get("topic")) or None,
             metadata={
                 "source": "wikipedia",
                 "url": url,

@@ -66,7 +66,8 @@ def undated_people(articles: dict[str, dict], *, seed: int, size: int, today: da
     from nodes.tell_age import age_told
 
     def description(article: dict) -> str:  # as the index keeps it (components.sources.wikipedia_summaries)
-        return spelled_lifespan((article.get("description") or "").strip(), (article.get("extract") or "").strip())
+        return spelled_lifespan((article.get("description") or "").strip(), (article.get("extract") or "").strip(),
+                                article.get("topic"))
 
     found = [(article.get("title") or key).split(" (")[0] for key, article in sorted(articles.items())
              if article.get("topic") == "People" and age_told(key, f"({description(article)})", today) is None]

@@ -999,6 +999,16 @@ class TestLifespans:
         assert len(people(self.ARTICLES, seed=1, size=1)) == 1
         assert len(CHOSEN_ON) == 40
 
+    def test_the_persons_reader_5_added_are_people_whose_summary_says_neither_he_nor_she(self):
+        from eval.lifespans import Person, people
+
+        articles = {**self.ARTICLES,
+                    "e": {"title": "Di Example", "description": "Danish chemist (1850–1920)", "topic": "People",
+                          "extract": "Di Example was a Danish chemist."},
+                    "f": {"title": "Ed Example", "description": "Danish chemist (1850–1920)",
+                          "extract": "Ed Example was a Danish chemist."}}  # no topic: not read as a life
+        assert people(articles, seed=1, size=10, unpronounced=True) == [Person("Di Example", "1850", "1920")]
+
     def test_report(self):
         from eval.lifespans import Person, questions, report
 

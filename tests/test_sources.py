@@ -83,6 +83,20 @@ class TestSpelledLifespan:
         beatles = "The Beatles were an English rock band. They are regarded as the most influential band."
         assert spelled_lifespan("English rock band (1960–1970)", beatles) == "English rock band (1960–1970)"
 
+    def test_a_summary_of_the_topic_people_need_not_say_he_or_she(self):
+        """Reader 5 (session 66): 122 of the summaries under "People" are one sentence with no pronoun, and their
+        years had stayed a range. A group's summary speaks in the plural, and stays as it was."""
+        russell = "Bertrand Arthur William Russell, 3rd Earl Russell, was an English philosopher and social reformer."
+        assert spelled_lifespan("English philosopher and logician (1872–1970)", russell, topic="People") == \
+            "English philosopher and logician; born 1872, died 1970, aged 97 or 98"
+        assert spelled_lifespan("English philosopher and logician (1872–1970)", russell) == \
+            "English philosopher and logician (1872–1970)"  # no topic: a person only by he or she
+        marx = "The Marx Brothers were an American comedy troupe who achieved success in vaudeville."
+        assert spelled_lifespan("American comedy team (1905–1949)", marx, topic="People") == \
+            "American comedy team (1905–1949)"
+        their = "Ada and Bo Example, a comedy duo, made their films in Rome."
+        assert spelled_lifespan("Italian comedy duo (1905–1949)", their, topic="People") == "Italian comedy duo (1905–1949)"
+
     def test_a_range_whose_first_year_the_summary_gives_is_not_read_as_a_life(self):
         """Suleiman's "(1520–1566)" is his reign: the summary says "sultan from 1520 to 1566"."""
         summary = "Suleiman I was the Ottoman sultan from 1520 to 1566. His rule brought about a peak."
