@@ -39,7 +39,9 @@ SUMMARIZE = (
 "What are the main points of X?", "TL;DR of X", "What is X about?"; and how one asks of a subject as a whole:
 "Explain the rules of X", "Describe the history of X", "Tell me about the life of X" or "X's life", "Explain how X works",
 "How does X work?" (:func:`subject_of`), "Give me three facts about X"."""
-_SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS}|{_OWNED})\W*$", re.IGNORECASE)
+_ARTICLE = r"(?:the\s+)?(?:wikipedia\s+)?(?:article|page|entry)\s+(?:on|about|for)\s+(?P<titled>.+?)"
+"""What asks for the summary of a subject by its article: "the article on Mars", "the Wikipedia page about Rome"."""
+_SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS}|{_OWNED}|{_ARTICLE})\W*$", re.IGNORECASE)
 MAX_THING_WORDS = 8
 """The most words the thing to summarize may have: a longer one is a question of its own."""
 
@@ -57,11 +59,12 @@ def summarized_thing(question: str) -> str | None:
 def subject_of(thing: str) -> str | None:
     """The subject a request to summarize ``thing`` asks of as a whole ("the rules of cricket" → "cricket",
     "how vaccines work" and "how does the heart work" → "vaccines", "the heart", "Einstein's life" →
-    "Einstein"), ``None`` when ``thing`` is
+    "Einstein") or by its article ("the article on Mars" → "Mars"), ``None`` when ``thing`` is
     not so worded (:data:`ASPECTS`) or the subject is what the conversation is on ("how it works":
     :data:`REFERENCES`, which the rewrite of a follow-up reads)."""
     found = _SUBJECT.match(thing)
-    subject = " ".join((found["subject"] or found["working"] or found["owner"]).split()) if found else None
+    subject = " ".join((found["subject"] or found["working"] or found["owner"] or found["titled"]).split()) \
+        if found else None
     return None if subject is None or subject.lower() in REFERENCES else subject
 
 

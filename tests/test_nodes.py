@@ -1446,6 +1446,10 @@ class TestSubjectAskedOf:
         ("how a steam engine works", "a steam engine"), ("the life of Albert Einstein", "Albert Einstein"),
         ("Einstein's life", "Einstein"), ("Napoleon’s career", "Napoleon"), ("its history", None),
         ("the kettle manual", None), ("the sailing club rules", None), ("it", None),
+        # "Summarize the article on Mars" summarized "The War of the Worlds" (session 66): no title holds "article"
+        ("the article on Mars", "Mars"), ("the Wikipedia article about the Roman Empire", "the Roman Empire"),
+        ("the page on black holes", "black holes"), ("the entry for Isaac Newton", "Isaac Newton"),
+        ("the article on it", None),
     ])
     def test_the_subject_after_an_aspect(self, thing, subject):
         from components.requests import subject_of
