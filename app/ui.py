@@ -211,7 +211,9 @@ def _owner(request: gr.Request | None) -> str | None:
 def summary_line(result: dict[str, Any]) -> str:
     """What the answer cost, in words a person reads: time, evidence read, and whether it had to
     read more."""
-    items = passages_read(result)
+    summarized = result.get("summarized")
+    # a summary's prompt gives each paragraph of the document as one evidence item: count the passages it read
+    items = summarized["passages_read"] if summarized else passages_read(result)
     read = f"{items} passage{'s' if items != 1 else ''}" if items else "no passages"
     parts = [f"read {read}"]
     if result.get("cache"):  # nothing was read or generated: the answer was given before
@@ -242,7 +244,6 @@ def summary_line(result: dict[str, Any]) -> str:
         parts.append(f"{read} “{described['title']}”, as written")
     if aged := result.get("aged"):
         parts.append(f"the age in the description of “{aged['title']}”")
-    summarized = result.get("summarized")
     if summarized:
         cut = summarized["passages_read"] < summarized["passages"]
         parts.append(summary_of(summarized) + (f" ({summarized['passages_read']} of its {summarized['passages']} "

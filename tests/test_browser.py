@@ -1025,6 +1025,22 @@ def test_an_answer_given_without_reading_says_so(browser, ctx, tmp_path, monkeyp
         assert "none of the passages read" not in text, text
 
 
+def test_a_summary_says_how_many_passages_of_the_document_it_read(browser, ctx, tmp_path, monkeypatch):
+    """"Summarize the article on Mars" showed "read 1 passage · a summary of “Mars”" (found trying the chat,
+    session 66): the line counted the prompt's evidence items, and a summary gives a document's paragraph as
+    one. It says how many of the document's passages the summary read, as the terminal does."""
+    from app.service import RAGService
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    jupiter = ctx.index.document_passages(ctx.index.document_of(next(p for p in ctx.index if p.title == "Jupiter")))
+    assert len(jupiter) > 1
+    with in_process_server(RAGService.from_context(ctx, "smollm2-135m"), browser) as page:
+        ask(page, "Summarize the article on Jupiter")
+        text = wait_answered(page)
+        assert f"read {len(jupiter)} passages · a summary of “Jupiter”" in text, text
+
+
 def hold_restore(page) -> list:
     """Hold the page's restore (the load event that reads the conversation from the server) until
     the test releases it: a slow server or network, made deterministic. Returns the held requests."""
