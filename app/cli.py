@@ -58,8 +58,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "--no-ask-who answers it from whatever retrieval finds)")
     parser.add_argument("--describe", action=argparse.BooleanOptionalAction, default=None,
                         help="a question that only asks who or what a thing is (\"Who was Napoleon?\") is answered with "
-                             "the first passage of the document titled as the thing, with no model call (default: on; "
-                             "--no-describe leaves it to the model)")
+                             "the first passage of the document titled as the thing, and one that only asks to compare "
+                             "two things (\"Compare cats and dogs\") with the first passage of each, with no model call "
+                             "(default: on; --no-describe leaves them to the model)")
     parser.add_argument("--named-documents", action=argparse.BooleanOptionalAction, default=None,
                         help="a question that names one of your files (\"What does the handbook say about holidays?\", "
                              "\"my report\", \"the document\") searches that file only (default: on; "

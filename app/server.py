@@ -150,6 +150,15 @@ class AnswerabilityCheck(BaseModel):
                                                       "document (\"quarterly report\")")
 
 
+class Compared(BaseModel):
+    things: list[str] = Field(description="the two things the request asked to compare (\"cats\", \"dogs\")")
+    titles: list[str] = Field(description="the documents whose first passages are the answer, in that order")
+    passage_ids: list[str]
+    shown: list[str] = Field(default_factory=list, description="the documents' passages given so far, in order "
+                                                               "(\"Tell me more\" reads on after them)")
+    more: bool = Field(False, description="the answer is their next passages, asked for with \"Tell me more\"")
+
+
 class Described(BaseModel):
     thing: str = Field(description="what the question asked to be described (\"Napoleon\")")
     title: str = Field(description="the document whose first passage is the answer")
@@ -233,6 +242,9 @@ class AskResponse(BaseModel):
     aged: Optional[Aged] = Field(None, description="set when the question asked a named person's age (\"How old is "
                                  "Bill Gates?\") and the answer is told from the years their description gives "
                                  "(no model call)")
+    compared: Optional[Compared] = Field(None, description="set when the request only asked to compare two things "
+                                         "(\"Compare cats and dogs\") and the answer is the first passage of the "
+                                         "document titled as each, as written (no model call)")
     named_documents: Optional[list[NamedDocument]] = Field(
         None, description="set when the question named one or more of your files (\"What does the handbook say about "
                           "holidays?\", \"my report\", \"the document\"), or follows a question that did and the "
@@ -263,6 +275,8 @@ class Turn(BaseModel):
                                                            "of your files: only they were searched")
     summarized: Optional[Summarized] = Field(None, description="set when the answer is a summary of a document")
     aged: Optional[Aged] = Field(None, description="set when the answer is an age told from a person's description")
+    compared: Optional[Compared] = Field(None, description="set when the answer is the first passages of two documents "
+                                         "a request compares")
     tier: Optional[str] = Field(None, description="the tier the answer started at (null: a turn kept before it was recorded)")
     final_tier: Optional[str] = Field(None, description="the tier the cascade stopped at")
     tokens: Optional[dict[str, Optional[int]]] = Field(None, description="as an answer's: prompt, input, evaluated, "

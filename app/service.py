@@ -182,6 +182,7 @@ def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
         "described": trace.get("described"),  # the answer is the first passage of the document about the thing asked
         "summarized": trace.get("summarized"),  # the answer is a summary of the document the request named
         "aged": trace.get("aged"),  # the answer is an age told from the years a person's description gives
+        "compared": trace.get("compared"),  # the answer is the first passages of the two documents a request compares
         "named_documents": trace.get("named_documents"),  # the user's files the question named: only they were searched
         "cache": cache_match(trace),
         "energy": ({"joules": round(trace["energy"]["joules"], 3), "method": trace["energy"]["method"]}
@@ -261,12 +262,17 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     return note
 
 
+def both_titles(compared: dict[str, Any]) -> str:
+    """The two documents a comparison gave the first passages of: "“Cat” and “Dog”"."""
+    return " and ".join(f"“{title}”" for title in compared["titles"])
+
+
 def passages_read(result: dict[str, Any]) -> int | None:
     """How many evidence items the answer's prompt held (0: answered closed book), ``None`` where
     the result does not say (a turn stored before session 32)."""
     if "passages_read" in result:
         return result["passages_read"]
-    if result.get("described") or result.get("aged"):  # the answer is (or is told from) the passages it cites
+    if result.get("described") or result.get("aged") or result.get("compared"):  # the answer is (from) the passages it cites
         return len(result.get("citations") or []) or 1
     if result.get("summarized"):  # the paragraphs the summary read
         return result["summarized"]["evidence_items"]
@@ -360,6 +366,10 @@ def cost_line(result: dict[str, Any]) -> str:
         parts = [tier, f"described by the first passage of “{described['title']}” (no model call)", seconds]
     elif (aged := result.get("aged")) is not None:  # no prompt: the answer is told from the passage
         parts = [tier, f"told from the description of “{aged['title']}” (no model call)", seconds]
+    elif (compared := result.get("compared")) is not None and compared.get("more"):  # read on in the two compared
+        parts = [f"read on in {both_titles(compared)} (no model call)", seconds]
+    elif compared is not None:  # no prompt: the answer is the two passages
+        parts = [tier, f"compared by the first passages of {both_titles(compared)} (no model call)", seconds]
     elif (summarized := result.get("summarized")) is not None:  # no tier: the document, in its order
         parts = [f"{summary_of(summarized)} (read {summarized['passages_read']} of its {summarized['passages']} passages)",
                  token_cost(tokens), seconds]
@@ -699,7 +709,8 @@ class RAGService:
         the tiers and tokens (``None`` for a turn stored before session 49); the rest of its figures
         (:data:`FIGURES` and the trace's part they read, ``None`` for a turn stored before session 50); for an
         answer that is the first passage of the document about the thing asked, which (``described``); for a
-        summary, of what (``summarized``); for an age told from a description, whose (``aged``)."""
+        summary, of what (``summarized``); for an age told from a description, whose (``aged``); for a
+        comparison, of which documents (``compared``)."""
         _, turns = self._turns(session_id, owner)
         return [{**dict.fromkeys((*FIGURES, "trace")), **(t.get("figures") or {}),
                  "question": t["question"], "standalone_question": t["standalone_question"], "answer": t["answer"],
@@ -710,6 +721,7 @@ class RAGService:
                  "answerability": public_check(t.get("answerability")), "escalations": t.get("escalations"),
                  "closest": public_passages(t.get("closest") or []), "cache": t.get("cache"),
                  "described": t.get("described"), "summarized": t.get("summarized"), "aged": t.get("aged"),
+                 "compared": t.get("compared"),
                  # the turn holds them since session 62; a turn of session 61 kept them with its figures
                  "named_documents": t.get("named_documents") or (t.get("figures") or {}).get("named_documents"),
                  "tier": t.get("tier"), "final_tier": t.get("final_tier"), "tokens": t.get("tokens")} for t in turns]

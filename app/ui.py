@@ -24,7 +24,7 @@ import gradio as gr
 
 from app.errors import HANDLED, describe
 from app.security import USER_KEY
-from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart,
+from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart, both_titles,
                          closest_passages, passages_read, read_as, searched_only, summary_of, unsupported_note,
                          why_searched_only)
 from components.model_files import cache_dir
@@ -244,6 +244,9 @@ def summary_line(result: dict[str, Any]) -> str:
         parts.append(f"{read} “{described['title']}”, as written")
     if aged := result.get("aged"):
         parts.append(f"the age in the description of “{aged['title']}”")
+    if compared := result.get("compared"):
+        read = "more of" if compared.get("more") else "the first passages of"
+        parts.append(f"{read} {both_titles(compared)}, as written")
     if summarized:
         cut = summarized["passages_read"] < summarized["passages"]
         parts.append(summary_of(summarized) + (f" ({summarized['passages_read']} of its {summarized['passages']} "
@@ -306,6 +309,8 @@ def tier_row(result: dict[str, Any]) -> tuple[str, str]:
         return "tier", f"none: {instead}"
     if (result.get("described") or {}).get("match") == "more":
         return "tier", f"none: read on in “{result['described']['title']}”"
+    if (result.get("compared") or {}).get("more"):
+        return "tier", f"none: read on in {both_titles(result['compared'])}"
     if result.get("summarized"):
         return "tier", f"none: {summary_of(result['summarized'])}"
     return "tier", result["tier"] if not result.get("escalations") else f"{result['tier']} → {result['final_tier']}"
@@ -397,7 +402,7 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
               "rewritten_question": read_as(turn["question"], turn["standalone_question"]),
               "described": turn.get("described"), "named_documents": turn.get("named_documents"),
-              "summarized": turn.get("summarized"), "aged": turn.get("aged")}
+              "summarized": turn.get("summarized"), "aged": turn.get("aged"), "compared": turn.get("compared")}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
     if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown

@@ -4,6 +4,7 @@
     start_turn --(a first question on a person it does not name: "When was he born?")--> ask_who -> finish_turn
     start_turn --(a greeting, thanks or a farewell)--> small_talk -> finish_turn
     start_turn --("Tell me more" after a description)--> describe_more -> finish_turn
+    start_turn --("Tell me more" after a comparison)--> compare_more -> finish_turn
     start_turn --(otherwise)--> lookup_cache --(answered from the query cache)--> finish_turn
     lookup_cache --(otherwise)--> classify_tier --(k > 0, documents given, or a summary asked for)--> retrieve
     retrieve --(a request to summarize a document: "Summarize the kettle manual")--> summarize
@@ -15,6 +16,8 @@
     describe --(the first passage of the document titled as the thing)--> finish_turn; else as after rerank
     rerank --(a question that asks a named person's age: "How old is Bill Gates?")--> tell_age
     tell_age --(the years the description of the document titled as the person gives)--> finish_turn; else on
+    rerank --(a request that only asks to compare two things: "Compare cats and dogs")--> compare
+    compare --(the first passages of the documents titled as the two)--> finish_turn; else on
     grade_confidence / rerank --(budget compresses)--> compress -> generate
     grade_confidence / rerank --(otherwise: baseline)--> generate -> grade_answer
     grade_answer --(low confidence, a tier left on the cascade's ladder)--> compress (extend in place)
@@ -28,13 +31,16 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from pipeline.context import RAGContext
-from graph.routing import (after_cache, after_check, after_classify, after_description, after_grade, after_grade_answer,
-                           after_rerank, after_retrieve, after_start, after_summary, after_telling_age)
+from graph.routing import (after_cache, after_check, after_classify, after_comparing, after_description, after_grade,
+                           after_grade_answer, after_rerank, after_retrieve, after_start, after_summary,
+                           after_telling_age)
 from pipeline.state import InputState, OutputState, State
 from nodes import (
     ask_who,
     check_answer,
     classify_tier,
+    compare,
+    compare_more,
     compress,
     condense_question,
     describe,
@@ -67,6 +73,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_node("describe", describe)
     builder.add_node("describe_more", describe_more)
     builder.add_node("tell_age", tell_age)
+    builder.add_node("compare", compare)
+    builder.add_node("compare_more", compare_more)
     builder.add_node("summarize", summarize)
     builder.add_node("compress", compress)
     builder.add_node("generate", generate)
@@ -76,8 +84,10 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
 
     builder.add_edge(START, "start_turn")
     builder.add_conditional_edges("start_turn", after_start,
-                                  ["small_talk", "describe_more", "condense_question", "ask_who", "lookup_cache"])
+                                  ["small_talk", "describe_more", "compare_more", "condense_question", "ask_who",
+                                   "lookup_cache"])
     builder.add_edge("describe_more", "finish_turn")
+    builder.add_edge("compare_more", "finish_turn")
     builder.add_edge("ask_who", "finish_turn")
     builder.add_edge("small_talk", "finish_turn")
     builder.add_edge("condense_question", "lookup_cache")
@@ -86,7 +96,8 @@ def build_graph() -> StateGraph[State, RAGContext, InputState, OutputState]:
     builder.add_conditional_edges("retrieve", after_retrieve, ["summarize", "grade_confidence"])
     builder.add_conditional_edges("summarize", after_summary, ["finish_turn", "grade_confidence"])
     builder.add_conditional_edges("grade_confidence", after_grade, ["retrieve", "rerank", "compress", "generate"])
-    builder.add_conditional_edges("rerank", after_rerank, ["describe", "tell_age", "compress", "generate"])
+    builder.add_conditional_edges("rerank", after_rerank, ["describe", "tell_age", "compare", "compress", "generate"])
+    builder.add_conditional_edges("compare", after_comparing, ["finish_turn", "compress", "generate"])
     builder.add_conditional_edges("tell_age", after_telling_age, ["finish_turn", "compress", "generate"])
     builder.add_conditional_edges("describe", after_description, ["finish_turn", "compress", "generate"])
     builder.add_edge("compress", "generate")

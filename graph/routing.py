@@ -7,6 +7,7 @@ import re
 from typing import Any, Literal, Mapping
 
 from nodes.condense_question import NO_SUBJECT, REFERS_BACK, asked_who, named_in_reply, topical
+from nodes.compare import compared_subjects
 from nodes.describe import asks_for_more, described_subject
 from nodes.tell_age import aged_subject
 from components.requests import summarized_thing
@@ -20,8 +21,10 @@ def refers_back(question: str) -> bool:
     return bool(_REFERS_BACK.search(question) or NO_SUBJECT.match(question))
 
 
-def after_start(state: State) -> Literal["small_talk", "describe_more", "condense_question", "ask_who", "lookup_cache"]:
-    """Answer small talk in kind; read on in the document just described when asked for more; rewrite
+def after_start(state: State) -> Literal["small_talk", "describe_more", "compare_more", "condense_question", "ask_who",
+                                         "lookup_cache"]:
+    """Answer small talk in kind; read on in the document just described, or the two just compared, when
+    asked for more; rewrite
     the question first only in a conversation (of turns that were read for), and only when it refers
     back, or when it gives the name the last answer asked for; ask who a first question means when it
     names no one it stands on."""
@@ -31,8 +34,11 @@ def after_start(state: State) -> Literal["small_talk", "describe_more", "condens
     if turns and asked_who(turns[-1]) and named_in_reply(turns[-1]["question"], state["question"]):
         return "condense_question"
     topics = topical(turns)
-    if topics and topics[-1].get("described") and not state.get("documents") and asks_for_more(state["question"]):
-        return "describe_more"
+    if topics and not state.get("documents") and asks_for_more(state["question"]):
+        if topics[-1].get("described"):
+            return "describe_more"
+        if topics[-1].get("compared"):
+            return "compare_more"
     if topics and refers_back(state["question"]):
         return "condense_question"
     if state.get("unnamed"):
@@ -95,10 +101,10 @@ def _to_the_answer(state: State) -> Literal["compress", "generate"]:
     return "compress" if budget["context_chars"] is not None or budget.get("context_tokens") is not None else "generate"
 
 
-def after_rerank(state: State) -> Literal["describe", "tell_age", "compress", "generate"]:
+def after_rerank(state: State) -> Literal["describe", "tell_age", "compare", "compress", "generate"]:
     """A question that only asks what a thing is goes to describe first, one that asks a named person's age
-    to tell_age (when the settings say so and the passages are the knowledge base's, not documents given with
-    it); any other to its budget's next step."""
+    to tell_age, one that only asks to compare two things to compare (when the settings say so and the
+    passages are the knowledge base's, not documents given with it); any other to its budget's next step."""
     settings: Mapping[str, Any] = state.get("settings") or {}
     if (settings.get("living_ages") and not state.get("documents")
             and aged_subject(state.get("standalone_question") or state["question"])):
@@ -106,12 +112,20 @@ def after_rerank(state: State) -> Literal["describe", "tell_age", "compress", "g
     if (settings.get("describe") and not state.get("documents")
             and described_subject(state.get("standalone_question") or state["question"])):
         return "describe"
+    if (settings.get("describe") and not state.get("documents")
+            and compared_subjects(state.get("standalone_question") or state["question"])):
+        return "compare"
     return _to_the_answer(state)
 
 
 def after_description(state: State) -> Literal["finish_turn", "compress", "generate"]:
     """Described, the answer is finished; else on to the budget's next step, as after rerank."""
     return "finish_turn" if state.get("described") else _to_the_answer(state)
+
+
+def after_comparing(state: State) -> Literal["finish_turn", "compress", "generate"]:
+    """Compared, the answer is finished; else on to the budget's next step, as after rerank."""
+    return "finish_turn" if state.get("compared") else _to_the_answer(state)
 
 
 def after_telling_age(state: State) -> Literal["finish_turn", "compress", "generate"]:

@@ -3,6 +3,7 @@
 from nodes.ask_who import ask_who
 from nodes.check_answer import check_answer
 from nodes.classify_tier import classify_tier
+from nodes.compare import compare, compare_more
 from nodes.compress import compress
 from nodes.condense_question import condense_question
 from nodes.describe import describe, describe_more
@@ -32,6 +33,8 @@ __all__ = [
     "describe",
     "describe_more",
     "tell_age",
+    "compare",
+    "compare_more",
     "compress",
     "generate",
     "grade_answer",

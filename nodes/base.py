@@ -85,6 +85,8 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
         turn["summarized"] = trace["summarized"]
     if trace.get("aged"):
         turn["aged"] = trace["aged"]
+    if trace.get("compared"):
+        turn["compared"] = trace["compared"]
     return turn
 
 

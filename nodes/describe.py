@@ -72,19 +72,31 @@ def described_subject(question: str) -> str | None:
         if found is None:
             continue
         thing = " ".join(found["thing"].split())
+        if thing_named(thing, most) is None:
+            return None
         words = _WORD.findall(thing)
         body = words[1:] if words and re.fullmatch(_ARTICLE, words[0], re.IGNORECASE) else words
-        if (not body or len(body) > most or len(thing) > 80 or re.search(r"[,:;]", thing)
-                or any(w.lower().strip(".") in NOT_A_THING or re.search(r"['’]s?$", w) for w in words)
-                or any(w.islower() and len(w) > 4 and w.endswith("ed") for w in body)
-                or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
-            return None
         if kind == "who" and body is not words and not all(w[:1].isupper() for w in body):
             return None
         if kind == "name" and len(body) > MOST_PLAIN_WORDS and not all(w[:1].isupper() for w in body):
             return None
         return thing
     return None
+
+
+def thing_named(thing: str, most: int) -> str | None:
+    """``thing`` with its spaces made single when it reads as the name of one thing, of at most ``most`` words
+    after an article; ``None`` when it asks a fact of a thing (:data:`NOT_A_THING`), holds a possessive ("Kublai
+    Khan's grandfather"), a participle ("the label renamed"), a superlative, or a comma, colon or semicolon."""
+    thing = " ".join(thing.split())
+    words = _WORD.findall(thing)
+    body = words[1:] if words and re.fullmatch(_ARTICLE, words[0], re.IGNORECASE) else words
+    if (not body or len(body) > most or len(thing) > 80 or re.search(r"[,:;]", thing)
+            or any(w.lower().strip(".") in NOT_A_THING or re.search(r"['’]s?$", w) for w in words)
+            or any(w.islower() and len(w) > 4 and w.endswith("ed") for w in body)
+            or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
+        return None
+    return thing
 
 
 def _plain(text: str) -> str:
@@ -139,13 +151,14 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         k=state["settings"]["budget"]["k"], corrected=state.get("corrections", 0) > 0)}
 
 
-def titled_first_passage(ctx: RAGContext, state: State, thing: str) -> tuple[Passage, float, PassageHit] | None:
-    """The first passage of the document of the reranked passage titled as ``thing`` (:func:`described_by`),
-    its score and that passage; ``None`` where no title names it. The score is the first passage's as
-    retrieved, or where it was not among the passages retrieved, its cosine with the question, as retrieval
-    scores."""
+def titled_first_passage(ctx: RAGContext, state: State, thing: str, among: Sequence[PassageHit] | None = None,
+                         ) -> tuple[Passage, float, PassageHit] | None:
+    """The first passage of the document of the reranked passage (or of ``among``) titled as ``thing``
+    (:func:`described_by`), its score and that passage; ``None`` where no title names it. The score is the
+    first passage's as retrieved, or where it was not among the passages retrieved, its cosine with the
+    question, as retrieval scores."""
     passages = state.get("passages") or []
-    hit = described_by(thing, passages)
+    hit = described_by(thing, passages if among is None else among)
     if hit is None or hit["id"] not in ctx.index:
         return None
     first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(hit["id"])))[0])

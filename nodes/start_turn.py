@@ -38,6 +38,7 @@ def start_turn(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "described": False,
         "summarized": False,
         "told_age": False,
+        "compared": False,
         "passages": [],
         "evidence": [],
         "corrections": 0,

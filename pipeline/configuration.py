@@ -274,6 +274,8 @@ class PipelineConfig:
     # about Marie Curie") with the first passage of the document titled as the thing, where the reranked passages
     # include one of it, as it is written and cited, without a model call (nodes.describe). False: the model
     # answers it in as few words as it answers any question ("Napoleon Bonaparte"), as releases before session 60.
+    # So is a request that only asks to compare two things ("Compare cats and dogs"), with the first passage of
+    # each one's document (nodes.compare, session 66).
     describe: bool = True
     # Search only the user's file that a question names ("What does the handbook say about holidays?", "my report",
     # "the document": nodes.retrieve.named_documents), so a file is not outranked by the Wikipedia article on the

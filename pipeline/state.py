@@ -235,6 +235,14 @@ class AgedTrace(TypedDict):
     on: str  # the day the age was told for (ISO date)
 
 
+class ComparedTrace(TypedDict):
+    things: list[str]  # the two things the request asked to compare ("cats", "dogs")
+    titles: list[str]  # the documents whose first passages are the answer, in that order
+    passage_ids: list[str]  # those passages, the answer's citations
+    shown: NotRequired[list[str]]  # the documents' passages given so far ("Tell me more" reads on after them)
+    more: NotRequired[bool]  # the answer is their next passages, asked for with "Tell me more"
+
+
 class CorrectionTrace(TypedDict):
     fired: bool
     rounds: int
@@ -360,6 +368,7 @@ class Trace(TypedDict, total=False):
     named_documents: list[NamedDocumentTrace]  # the user's files the question named: retrieval searched only them
     summarized: SummarizedTrace  # an answer that is a summary of the document the request names (summarize)
     aged: AgedTrace  # an answer that is an age told from the years a person's description gives (tell_age)
+    compared: ComparedTrace  # an answer that is the first passages of the two documents a request compares (compare)
     top_score: float  # best retrieval cosine, after any correction
     top_score_initial: float  # best retrieval cosine of the first retrieval
     low_confidence: bool  # top_score < tau
@@ -372,7 +381,8 @@ class Trace(TypedDict, total=False):
     context: str  # the evidence exactly as the prompt holds it
     raw_output: str  # the model's text before citation markers were taken out
     # "model" (its [n] markers), "attributed" (items holding its words), "unsupported", "none", "described"
-    # (the answer is the cited passage: nodes.describe), "aged" (an age told from it: nodes.tell_age) or "summary"
+    # (the answer is the cited passage: nodes.describe), "aged" (an age told from it: nodes.tell_age), "compared"
+    # (the cited passages: nodes.compare) or "summary"
     citation_source: str
     supported: bool  # some shown evidence item holds the answer (see nodes.generate.SUPPORT_COVERAGE)
     abstained: bool
@@ -426,6 +436,8 @@ class Turn(TypedDict):
     summarized: NotRequired[SummarizedTrace]
     # since session 64: the answer is an age told from the years a description gives (nodes.tell_age)
     aged: NotRequired[AgedTrace]
+    # since session 66: the answer is the first passages of the two documents a request compares (nodes.compare)
+    compared: NotRequired[ComparedTrace]
 
 
 class OutputState(TypedDict):
@@ -441,6 +453,7 @@ class State(InputState, total=False):
     described: bool  # the answer is the first passage of the document about what the question asked (describe)
     summarized: bool  # summarize answered: a summary of the document the request named, or that no document is called so
     told_age: bool  # tell_age answered: an age told from the years the person's description gives
+    compared: bool  # compare answered: the first passages of the two documents the request compares
     turns: Annotated[list[Turn], operator.add]
     settings: Settings
     query_embedding: list[float]

@@ -121,6 +121,17 @@ class TestDatasets:
         assert [e.question for e in load("squad", "train", data_dir) if summarized_thing(e.question)] == [
             "What is the Domesday Book about?"]
 
+    def test_no_squad_or_hotpotqa_dev_question_asks_to_compare_two_things(self, data_dir):
+        """The README's figures stand with comparisons answered (session 66); the one SQuAD 2.0 train question
+        that reads as one is in the README."""
+        from nodes.compare import compared_subjects
+
+        for dataset in ("squad", "hotpotqa"):
+            assert [e.question for e in load(dataset, "dev", data_dir) if compared_subjects(e.question)] == []
+        assert [e.question for e in load("hotpotqa", "train", data_dir) if compared_subjects(e.question)] == []
+        assert [e.question for e in load("squad", "train", data_dir) if compared_subjects(e.question)] == [
+            "What is the main difference between online pharmacies and community pharmacies?"]
+
     def test_no_benchmark_question_asks_a_named_person_s_age(self, data_dir):
         """The README's figures stand with ages told (session 64): no SQuAD 2.0 or HotpotQA question, dev or
         train, asks how old a named person is ("How old is the North Sea?" names no person)."""

@@ -520,6 +520,36 @@ def test_an_age_told_from_a_description_says_so_in_every_front_door(service):
     assert turns[-1]["aged"] == body["aged"]
 
 
+def test_a_comparison_says_so_in_every_front_door(service):
+    """"Compare X and Y" answered by the first passage of each one's article (session 66): the API says which
+    documents, the chat's summary line and the terminal's cost line that no model was called, a reload shows
+    the same."""
+    from app.service import cost_line
+    from app.ui import figures, result_messages, turn_messages
+
+    body = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "Compare Isaac Newton and Albert Einstein", "session_id": "compare"}).json()
+    assert body["compared"]["titles"] == ["Isaac Newton", "Albert Einstein"] and body["described"] is None
+    assert body["answer"].startswith("Isaac Newton: ") and "\n\nAlbert Einstein: " in body["answer"]
+    assert body["supported"] and not body["abstained"] and len(body["citations"]) == 2
+    live = result_messages(body, show_trace=False)
+    assert live[-1].metadata["title"].endswith(" · read 2 passages · the first passages of “Isaac Newton” and "
+                                               "“Albert Einstein”, as written")
+    assert " · compared by the first passages of “Isaac Newton” and “Albert Einstein” (no model call) · " in cost_line(body)
+    kept = turn_messages(service.history("compare")[-1])
+    assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in live]
+    turns = TestClient(create_app(service, with_ui=False)).get("/session/compare").json()["turns"]
+    assert turns[-1]["compared"] == body["compared"]
+    more = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "Tell me more", "session_id": "compare"}).json()
+    assert more["compared"]["more"] is True and len(more["citations"]) == 2
+    assert result_messages(more, show_trace=False)[-1].metadata["title"].endswith(
+        " · read 2 passages · more of “Isaac Newton” and “Albert Einstein”, as written · "
+        "follow-up read as: Tell me more about Isaac Newton and Albert Einstein")
+    assert "- tier: none: read on in “Isaac Newton” and “Albert Einstein”" in figures(more)
+    assert cost_line(more).startswith("read on in “Isaac Newton” and “Albert Einstein” (no model call) · ")
+
+
 def test_more_of_a_description_is_shown_as_its_passages_in_every_front_door(service):
     """"Tell me more" after a description reads on in the same document: the summary says how many
     passages and of what, the terminal's cost line that no model was called, a reload shows the same;

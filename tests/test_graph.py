@@ -190,6 +190,64 @@ class TestTellAge:
         assert "tell_age" not in steps and "generate" in steps
 
 
+class TestCompare:
+    """"Compare X and Y" is the first passage of each one's article, with no model call (session 66): five of
+    eight such requests had abstained, three got a fragment of one side."""
+
+    @pytest.mark.parametrize("question", ["Compare Isaac Newton and Albert Einstein", "Isaac Newton vs Albert Einstein",
+                                          "What is the difference between Isaac Newton and Albert Einstein?"])
+    def test_the_first_passage_of_each_article(self, ctx, index, question):
+        steps = visited(ctx, question)
+        assert steps[-2:] == ["compare", "finish_turn"] and "generate" not in steps
+        out = ask(ctx, question)
+        firsts = [index.passage(index.document_passages(f"wiki/{t}")[0]) for t in ("Isaac Newton", "Albert Einstein")]
+        assert out["answer"] == "\n\n".join(f"{p.title}: {p.text}" for p in firsts)
+        assert [(c["n"], c["passage_id"]) for c in out["citations"]] == [(1, firsts[0].id), (2, firsts[1].id)]
+        assert out["trace"]["compared"] == {"things": ["Isaac Newton", "Albert Einstein"],
+                                            "titles": ["Isaac Newton", "Albert Einstein"],
+                                            "passage_ids": [firsts[0].id, firsts[1].id],
+                                            "shown": [firsts[0].id, firsts[1].id]}
+        assert out["trace"]["supported"] and not out["trace"]["abstained"]
+        assert out["trace"]["prompt_tokens_evaluated"] == out["trace"]["output_tokens"] == 0
+
+    def test_more_reads_on_in_both_articles_until_they_end(self, ctx, index):
+        """Found trying the chat (session 66): "Tell me more" after a comparison abstained on passages about
+        comparative mythology. It reads on in both documents, a passage of each at a time."""
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from graph import build_graph
+
+        chat, config = build_graph().compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "more"}}
+        newton, moon = index.document_passages("wiki/Isaac Newton"), index.document_passages("wiki/Moon")
+        assert len(newton) == 5 and len(moon) > 5
+        chat.invoke({"question": "Compare Isaac Newton and the Moon"}, config, context=ctx)
+        assert visited(ctx, "Tell me more", chat, config) == ["start_turn", "compare_more", "finish_turn"]
+        more = chat.get_state(config).values
+        assert [c["passage_id"] for c in more["citations"]] == [newton[1], moon[1]]
+        assert more["answer"] == f"Isaac Newton: {index.passage(newton[1]).text}\n\nMoon: {index.passage(moon[1]).text}"
+        assert more["trace"]["compared"]["shown"] == [newton[0], moon[0], newton[1], moon[1]]
+        for _ in range(3):
+            chat.invoke({"question": "Tell me more"}, config, context=ctx)
+        last = chat.invoke({"question": "What else?"}, config, context=ctx)  # Newton's passages are all given
+        assert [c["passage_id"] for c in last["citations"]] == [moon[5]] and last["answer"].startswith("Moon: ")
+        for _ in range(len(moon) - 6):
+            chat.invoke({"question": "Tell me more"}, config, context=ctx)
+        end = chat.invoke({"question": "Tell me more"}, config, context=ctx)
+        assert end["answer"] == "That is all the knowledge base holds on “Isaac Newton” and “Moon”." and end["citations"] == []
+
+    @pytest.mark.parametrize("question", ["Compare Jupiter and Saturn",  # no article on Saturn in the test index
+                                          "Compare the population of Tokyo and Paris"])  # a fact of each: a question
+    def test_otherwise_the_model_answers(self, ctx, question):
+        steps = visited(ctx, question)
+        assert "generate" in steps and "compared" not in ask(ctx, question)["trace"]
+
+    def test_the_settings_can_leave_it_to_the_model(self, ctx):
+        from dataclasses import replace
+
+        steps = visited(replace(ctx, pipeline=replace(ctx.pipeline, describe=False)), "Compare Jupiter and the Moon")
+        assert "compare" not in steps and "generate" in steps
+
+
 class TestSummarize:
     """Asked to summarize a document, the answer is a summary of it, read in its order (session 63): the
     question path had read the few sentences nearest the request and abstained."""

@@ -299,6 +299,50 @@ class TestDescribedSubject:
         assert title_match(thing, title) == match
 
 
+class TestComparedSubjects:
+    @pytest.mark.parametrize("question, things", [
+        ("Compare cats and dogs", ("cats", "dogs")), ("Contrast socialism and capitalism", ("socialism", "capitalism")),
+        ("Compare the Roman Empire with the Byzantine Empire", ("the Roman Empire", "the Byzantine Empire")),
+        ("Isaac Newton vs Albert Einstein", ("Isaac Newton", "Albert Einstein")),
+        ("Jupiter versus Saturn", ("Jupiter", "Saturn")),
+        ("What is the difference between a virus and a bacterium?", ("a virus", "a bacterium")),
+        ("What's the difference between weather and climate?", ("weather", "climate")),
+        ("How does a crocodile differ from an alligator?", ("a crocodile", "an alligator")),
+        ("How are frogs and toads different?", ("frogs", "toads")),
+        ("Could you compare Mars to Venus, please?", None),  # a comma: not a name
+        ("Could you compare Mars to Venus?", ("Mars", "Venus")),
+    ])
+    def test_asked(self, question, things):
+        from nodes.compare import compared_subjects
+
+        assert compared_subjects(question) == things
+
+    def test_a_thing_no_passage_retrieved_is_titled_as_is_found_by_its_own_name(self, runtime, index):
+        """A request retrieves mostly one of the two things: the other's article is looked for by its name alone."""
+        from nodes.compare import compare
+
+        moon = [index.passage(i) for i in index.document_passages("wiki/Moon")]
+        state = {"question": "Compare the Moon and Tokyo", "settings": {"budget": {"k": 5}},
+                 "query_embedding": runtime.context.embedder.embed_query("Compare the Moon and Tokyo").tolist(),
+                 "passages": [{"id": p.id, "title": p.title, "text": p.text, "score": 0.5, "metadata": dict(p.metadata)}
+                              for p in moon]}
+        out = compare(state, runtime)
+        assert out["compared"] is True and out["trace"]["compared"]["titles"] == ["Moon", "Tokyo"]
+        assert out["citations"][1]["passage_id"] == index.document_passages("wiki/Tokyo")[0]
+        assert -1.0 <= out["citations"][1]["score"] <= 1.0
+        assert compare({**state, "question": "Compare the Moon and Saturn"}, runtime)["compared"] is False  # no article
+
+    @pytest.mark.parametrize("question", [
+        "Compare the population of France and Germany", "Who won the McGregor vs Mayweather fight?",
+        "Who is the little boy in Kramer vs Kramer?", "Compare Mars and mars", "Which is older, Paris or Rome?",
+        "Were Isaac Newton and Albert Einstein of the same nationality?", "Compare them",
+    ])
+    def test_not_asked(self, question):
+        from nodes.compare import compared_subjects
+
+        assert compared_subjects(question) is None
+
+
 class TestAsksForMore:
     @pytest.mark.parametrize("message", ["Tell me more", "tell me more about him.", "More, please", "more",
                                          "What else?", "Go on", "continue", "anything else?", "Tell me more about it!"])
