@@ -74,7 +74,8 @@ WIKIPEDIA_READER_CHANGE = ("this one spells a person's years in each summary's s
 
 _LIFE = re.compile(r"\s*\((c\. ?)?(\d{1,4})\s*[–-]\s*(c\. ?)?(\d{1,4})\)$")
 _YEAR_RANGE = re.compile(r"\d{1,4}\s*[–-]")
-_PERSONAL_PRONOUN = re.compile(r"\b(?:he|she|his|her|him)\b", re.IGNORECASE)
+PERSONAL_PRONOUN = re.compile(r"\b(?:he|she|his|her|him)\b", re.IGNORECASE)
+"""How a summary speaks of a person."""
 _PLURAL = re.compile(r"\b(?:they|them|their|were)\b", re.IGNORECASE)
 PEOPLE = "People"
 """The summaries' topic of persons (and of some groups: a band, a comedy team)."""
@@ -107,7 +108,7 @@ def life_in(description: str, summary: str, topic: str | None = None) -> Life | 
     born_circa, born, died_circa, died = found.groups()
     if not LIFE_YEARS[0] <= int(died) - int(born) <= LIFE_YEARS[1]:
         return None
-    person = _PERSONAL_PRONOUN.search(summary) or (topic == PEOPLE and not _PLURAL.search(summary))
+    person = PERSONAL_PRONOUN.search(summary) or (topic == PEOPLE and not _PLURAL.search(summary))
     if re.search(rf"(?<!\d){born}(?!\d)", summary) or not person:
         return None
     return Life(born, died, bool(born_circa), bool(died_circa), found.start())

@@ -50,7 +50,7 @@ def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable
     """``size`` persons drawn with ``seed`` from the summaries whose description the reader spells and
     whose summary gives neither year, leaving out the names in ``exclude``; with ``unpronounced``, only
     those whose summary does not say he or she (the persons reader 5 added)."""
-    from components.sources import life_in
+    from components.sources import PERSONAL_PRONOUN, life_in
 
     left_out = set(exclude)
     found = []
@@ -59,7 +59,7 @@ def people(articles: dict[str, dict], *, seed: int, size: int, exclude: Iterable
         summary = article.get("extract") or ""
         life = life_in((article.get("description") or "").strip(), summary, article.get("topic"))
         name = (article.get("title") or key).split(" (")[0]
-        if unpronounced and re.search(r"\b(?:he|his|him|she|her)\b", summary, re.IGNORECASE):
+        if unpronounced and PERSONAL_PRONOUN.search(summary):
             continue
         if life and name not in left_out and not right(summary, (life.born, life.died)):
             found.append(Person(name, life.born, life.died, pronoun=_pronoun(summary)))
