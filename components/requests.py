@@ -23,13 +23,15 @@ _ASPECT = rf"(?:the\s+)?(?:{'|'.join(ASPECTS)})\s+of\s+"
 _WORKS = r"how\s+(?:(?:does|do)\s+)?(?P<working>[^?]+?)\s+works?"
 _HOW_DOES = r"how\s+(?:does|do)\s+[^?]+?\s+work"
 _OWNED = rf"(?P<owner>[^?]+?)['’]s\s+(?:{'|'.join(ASPECTS)})"
+_REFERRED = rf"(?:its|their|his|her)\s+(?:{'|'.join(ASPECTS)})"
+"""An aspect of what the conversation is on: "its history", "his life" (the rewrite of a follow-up reads it)."""
 SUMMARIZE = (
     re.compile(rf"^\W*{_POLITE}(?:summari[sz]e|sum\s+up|recap|give\s+(?:me\s+|us\s+)?{_KIND}{_NOUN}\s+of|"
                rf"(?:what\s+(?:is|are)\s+)?{_KIND}{_NOUN}\s+of|tl;?\s*dr(?:\s+of)?)\s+(?P<thing>[^?]+?)[\s?.!]*$",
                re.IGNORECASE),
     re.compile(r"^\W*what(?:['’]s|\s+is|\s+are)\s+(?P<thing>[^?]+?)\s+about[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*{_POLITE}(?:explain|describe|outline|tell\s+(?:me|us)\s+about)\s+"
-               rf"(?P<thing>{_ASPECT}[^?]+?|{_WORKS}|{_OWNED})[\s?.!]*$", re.IGNORECASE),
+               rf"(?P<thing>{_ASPECT}[^?]+?|{_WORKS}|{_OWNED}|{_REFERRED})[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*(?P<thing>{_HOW_DOES})[\s?.!]*$", re.IGNORECASE),
     re.compile(rf"^\W*{_POLITE}(?:(?:give|tell)\s+(?:me|us)|what\s+are)\s+(?:(?:a\s+few|some|a|\w+)\s+)?"
                r"(?:(?:interesting|fun|key|important|basic|main)\s+)?facts\s+(?:about|on)\s+(?P<thing>[^?]+?)[\s?.!]*$",
@@ -38,7 +40,8 @@ SUMMARIZE = (
 """How a request to summarize a document reads: "Summarize X", "Sum up X", "Give me an overview of X",
 "What are the main points of X?", "TL;DR of X", "What is X about?"; and how one asks of a subject as a whole:
 "Explain the rules of X", "Describe the history of X", "Tell me about the life of X" or "X's life", "Explain how X works",
-"How does X work?" (:func:`subject_of`), "Give me three facts about X"."""
+"How does X work?" (:func:`subject_of`), "Give me three facts about X"; "Describe his life" asks it of what the
+conversation is on (:func:`aspect_of_reference`)."""
 _ARTICLE = r"(?:the\s+)?(?:wikipedia\s+)?(?:article|page|entry)\s+(?:on|about|for)\s+(?P<titled>.+?)"
 """What asks for the summary of a subject by its article: "the article on Mars", "the Wikipedia page about Rome"."""
 _SUBJECT = re.compile(rf"^\W*(?:{_ASPECT}(?P<subject>.+?)|{_WORKS}|{_OWNED}|{_ARTICLE})\W*$", re.IGNORECASE)
@@ -66,6 +69,23 @@ def subject_of(thing: str) -> str | None:
     subject = " ".join((found["subject"] or found["working"] or found["owner"] or found["titled"]).split()) \
         if found else None
     return None if subject is None or subject.lower() in REFERENCES else subject
+
+
+_ASPECT_OF_REFERENCE = re.compile(
+    rf"^(?:(?:its|their|his|her)\s+(?P<owned>{'|'.join(ASPECTS)})|(?:the\s+)?(?P<aspect>{'|'.join(ASPECTS)})\s+of\s+"
+    r"(?:it|them|this|that|him|her)|how\s+(?P<does>(?:does|do)\s+)?(?:it|they|this|that)\s+works?)$", re.IGNORECASE)
+
+
+def aspect_of_reference(thing: str, subject: str) -> str | None:
+    """``thing``, a request's aspect of what the conversation is on, asked of ``subject`` instead: "its
+    history" → "the history of <subject>", "how does it work" → "how does <subject> work", "how it works" →
+    "how <subject> works"; ``None`` for anything else."""
+    found = _ASPECT_OF_REFERENCE.match(" ".join(thing.split()))
+    if found is None:
+        return None
+    if found["owned"] or found["aspect"]:
+        return f"the {(found['owned'] or found['aspect']).lower()} of {subject}"
+    return f"how does {subject} work" if found["does"] else f"how {subject} works"
 
 
 REFERENCES = frozenset({"it", "this", "that", "them", "these", "those", "this one", "that one", "this document",

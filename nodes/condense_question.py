@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from components.generator import max_tokens_kwargs
 from components.passages import SECTION_SEPARATOR
 from components.reranker import content_words
-from components.requests import summarized_thing, summarizes_reference
+from components.requests import aspect_of_reference, summarized_thing, summarizes_reference
 from pipeline.context import RAGContext
 from pipeline.state import State, Turn
 from nodes.base import context_of, replied_without_reading, timed
@@ -439,22 +439,59 @@ WIKIPEDIA_IDS = "wiki/"
 """How the ids of the bundled Wikipedia summaries begin."""
 
 
+MOST_REFERENT_WORDS = 6
+"""The most words a name put for a pronoun may have (:func:`referent`)."""
+
+
+def referent(turn: Turn) -> str | None:
+    """What the conversation is on after ``turn``, as a pronoun of the next request would mean it: what the
+    rewrite of ``turn`` put for its own pronoun ("Who invented it?" read "Who invented the vaccine?": "the
+    vaccine"), else the thing it described ("a vaccine"); ``None`` otherwise (the document an answer cites
+    is not it: "Edward Jenner" answers who invented the vaccine)."""
+    asked, read = (re.findall(r"[\w'’.-]*\w", turn[key]) for key in ("question", "standalone_question"))
+    start = 0
+    while start < min(len(asked), len(read)) and asked[start].casefold() == read[start].casefold():
+        start += 1
+    end = 0
+    while end < min(len(asked), len(read)) - start and asked[-1 - end].casefold() == read[-1 - end].casefold():
+        end += 1
+    removed, put = asked[start:len(asked) - end], read[start:len(read) - end]
+    if len(removed) == 1 and removed[0].casefold() in PRONOUNS and 0 < len(put) <= MOST_REFERENT_WORDS:
+        return " ".join(put)
+    described = turn.get("described")
+    return described["thing"] if described else None
+
+
+PRONOUNS = frozenset({"it", "they", "them", "this", "that", "he", "she", "him", "her"})
+"""The pronouns a rewrite may have put a name for (:func:`referent`)."""
+
+
 def summary_follow_up(question: str, turns: Sequence[Turn]) -> str | None:
     """A request to summarize what the conversation is on ("Summarize it", "What is this document about?"),
     asked of the documents the last answer came from (:func:`read_documents`): "Summarize the Kettle K200
     manual" (a file is called "the" title, as :func:`nodes.retrieve.named_documents` reads a file's name),
-    "Summarize Isaac Newton". ``None`` for any other question, or when the last answer read no document. The
-    model's rewrite had lost the request ("Summarize it" after a question on the kettle's descaling: "What
-    is the frequency of descaling for the Kettle K200?", session 63)."""
+    "Summarize Isaac Newton"; or an aspect of it ("Summarize its history", "How does it work?"), asked of
+    what the last question was about (:func:`referent`): "Summarize the history of the vaccine". ``None``
+    for any other question, or when the last answer read no document or names nothing. The model's rewrite
+    had lost the request ("Summarize it" after a question on the kettle's descaling: "What is the frequency
+    of descaling for the Kettle K200?", session 63), and joined "Summarize its history" to the question
+    before ("Who invented the vaccine? Summarize its history", answered "Edward Jenner", session 66)."""
     before = topical(turns)
+    thing = summarized_thing(question) or ""
+    if before and thing and (subject := referent(before[-1])) and (aspect := aspect_of_reference(thing, subject)):
+        return _put(question, thing, aspect[0].upper() + aspect[1:] if thing[:1].isupper() else aspect)
     documents = read_documents(before[-1]) if before and summarizes_reference(question) else []
     if not documents:
         return None
-    thing = summarized_thing(question) or ""
     named = " and ".join(f"the {title}" if file and not title.lower().startswith("the ") else title
                          for title, file in documents)
+    return _put(question, thing, named)
+
+
+def _put(question: str, thing: str, instead: str) -> str:
+    """``question`` with its last ``thing`` put ``instead``."""
     at = question.rfind(thing)
-    return " ".join(f"{question[:at]}{named}{question[at + len(thing):]}".split())
+    return " ".join(f"{question[:at]}{instead}{question[at + len(thing):]}".split())
 
 
 def _same(a: str, b: str) -> bool:

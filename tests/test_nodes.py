@@ -1736,6 +1736,38 @@ class TestSummaryFollowUp:
         hello = {**cited, "answer": "Hello!", "citations": [], "answerability": {"by": "question", "reply": "greeting"}}
         assert summary_follow_up("Summarize it", [cited, hello]) == "Summarize Isaac Newton"  # small talk names nothing
 
+    VACCINE = [{"question": "What is a vaccine?", "standalone_question": "What is a vaccine?", "answer": "A vaccine is …",
+                "citations": [{"title": "Vaccine"}], "described": {"title": "Vaccine", "thing": "a vaccine"}},
+               {"question": "Who invented it?", "standalone_question": "Who invented the vaccine?",
+                "answer": "Edward Jenner", "citations": [{"title": "Edward Jenner"}]}]
+
+    @pytest.mark.parametrize("turns, question, standalone", [
+        # found trying the chat (session 66): the model's rewrite failed and the fallback joined the two questions,
+        # "Who invented the vaccine? Summarize its history", answered "Edward Jenner"
+        (VACCINE, "Summarize its history", "Summarize the history of the vaccine"),
+        (VACCINE, "Explain how it works", "Explain how the vaccine works"),
+        (VACCINE[:1], "How does it work?", "How does a vaccine work?"),
+        (VACCINE[:1], "Tell me about the origins of it", "Tell me about the origins of a vaccine"),
+        ([{**VACCINE[0], "question": "Who was Isaac Newton?", "described": {"title": "Isaac Newton", "thing": "Isaac Newton"}}],
+         "Describe his life", "Describe the life of Isaac Newton"),
+    ])
+    def test_an_aspect_of_what_the_conversation_is_on(self, turns, question, standalone):
+        """"Summarize its history": the subject is what the last question's rewrite put for its pronoun, or
+        the thing the last answer described; not the document the last answer cites (Edward Jenner)."""
+        from nodes.condense_question import summary_follow_up
+
+        assert summary_follow_up(question, turns) == standalone
+
+    def test_an_aspect_of_nothing_named_is_left_to_the_model(self):
+        from nodes.condense_question import summary_follow_up
+
+        cited = {"question": "Who invented the vaccine?", "standalone_question": "Who invented the vaccine?",
+                 "answer": "Edward Jenner", "citations": [{"title": "Edward Jenner"}]}
+        assert summary_follow_up("Summarize its history", [cited]) is None
+        named = {**cited, "question": "Who invented it?",
+                 "standalone_question": "Who invented the first vaccine against smallpox in eighteenth-century England?"}
+        assert summary_follow_up("Summarize its history", [named]) is None
+
     @pytest.mark.parametrize("question", ["Summarize the lease", "When was it made?", "Summarize"])
     def test_not_a_request_about_what_the_conversation_is_on(self, question):
         from nodes.condense_question import summary_follow_up
