@@ -1,12 +1,15 @@
-"""small-talk: answer a greeting, thanks, a farewell, a question about the assistant or for the date, without reading.
+"""small-talk: answer a greeting, thanks, "ok", a farewell, a question about the assistant, for the date, or a sum,
+without reading.
 
 "hello" or "thanks!" went to retrieval like a question, and the chat answered "The knowledge base
 does not seem to hold the answer", with the three passages it had found closest to "hello" (session
 60); "Who are you?" got "Midnight's Children" and "Sadness" as its closest passages, and "What can you
 do?" the withheld answer "Participate in hobbies" (session 64), and "What is today's date?" abstained,
-withholding "22 March" (session 65). A message that is only a greeting, thanks, a farewell, a question about
-the assistant itself, or one for today's date or the time (:func:`small_talk_kind`; "Hello, who wrote Hamlet?"
-is a question) is answered in kind (the date and time from the server's clock), with no retrieval and no model
+withholding "22 March" (session 65); "ok" went up two tiers to the model's abstention, and "What is 2+2?" was
+answered "5" (session 66). A message that is only a greeting, thanks, an acknowledgement ("ok", "got it"), a
+farewell, a question about the assistant itself, one for today's date or the time, or a sum
+(:func:`small_talk_kind`; "Hello, who wrote Hamlet?" is a question) is answered in kind (the date and time from
+the server's clock, a sum worked out exactly: :mod:`components.arithmetic`), with no retrieval and no model
 call. Like
 :mod:`nodes.ask_who`'s question back, the reply is recorded as no answer decided by the question
 (``answerability.by == "question"``, with the ``reply`` kind), and such a turn is not conversation a
@@ -21,6 +24,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from components.arithmetic import worked_out
 from nodes.base import context_of, direct_reply, timed
 from pipeline.context import RAGContext
 from pipeline.state import State
@@ -31,6 +35,9 @@ KINDS = (
                             re.IGNORECASE)),
     ("thanks", re.compile(rf"^\W*(?:(?:ok(?:ay)?|great|perfect|cool|nice)[\s,!.]*)?(?:thanks|thank\s+you|thx|ty|"
                           rf"cheers|many\s+thanks){_END}", re.IGNORECASE)),
+    ("acknowledgement", re.compile(rf"^\W*(?:ok(?:ay)?|k|okey|alright|all\s+right|got\s+it|i\s+see|understood|"
+                                   rf"cool|great|nice|perfect|awesome|good|fine|sounds\s+good|makes\s+sense){_END}",
+                                   re.IGNORECASE)),
     ("farewell", re.compile(rf"^\W*(?:bye|goodbye|bye\s+bye|see\s+you(?:\s+later)?|good\s+night|farewell){_END}",
                             re.IGNORECASE)),
     ("date", re.compile(rf"^\W*(?:what(?:['’]s|\s+is)\s+(?:today['’]s\s+date|the\s+(?:date|time)(?:\s+today|\s+now)?)|"
@@ -45,6 +52,7 @@ KINDS = (
 REPLIES = {
     "greeting": "Hello! Ask me a question, and I will answer it from the knowledge base and cite the passages I read.",
     "thanks": "You're welcome.",
+    "acknowledgement": "Ask me another question whenever you like.",
     "farewell": "Goodbye.",
     "about": ("I answer questions from this knowledge base and the documents added to it, with a small language "
               "model that runs here, and I cite the passages I read. Ask a question of fact (\"Who wrote Hamlet?\"), "
@@ -62,15 +70,22 @@ def clock_reply(now: datetime) -> str:
 
 
 def small_talk_kind(message: str) -> str | None:
-    """``greeting``, ``thanks``, ``farewell``, ``date`` ("What is today's date?", "What time is it?") or ``about``
-    (the assistant: "Who are you?", "What can you do?", "help") for a message that is only that ("hello", "Thank
-    you very much!", "bye"), else ``None``."""
-    return next((kind for kind, pattern in KINDS if pattern.match(message)), None)
+    """``greeting``, ``thanks``, ``acknowledgement`` ("ok", "got it"), ``farewell``, ``date`` ("What is today's
+    date?", "What time is it?"), ``about`` (the assistant: "Who are you?", "What can you do?", "help") or
+    ``arithmetic`` ("What is 2+2?") for a message that is only that ("hello", "Thank you very much!", "bye"), else
+    ``None``."""
+    kind = next((kind for kind, pattern in KINDS if pattern.match(message)), None)
+    return kind or ("arithmetic" if worked_out(message) is not None else None)
 
 
 @timed("small_talk")
 def small_talk(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     kind = state.get("small_talk") or "greeting"
-    text = clock_reply(datetime.now().astimezone()) if kind == "date" else REPLIES[kind]
+    if kind == "date":
+        text = clock_reply(datetime.now().astimezone())
+    elif kind == "arithmetic":
+        text = worked_out(state["question"]) or REPLIES["about"]  # start_turn read it as a sum: it is one
+    else:
+        text = REPLIES[kind]
     return direct_reply(context_of(runtime), state, text, f"a {kind}, not a question for the knowledge base",
                         reply=kind)

@@ -85,3 +85,28 @@ class TestQuestionTypeModel:
         bad.write_text("[1, 2]")
         with pytest.raises(QuestionTypeModelError, match="not a JSON object"):
             QuestionTypeModel.load(bad)
+
+
+class TestArithmetic:
+    """A message that is only a sum, worked out exactly (session 66: "What is 2+2?" was answered "5" and given)."""
+
+    @pytest.mark.parametrize("message, reply", [
+        ("What is 2+2?", "2 + 2 = 4"), ("calculate 17 * 23", "17 × 23 = 391"), ("What's 7 times 8?", "7 × 8 = 56"),
+        ("(3+4)/2 =", "(3 + 4) ÷ 2 = 3.5"), ("what is 10 divided by 4", "10 ÷ 4 = 2.5"), ("2^10?", "2^10 = 1,024"),
+        ("How much is 1,250 - 30.5?", "1,250 − 30.5 = 1,219.5"), ("-3 * -3", "−3 × −3 = 9"), ("1 / 3", "1 ÷ 3 ≈ 0.333333"),
+        ("10 / 0", "10 ÷ 0 has no value: division by zero."), ("0.1 + 0.2", "0.1 + 0.2 = 0.3"),
+        ("9 ** 999999", "9^999,999 is too large to work out here."),
+        ("2*(3+4)-5/2", "2 × (3 + 4) − 5 ÷ 2 = 11.5"), ("2 ^ -1", "2^−1 = 0.5"),
+    ])
+    def test_a_sum_is_worked_out_exactly(self, message, reply):
+        from components.arithmetic import worked_out
+
+        assert worked_out(message) == reply
+
+    @pytest.mark.parametrize("message", ["What is 2?", "1984", "What is Catch-22?", "2-1 win?", "9/11", "24/7",
+                                         "What is 9/11?", "1939-1945", "(1+2", "2^0.5", "3 x 4", "1e5+1",
+                                         "What is 10 percent of the population?", "Who wrote Hamlet?", ""])
+    def test_anything_else_is_no_sum(self, message):
+        from components.arithmetic import worked_out
+
+        assert worked_out(message) is None

@@ -497,6 +497,11 @@ def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     today = service.ask("What is today's date?", session_id="small-talk")  # session 65: it had abstained
     assert today["answer"].startswith("Today is ") and today["closest"] == [] and today["answerability"]["reply"] == "date"
     assert cost_line(today).startswith("read the server's clock: nothing read or generated · ")
+    total = service.ask("What is 2+2?", session_id="small-talk")  # session 66: it had been answered "5"
+    assert total["answer"] == "2 + 2 = 4" and total["closest"] == [] and total["answerability"]["reply"] == "arithmetic"
+    assert result_messages(total, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: worked out the sum")
+    ok = service.ask("ok", session_id="small-talk")  # session 66: it went up two tiers to an abstention
+    assert ok["answer"] == "Ask me another question whenever you like." and ok["tokens"]["evaluated"] == 0
 
 
 def test_an_age_told_from_a_description_says_so_in_every_front_door(service):

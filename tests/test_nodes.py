@@ -136,6 +136,13 @@ class TestSmallTalk:
         # session 65: "What is today's date?" abstained, withholding "22 March"
         ("What is today's date?", "date"), ("what's the date today", "date"), ("What day is it?", "date"),
         ("What time is it?", "date"), ("today's date?", "date"), ("What is the date today?", "date"),
+        # session 66: "ok" went to retrieval and up two tiers, and the model abstained
+        ("ok", "acknowledgement"), ("Okay.", "acknowledgement"), ("got it", "acknowledgement"), ("cool!", "acknowledgement"),
+        ("I see", "acknowledgement"), ("great", "acknowledgement"), ("Alright", "acknowledgement"),
+        # session 66: "What is 2+2?" was answered "5", 34% likely right by the check, and given
+        ("What is 2+2?", "arithmetic"), ("2 + 2", "arithmetic"), ("calculate 17 * 23", "arithmetic"),
+        ("What's 7 times 8?", "arithmetic"), ("(3+4)/2 =", "arithmetic"), ("what is 10 divided by 4", "arithmetic"),
+        ("2^10?", "arithmetic"), ("How much is 1,250 - 30.5?", "arithmetic"), ("-3 * -3", "arithmetic"),
     ])
     def test_found(self, message, kind):
         from nodes.small_talk import small_talk_kind
@@ -147,7 +154,10 @@ class TestSmallTalk:
                                          "Who are you in the film Her?", "What can you do with a chemistry degree?",
                                          "How do you work out the area of a circle?", "Help! was released when?",
                                          "Who helped Newton?", "What day is it in the Jewish calendar?",
-                                         "What time is it in Tokyo?", "What is the date of Easter?"])
+                                         "What time is it in Tokyo?", "What is the date of Easter?",
+                                         "ok, who wrote Hamlet?", "Great Expectations", "What is 2?", "1984",
+                                         "What is 10 percent of the population?", "What is Catch-22?", "2-1 win?",
+                                         "9/11", "What is 9/11?", "24/7", "1939-1945", "(1+2", "2^0.5"])
     def test_not_found(self, message):
         from nodes.small_talk import small_talk_kind
 
