@@ -84,6 +84,15 @@ def described_subject(question: str) -> str | None:
     return None
 
 
+NAME_PARTICLES = frozenset({"de'", "de’"})
+"""Words of a name that end as a possessive does: "Catherine de' Medici"."""
+
+
+def possessive(word: str) -> bool:
+    """Whether ``word`` is a possessive ("Khan's", "the Beatles'"), not a particle of a name (:data:`NAME_PARTICLES`)."""
+    return re.search(r"['’]s?$", word) is not None and word.casefold() not in NAME_PARTICLES
+
+
 def thing_named(thing: str, most: int) -> str | None:
     """``thing`` with its spaces made single when it reads as the name of one thing, of at most ``most`` words
     after an article; ``None`` when it asks a fact of a thing (:data:`NOT_A_THING`), holds a possessive ("Kublai
@@ -92,7 +101,7 @@ def thing_named(thing: str, most: int) -> str | None:
     words = _WORD.findall(thing)
     body = words[1:] if words and re.fullmatch(_ARTICLE, words[0], re.IGNORECASE) else words
     if (not body or len(body) > most or len(thing) > 80 or re.search(r"[,:;]", thing)
-            or any(w.lower().strip(".") in NOT_A_THING or re.search(r"['’]s?$", w) for w in words)
+            or any(w.lower().strip(".") in NOT_A_THING or possessive(w) for w in words)
             or any(w.islower() and len(w) > 4 and w.endswith("ed") for w in body)
             or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
         return None

@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 
 from components.sources import BORN_ONLY, SPELLED_LIFE, aged_today, ages_on
 from nodes.base import context_of, timed
-from nodes.describe import given_as_written, titled_first_passage
+from nodes.describe import given_as_written, possessive, titled_first_passage
 from pipeline.context import RAGContext
 from pipeline.state import State
 
@@ -46,7 +46,7 @@ def aged_subject(question: str) -> str | None:
         return None
     words = found["thing"].split()
     if (not words or len(words) > MOST_NAME_WORDS or words[0].lower() in NOT_A_NAME
-            or any(re.search(r"['’]s?$", w) for w in words)):
+            or any(possessive(w) for w in words)):
         return None
     return " ".join(words)
 

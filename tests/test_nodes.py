@@ -197,6 +197,7 @@ class TestTellAge:
         ("What age is Meryl Streep?", "Meryl Streep"), ("What is the age of Donald Knuth?", "Donald Knuth"),
         ("How old's Brian Eno today", "Brian Eno"), ("How old is Leonardo da Vinci?", "Leonardo da Vinci"),
         ("how old is taylor swift", "taylor swift"), ("How old is Earth?", "Earth"),  # the node checks the years
+        ("How old is Catherine de' Medici?", "Catherine de' Medici"),  # session 66: "de'" had read as a possessive
     ])
     def test_asked(self, question, thing):
         from nodes.tell_age import aged_subject
@@ -278,6 +279,8 @@ class TestDescribedSubject:
         # a message that is only a name (session 65: "Jupiter" abstained, withholding "Jupiter")
         ("Jupiter", "Jupiter"), ("Isaac Newton?", "Isaac Newton"), ("the French Revolution", "the French Revolution"),
         ("volcanoes", "volcanoes"), ("Leonardo da Vinci", "Leonardo da Vinci"),
+        # session 66: "de'" had read as a possessive
+        ("Who was Catherine de' Medici?", "Catherine de' Medici"), ("Lorenzo de’ Medici", "Lorenzo de’ Medici"),
     ])
     def test_found(self, question, thing):
         from nodes.describe import described_subject
