@@ -56,9 +56,9 @@ REPLIES = {
     "farewell": "Goodbye.",
     "about": ("I answer questions from this knowledge base and the documents added to it, with a small language "
               "model that runs here, and I cite the passages I read. Ask a question of fact (\"Who wrote Hamlet?\"), "
-              "follow it up (\"When did he die?\"), ask me to explain a subject (\"How does the heart work?\") or to "
-              "summarize one of your documents (\"Summarize the kettle manual\"). Where the knowledge base does not "
-              "hold the answer, I say so."),
+              "follow it up (\"When did he die?\"), ask me to explain a subject (\"How does the heart work?\"), to "
+              "compare two (\"Compare cats and dogs\") or to summarize one of your documents (\"Summarize the "
+              "kettle manual\"). Where the knowledge base does not hold the answer, I say so."),
 }
 
 
