@@ -355,8 +355,12 @@ def answer_text(result: dict[str, Any]) -> str:
     """The answer with its citation markers, numbered in the order the sources are shown; a
     warning when no shown passage holds it; for an abstention, the note that says so."""
     citations = result["citations"]
-    markers = " ".join(f"[{i}]" for i in range(1, len(citations) + 1))
-    text = f"{plain(result['answer'])} {markers}".strip()
+    sides = result["answer"].split("\n\n")
+    if result.get("compared") and len(sides) == len(citations):  # a paragraph per passage: each marked with its own
+        text = "\n\n".join(f"{plain(side)} [{i}]" for i, side in enumerate(sides, 1))
+    else:
+        markers = " ".join(f"[{i}]" for i in range(1, len(citations) + 1))
+        text = f"{plain(result['answer'])} {markers}".strip()
     note = abstention_note(result)
     if note:  # the note says it in words; the abstention's wording adds nothing
         return f"{plain(note)} The closest passages it found are below."

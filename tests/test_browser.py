@@ -1041,6 +1041,21 @@ def test_a_summary_says_how_many_passages_of_the_document_it_read(browser, ctx, 
         assert f"read {len(jupiter)} passages · a summary of “Jupiter”" in text, text
 
 
+def test_each_side_of_a_comparison_is_marked_with_its_own_source(browser, ctx, tmp_path, monkeypatch):
+    """"Compare cats and dogs" showed both markers after the second paragraph, "Dog: … [1] [2]", so the first
+    paragraph read as unsourced (found trying the chat, session 66). Each paragraph is one cited passage and
+    carries its own marker."""
+    from app.service import RAGService
+
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    with in_process_server(RAGService.from_context(ctx, "smollm2-135m"), browser) as page:
+        ask(page, "Compare Isaac Newton and Albert Einstein")
+        text = wait_answered(page)
+        assert re.search(r"Isaac Newton: [^\n]+ \[1\]\s*\n+\s*Albert Einstein: [^\n]+ \[2\]", text), text
+        assert "[1] [2]" not in text, text
+
+
 def hold_restore(page) -> list:
     """Hold the page's restore (the load event that reads the conversation from the server) until
     the test releases it: a slow server or network, made deterministic. Returns the held requests."""
