@@ -31,7 +31,8 @@ from pipeline.state import State
 
 _END = r"[\s!.,:;)(*~^-]*(?:\s*(?:bot|there|again|everyone|all|so much|a lot|very much)[\s!.,:;)(*~^-]*)*$"
 KINDS = (
-    ("greeting", re.compile(rf"^\W*(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening)){_END}",
+    ("greeting", re.compile(rf"^\W*(?:hi|hello|hey|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening)|"
+                            rf"how\s+are\s+you(?:\s+doing)?(?:\s+today)?|how['’]s\s+it\s+going)\??{_END}",
                             re.IGNORECASE)),
     ("thanks", re.compile(rf"^\W*(?:(?:ok(?:ay)?|great|perfect|cool|nice)[\s,!.]*)?(?:thanks|thank\s+you|thx|ty|"
                           rf"cheers|many\s+thanks){_END}", re.IGNORECASE)),
@@ -45,7 +46,10 @@ KINDS = (
                         re.IGNORECASE)),
     ("about", re.compile(rf"^\W*(?:who\s+are\s+you|what\s+are\s+you|what\s+(?:can|do)\s+you\s+do|how\s+do\s+you\s+work|"
                          rf"how\s+can\s+you\s+help(?:\s+me)?|help(?:\s+me)?|tell\s+me\s+about\s+yourself|"
-                         rf"what\s+(?:should|can)\s+i\s+ask(?:\s+you)?)\??{_END}", re.IGNORECASE)),
+                         rf"what\s+(?:should|can)\s+i\s+ask(?:\s+you)?|what(?:['’]s|\s+is)\s+your\s+name|"
+                         rf"who\s+(?:made|created|built|trained)\s+you|"
+                         rf"are\s+you\s+(?:an?\s+)?(?:ai|bot|robot|human|person|machine|chatbot|chatgpt|real))\??{_END}",
+                         re.IGNORECASE)),
 )
 """What a message that is only small talk reads as, by kind."""
 
