@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Mapping
 
-from nodes.condense_question import NO_SUBJECT, REFERS_BACK, asked_who, named_in_reply, topical
 from nodes.compare import compared_subjects
+from nodes.condense_question import NO_SUBJECT, REFERS_BACK, asked_who, named_in_reply, topical
 from nodes.describe import asks_for_more, described_subject
 from nodes.tell_age import aged_subject
 from components.requests import summarized_thing
@@ -24,10 +24,9 @@ def refers_back(question: str) -> bool:
 def after_start(state: State) -> Literal["small_talk", "describe_more", "compare_more", "condense_question", "ask_who",
                                          "lookup_cache"]:
     """Answer small talk in kind; read on in the document just described, or the two just compared, when
-    asked for more; rewrite
-    the question first only in a conversation (of turns that were read for), and only when it refers
-    back, or when it gives the name the last answer asked for; ask who a first question means when it
-    names no one it stands on."""
+    asked for more; rewrite the question first only in a conversation (of turns that were read for), and
+    only when it refers back, or when it gives the name the last answer asked for; ask who a first question
+    means when it names no one it stands on."""
     if state.get("small_talk"):
         return "small_talk"
     turns = state.get("turns") or []

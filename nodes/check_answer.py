@@ -124,6 +124,7 @@ def evidence_sources(evidence: Sequence[EvidenceItem], passages: Sequence[Passag
 
 
 AGE_UNSTATED = "an age no passage holds: the model does not work one out from a year of birth"
+"""The check's reason for withholding such an age (``answerability.by == "age"``)."""
 
 
 def age_unstated(question: str, citations: Sequence[Citation], settings: Mapping[str, Any]) -> bool:
