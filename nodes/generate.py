@@ -172,10 +172,17 @@ def _american(word: str) -> str:
     return word
 
 
+NUMBER_WORDS = {word: str(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+                                                      "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100"}
+"""Numbers written in words, as figures: an answer "2" is held by "Members may bring two guests"."""
+
+
 def comparable(word: str) -> str:
     """A word as an answer's citations compare it: without a final s (:func:`_singular`), in
-    American spelling (:func:`_american`)."""
-    return _american(_singular(word))
+    American spelling (:func:`_american`), a number in figures ("two" is "2": :data:`NUMBER_WORDS`)."""
+    return NUMBER_WORDS.get(word) or _american(_singular(word))
 
 
 def claim_words(question: str, answer: str) -> list[str]:

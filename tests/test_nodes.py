@@ -1331,6 +1331,21 @@ class TestGenerate:
         assert attribute("Who directed it?", "the", evidence) == []
         assert attribute("Who directed it?", "Stanley Baldwin", evidence) == []  # half the words: not enough
 
+    def test_a_number_written_in_figures_is_held_by_the_same_number_in_words(self):
+        """Found trying the chat (session 66): "How many guests may a member bring?" answered "2" beside
+        "Members may bring two guests at a time." was cited to nothing, so the chat flagged a right answer
+        unsupported. Citations read "two" as 2 (the check's ``support`` feature is left as it was fit)."""
+        from nodes.generate import support
+
+        evidence = [{"n": 1, "title": "Club rules › Guests", "text": "Members may bring two guests at a time."},
+                    {"n": 2, "title": "Club rules › Boats", "text": "Boats are kept in the yard for 12 weeks."}]
+        question = "How many guests may a member bring?"
+        assert cite(question, "2", [], evidence) == ([1], "attributed")
+        assert cite(question, "two guests", [], evidence) == ([1], "attributed")
+        assert cite("How long are boats kept?", "twelve weeks", [], evidence) == ([2], "attributed")
+        assert cite(question, "3", [], evidence) == ([], "unsupported")
+        assert support(evidence[0], "2") == 0.0  # the check's feature, as fit
+
     def test_an_answer_that_joins_two_passages_is_cited_to_both(self):
         """Found trying the chat (session 62): "What do the club rules say about guests?" was answered
         "Members may bring two at a time. They must sign the book", the two sentences of the section, and
