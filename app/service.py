@@ -239,7 +239,8 @@ def answered_without_reading(result: Mapping[str, Any]) -> str | None:
     reply = result["answerability"].get("reply", "who")
     return {"who": "asked whom the question means", "no more": "nothing more is held on it",
             "no document": "no document is called that", "about": "said what it does",
-            "date": "read the server's clock", "arithmetic": "worked out the sum"}.get(reply, "answered in kind")
+            "date": "read the server's clock", "arithmetic": "worked out the sum",
+            "live": "no live information here"}.get(reply, "answered in kind")
 
 
 def abstention_note(result: dict[str, Any]) -> str | None:

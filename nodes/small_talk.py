@@ -1,16 +1,16 @@
-"""small-talk: answer a greeting, thanks, "ok", a farewell, a question about the assistant, for the date, or a sum,
-without reading.
+"""small-talk: answer a greeting, thanks, "ok", a farewell, a question about the assistant, for the date, the
+weather or the news, or a sum, without reading.
 
 "hello" or "thanks!" went to retrieval like a question, and the chat answered "The knowledge base
 does not seem to hold the answer", with the three passages it had found closest to "hello" (session
 60); "Who are you?" got "Midnight's Children" and "Sadness" as its closest passages, and "What can you
 do?" the withheld answer "Participate in hobbies" (session 64), and "What is today's date?" abstained,
 withholding "22 March" (session 65); "ok" went up two tiers to the model's abstention, and "What is 2+2?" was
-answered "5" (session 66). A message that is only a greeting, thanks, an acknowledgement ("ok", "got it"), a
-farewell, a question about the assistant itself, one for today's date or the time, or a sum
-(:func:`small_talk_kind`; "Hello, who wrote Hamlet?" is a question) is answered in kind (the date and time from
-the server's clock, a sum worked out exactly: :mod:`components.arithmetic`), with no retrieval and no model
-call. Like
+answered "5", and "What's the weather like today?" withheld "It's sunny" (session 66). A message that is only a
+greeting, thanks, an acknowledgement ("ok", "got it"), a farewell, a question about the assistant itself, one for
+today's date or the time, one for the weather or the news, or a sum (:func:`small_talk_kind`; "Hello, who wrote
+Hamlet?" is a question) is answered in kind (the date and time from the server's clock, that nothing here is
+live, a sum worked out exactly: :mod:`components.arithmetic`), with no retrieval and no model call. Like
 :mod:`nodes.ask_who`'s question back, the reply is recorded as no answer decided by the question
 (``answerability.by == "question"``, with the ``reply`` kind), and such a turn is not conversation a
 follow-up can refer back to (:func:`nodes.condense_question.topical`).
@@ -44,6 +44,10 @@ KINDS = (
     ("date", re.compile(rf"^\W*(?:what(?:['’]s|\s+is)\s+(?:today['’]s\s+date|the\s+(?:date|time)(?:\s+today|\s+now)?)|"
                         rf"what\s+(?:date|day|time)\s+is\s+it(?:\s+today|\s+now)?|today['’]s\s+date)\??{_END}",
                         re.IGNORECASE)),
+    ("live", re.compile(rf"^\W*(?:(?:what(?:['’]s|\s+is)\s+)?the\s+weather(?:\s+like)?|will\s+it\s+(?:rain|snow)|"
+                        rf"(?:what(?:['’]s|\s+is)\s+)?(?:the\s+)?(?:latest\s+)?news|what(?:['’]s|\s+is)\s+in\s+the\s+news|"
+                        rf"any\s+news)(?:\s+(?:today|tomorrow|now|right\s+now|this\s+week|tonight))?\??{_END}",
+                        re.IGNORECASE)),
     ("about", re.compile(rf"^\W*(?:who\s+are\s+you|what\s+are\s+you|what\s+(?:can|do)\s+you\s+do|how\s+do\s+you\s+work|"
                          rf"how\s+can\s+you\s+help(?:\s+me)?|help(?:\s+me)?|tell\s+me\s+about\s+yourself|"
                          rf"what\s+(?:should|can)\s+i\s+ask(?:\s+you)?|what(?:['’]s|\s+is)\s+your\s+name|"
@@ -58,6 +62,8 @@ REPLIES = {
     "thanks": "You're welcome.",
     "acknowledgement": "Ask me another question whenever you like.",
     "farewell": "Goodbye.",
+    "live": ("I cannot look up live information such as the weather or the news: I answer from the knowledge base "
+             "and the documents added to it, which hold no \u201ctoday\u201d."),
     "about": ("I answer questions from this knowledge base and the documents added to it, with a small language "
               "model that runs here, and I cite the passages I read. Ask a question of fact (\"Who wrote Hamlet?\"), "
               "follow it up (\"When did he die?\"), ask me to explain a subject (\"How does the heart work?\"), to "
@@ -76,6 +82,7 @@ def clock_reply(now: datetime) -> str:
 def small_talk_kind(message: str) -> str | None:
     """``greeting``, ``thanks``, ``acknowledgement`` ("ok", "got it"), ``farewell``, ``date`` ("What is today's
     date?", "What time is it?"), ``about`` (the assistant: "Who are you?", "What can you do?", "help") or
+    ``live`` ("What's the weather like today?", "What's the latest news?": nothing here holds "today") or
     ``arithmetic`` ("What is 2+2?") for a message that is only that ("hello", "Thank you very much!", "bye"), else
     ``None``."""
     kind = next((kind for kind, pattern in KINDS if pattern.match(message)), None)

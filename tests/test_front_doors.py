@@ -500,6 +500,10 @@ def test_small_talk_is_answered_in_kind_in_every_front_door(service):
     total = service.ask("What is 2+2?", session_id="small-talk")  # session 66: it had been answered "5"
     assert total["answer"] == "2 + 2 = 4" and total["closest"] == [] and total["answerability"]["reply"] == "arithmetic"
     assert result_messages(total, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: worked out the sum")
+    weather = service.ask("What's the weather like today?", session_id="small-talk")  # session 66: "It's sunny" withheld
+    assert weather["answer"].startswith("I cannot look up live information") and weather["closest"] == []
+    assert result_messages(weather, show_trace=False)[-1].metadata["title"].endswith(
+        " · read nothing: no live information here")
     ok = service.ask("ok", session_id="small-talk")  # session 66: it went up two tiers to an abstention
     assert ok["answer"] == "Ask me another question whenever you like." and ok["tokens"]["evaluated"] == 0
 

@@ -143,6 +143,9 @@ class TestSmallTalk:
         # session 66: these went to retrieval ("Who made you?" withheld "Christiaan Huygens"; "Are you an AI?" gave "Yes")
         ("What's your name?", "about"), ("Who made you?", "about"), ("Are you an AI?", "about"), ("are you human", "about"),
         ("How are you?", "greeting"), ("how are you doing today?", "greeting"),
+        # session 66: "What's the weather like today?" withheld "It's sunny"; the knowledge base holds no "today"
+        ("What's the weather like today?", "live"), ("what is the weather", "live"), ("Will it rain tomorrow?", "live"),
+        ("What's the latest news?", "live"), ("What is in the news today?", "live"), ("any news?", "live"),
         ("What is 2+2?", "arithmetic"), ("2 + 2", "arithmetic"), ("calculate 17 * 23", "arithmetic"),
         ("What's 7 times 8?", "arithmetic"), ("(3+4)/2 =", "arithmetic"), ("what is 10 divided by 4", "arithmetic"),
         ("2^10?", "arithmetic"), ("How much is 1,250 - 30.5?", "arithmetic"), ("-3 * -3", "arithmetic"),
@@ -162,7 +165,9 @@ class TestSmallTalk:
                                          "What is 10 percent of the population?", "What is Catch-22?", "2-1 win?",
                                          "9/11", "What is 9/11?", "24/7", "1939-1945", "(1+2", "2^0.5",
                                          "Who made you feel like a natural woman?", "What's your name in Spanish?",
-                                         "How are you supposed to say it?", "Are you a Beatles fan?"])
+                                         "How are you supposed to say it?", "Are you a Beatles fan?",
+                                         "What is the weather like in Hawaii in December?", "What is the News of the World?",
+                                         "Will it rain on Mars?"])
     def test_not_found(self, message):
         from nodes.small_talk import small_talk_kind
 
