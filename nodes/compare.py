@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 
 from nodes.base import context_of, direct_reply, timed
 from nodes.condense_question import topical
-from nodes.describe import given_as_written, thing_named, titled_first_passage
+from nodes.describe import given_as_written, read_on, thing_named, titled_first_passage
 from nodes.retrieve import passage_hit, reading_day
 from pipeline.context import RAGContext
 from pipeline.state import PassageHit, State
@@ -67,9 +67,7 @@ def compared_subjects(question: str) -> tuple[str, str] | None:
 
 def nearest_to(ctx: RAGContext, thing: str) -> list[PassageHit]:
     """The :data:`NEAREST` passages closest to ``thing`` alone, as a title search reads them."""
-    hits = ctx.index.search(ctx.embedder.embed_query(thing), NEAREST)
-    return [{"id": h.passage.id, "title": h.passage.title, "text": h.passage.text, "score": float(h.score),
-             "metadata": dict(h.passage.metadata)} for h in hits]
+    return [passage_hit(h.passage, float(h.score)) for h in ctx.index.search(ctx.embedder.embed_query(thing), NEAREST)]
 
 
 @timed("compare")
@@ -122,10 +120,7 @@ def compare_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         return direct_reply(ctx, state, f"That is all the knowledge base holds on {titles}.",
                             f"asked for more of {titles}, whose every passage has been given", reply="no more")
     standalone = "Tell me more about " + " and ".join(compared["titles"])
-    passages = [ctx.index.passage(i) for i in rest]
-    scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ ctx.embedder.embed_query(standalone)
-    today = reading_day(state["settings"])
-    hits = [passage_hit(p, float(score), today) for p, score in zip(passages, scores, strict=True)]
+    hits = read_on(ctx, state, rest, standalone)
     rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
     return {"standalone_question": standalone, **given_as_written(
         ctx, state, standalone, hits, hits, f"more of {titles}: their next passages, given as they are written",

@@ -200,6 +200,15 @@ def given_as_written(ctx: RAGContext, state: State, standalone: str, given: Sequ
             "trace": done}
 
 
+def read_on(ctx: RAGContext, state: State, ids: Sequence[str], standalone: str) -> list[PassageHit]:
+    """The index's passages ``ids`` as a request for more hands them on (:func:`describe_more`,
+    :func:`nodes.compare.compare_more`): each scored by its cosine with ``standalone``, as retrieval scores."""
+    passages = [ctx.index.passage(i) for i in ids]
+    scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ ctx.embedder.embed_query(standalone)
+    today = reading_day(state["settings"])
+    return [passage_hit(p, float(score), today) for p, score in zip(passages, scores, strict=True)]
+
+
 MORE = re.compile(r"^\W*(?:please\s+)?(?:tell\s+me\s+more(?:\s+about\s+(?:him|her|it|them|that|this|those))?|"
                   r"(?:some\s+)?more(?:\s+details)?|go\s+on|continue|keep\s+going|(?:what|anything)\s+else)"
                   r"(?:[\s,]+please)?[\s?.!]*$", re.IGNORECASE)
@@ -229,11 +238,7 @@ def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         return direct_reply(ctx, state, f"That is all the knowledge base holds on “{title}”.",
                             f"asked for more of “{title}”, whose every passage has been given", reply="no more")
     standalone = f"Tell me more about {title}"
-    passages = [ctx.index.passage(i) for i in rest]
-    query = ctx.embedder.embed_query(standalone)
-    scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ query
-    today = reading_day(state["settings"])
-    hits = [passage_hit(p, float(score), today) for p, score in zip(passages, scores, strict=True)]
+    hits = read_on(ctx, state, rest, standalone)
     rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
     return {"standalone_question": standalone, **given_as_written(
         ctx, state, standalone, hits, hits, f"more of “{title}”: its next passages, given as they are written",
