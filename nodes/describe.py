@@ -202,10 +202,12 @@ def given_as_written(ctx: RAGContext, state: State, standalone: str, given: Sequ
 
 def read_on(ctx: RAGContext, state: State, ids: Sequence[str], standalone: str) -> list[PassageHit]:
     """The index's passages ``ids`` as a request for more hands them on (:func:`describe_more`,
-    :func:`nodes.compare.compare_more`): each scored by its cosine with ``standalone``, as retrieval scores."""
+    :func:`nodes.compare.compare_more`): each scored by its cosine with ``standalone``, as retrieval scores.
+    These run before classify_tier fixes the turn's settings, so the day is read from the pipeline's (a turn
+    the query cache answered leaves none in the state: session 66)."""
     passages = [ctx.index.passage(i) for i in ids]
     scores = ctx.embedder.embed_documents([p.embedding_text for p in passages]) @ ctx.embedder.embed_query(standalone)
-    today = reading_day(state["settings"])
+    today = reading_day({"living_ages": ctx.pipeline.with_overrides(state.get("overrides")).living_ages})
     return [passage_hit(p, float(score), today) for p, score in zip(passages, scores, strict=True)]
 
 

@@ -166,6 +166,27 @@ class TestDescribe:
         assert end["answer"] == "That is all the knowledge base holds on “Isaac Newton”." and end["citations"] == []
         assert end["trace"]["answerability"]["reply"] == "no more"
 
+    @pytest.mark.parametrize("first", ["Who was Isaac Newton?", "Compare Isaac Newton and Albert Einstein"])
+    def test_more_after_an_answer_from_the_query_cache_reads_on(self, ctx, first, tmp_path):
+        """Found trying the chat (session 66): "Tell me more" after a comparison the query cache answered
+        failed ("the server failed while answering"): reading on read the settings, which only a turn that
+        went through classify_tier leaves in the state."""
+        from dataclasses import replace
+
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from components.query_cache import QueryCache
+        from graph import build_graph
+
+        cached = replace(ctx, query_cache=QueryCache(tmp_path / "cache.sqlite"))
+        chat = build_graph().compile(checkpointer=InMemorySaver())
+        chat.invoke({"question": first}, {"configurable": {"thread_id": "one"}}, context=cached)
+        config = {"configurable": {"thread_id": "two"}}
+        again = chat.invoke({"question": first}, config, context=cached)
+        assert again["trace"]["cache"]["hit"]
+        more = chat.invoke({"question": "Tell me more"}, config, context=cached)
+        assert more["citations"] and more["trace"]["supported"]
+
     def test_documents_given_with_the_question_are_not_described_from_the_index(self, ctx):
         out = graph.invoke({"question": "Who was Isaac Newton?", "documents": [
             {"title": "Isaac Newton", "text": "Isaac Newton kept a cat called Spithead."}]}, context=ctx)
