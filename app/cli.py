@@ -82,6 +82,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "gives (\"born 1989, aged 36 or 37 in 2026\"), and \"How old is X?\" is told from X's "
                              "description with no model call (default: on; --no-living-ages reads the text as "
                              "stored and leaves the question to the model)")
+    parser.add_argument("--two-things", action=argparse.BooleanOptionalAction, default=None,
+                        help="a question that asks two things (\"Who wrote Hamlet and when was it written?\") is told "
+                             "to answer each (default: on; --no-two-things asks it as any question)")
     parser.add_argument("--citation-markers", action=argparse.BooleanOptionalAction, default=None,
                         help="let the model write its [n] citation markers (about three more generated tokens per "
                              "answer; default: off, the answer ends where they begin and is cited to the evidence "
@@ -142,7 +145,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "named_documents": args.named_documents,
                                 "follow_up_file_score": args.follow_up_file_score,
                                 "summarize": args.summarize, "summarize_tokens": args.summarize_tokens,
-                                "living_ages": args.living_ages,
+                                "living_ages": args.living_ages, "two_things": args.two_things,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,

@@ -1,10 +1,12 @@
 """What a request to summarize a document reads like ("Summarize the kettle manual", "What is the lease about?"),
 or one that asks of a subject as a whole ("Explain the rules of cricket", "How does the heart work?"), and how
-a question calls a document ("the handbook", "my report").
+a question calls a document ("the handbook", "my report"); and whether a question asks two things ("Who wrote
+Hamlet and when was it written?").
 
 Read by the graph's routing (:func:`graph.routing.asks_to_summarize`), the rewrite of a follow-up ("Summarize
-it": :func:`nodes.condense_question.summary_follow_up`), the summary itself (:mod:`nodes.summarize`) and the
-search of the files a question names (:func:`nodes.retrieve.named_documents`); it loads nothing.
+it": :func:`nodes.condense_question.summary_follow_up`), the summary itself (:mod:`nodes.summarize`), the
+search of the files a question names (:func:`nodes.retrieve.named_documents`) and the answer prompt
+(:func:`asks_two_things`: :mod:`nodes.generate`, :mod:`components.short_answer`); it loads nothing.
 """
 
 from __future__ import annotations
@@ -135,3 +137,26 @@ def missing_document(thing: str) -> str | None:
     tokens = [re.sub(r"[^a-z0-9]", "", w.lower()) for w in words]
     called = called_after(tokens, 0)
     return " ".join(words[1:]) if any(w in DOCUMENT_KINDS or w in DOCUMENT_WORDS for w in called) else None
+
+
+_WH = r"(?:who|whom|what|when|where|which|why|how)"
+_ASKED = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|will|would|should|many|much|long|old|far|big)"
+_TWO_THINGS = re.compile(
+    rf"^\W*(?:{_WH}|is|was|are|were|did|does|do|can)\b.*?[,;]?\s+and\s+"
+    rf"(?:{_WH}\s+{_ASKED}\b"  # "... and when did he die?", "... and how many moons does it have?"
+    r"|(?:who|what)\s+\w+ed\s+(?:it|him|her|them|this|that)\b"  # "... and who designed it?"
+    r"|(?:who|what)\s+\w+\W*$"  # "... and who won?"
+    r"|(?:when|where|why|how|by\s+whom|who\s+by)\W*$)",  # "... and when?", "... and by whom"
+    re.IGNORECASE)
+
+
+def asks_two_things(question: str) -> bool:
+    """Whether ``question`` asks two things, a question and then another joined by "and": "Who was Albert Einstein
+    and when did he die?", "When was the Eiffel Tower built and who designed it?", "Who founded Microsoft and
+    when?", "Where and when was Napoleon born?". The answer prompt asks for as few words as possible, and the
+    model then answers the first alone (session 67: "William Shakespeare" to "Who wrote Hamlet and when was it
+    written?"). The second must open as a question does (a question word and a verb, or a question word ending
+    it), so "and" inside a name ("Pride and Prejudice"), between two things asked of together ("Are Verdi and
+    Thomas both composers?") or between relative clauses ("whose main campus is in Lawrence and whose branch
+    campuses are ...") asks one thing. No SQuAD 2.0 or HotpotQA dev question reads so (a test counts them)."""
+    return _TWO_THINGS.search(question) is not None

@@ -7,7 +7,9 @@ already holds. :func:`short_answer` takes it out:
 
 1. An answer of fewer than ``min_words`` words, or one that holds no word of the question, is
    kept as written; so is the answer to a question that asks what a text says (:data:`DESCRIBING`:
-   "What do the club rules say about guests?", "Summarize ..."), which asks for no name or date.
+   "What do the club rules say about guests?", "Summarize ..."), which asks for no name or date, and
+   the answer to one that asks two things (:func:`components.requests.asks_two_things`), whose parts
+   the cut would leave one of.
    An answer to a yes/no question (:data:`YES_NO_QUESTION`, not offering a choice) that opens with its verdict
    (:data:`VERDICT`: "Yes, it lasts two years from purchase.") is the verdict: "Yes".
 2. Each word is a *question word* when every content word in it shares its first ``stem_chars``
@@ -28,6 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from components.requests import asks_two_things
 from components.reranker import STOPWORDS
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -74,7 +77,7 @@ class ShortAnswer:
 
     def __call__(self, question: str, answer: str) -> str:
         words = answer.split()
-        if len(words) < self.min_words or DESCRIBING.search(question):
+        if len(words) < self.min_words or DESCRIBING.search(question) or asks_two_things(question):
             return answer
         if YES_NO_QUESTION.match(question) and not CHOICE.search(question) and (verdict := VERDICT.match(answer)):
             return verdict["verdict"]  # the rest restates the question, and ties with the verdict's run

@@ -197,7 +197,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         for name in model.self_checks:
             reply = ctx.generator.invoke(
                 check_messages(question, evidence, settings.get("layout", DEFAULT_LAYOUT),
-                               step.get("raw_output", answer), name, settings.get("answer_examples", False)),
+                               step.get("raw_output", answer), name, settings.get("answer_examples", False),
+                               bool(state.get("trace", {}).get("two_things"))),  # as the answer was asked
                 **max_tokens_kwargs(ctx.generator, 1), pin_prefix=False)
             features[name] = yes_share(reply.response_metadata or {})
         if model.self_checks:

@@ -168,6 +168,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "summarize": pipeline.summarize,
         "summarize_tokens": pipeline.summarize_tokens,
         "living_ages": pipeline.living_ages,
+        "two_things": pipeline.two_things,
         "evidence_order": pipeline.evidence_order,
         "max_escalations": pipeline.max_escalations,
         "tau": pipeline.tau,

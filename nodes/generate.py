@@ -26,6 +26,7 @@ from components.answer_probe import AnswerProbe
 from components.generator import LlamaCppChatModel, StopRule, context_room, max_tokens_kwargs
 from components.passages import ranking_score, split_sentences
 from components.reranker import content_words
+from components.requests import asks_two_things
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, QuestionLikelihood, State, Step
@@ -407,11 +408,12 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     layout = settings.get("layout", DEFAULT_LAYOUT)
     reasoning = not evidence and budget.get("reasoning", False)
     fitted = None
+    two_things = settings.get("two_things", True) and bool(evidence) and asks_two_things(question)
     if evidence:
         examples = settings.get("answer_examples", False)
         evidence, fitted = fit_to_context(evidence, lambda items: context_room(
-            ctx.generator, answer_messages(question, items, layout, examples)), budget["max_new_tokens"])
-        messages = answer_messages(question, evidence, layout, examples)
+            ctx.generator, answer_messages(question, items, layout, examples, two_things)), budget["max_new_tokens"])
+        messages = answer_messages(question, evidence, layout, examples, two_things)
     else:
         messages = reasoning_messages(question) if reasoning else closed_book_messages(question)
     # an answer the cascade would extend anyway is stopped as soon as its confidence says so (evidence
@@ -510,5 +512,6 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             "steps": steps,
             "escalations": state.get("escalations", 0),
             "final_tier": budget["name"],
+            **({"two_things": True} if two_things else {}),
         },
     }

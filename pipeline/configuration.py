@@ -304,6 +304,11 @@ class PipelineConfig:
     # (nodes.tell_age). The 1.5B model does not subtract: "How old is Taylor Swift?" was answered "1989".
     # False: the text as stored, and the question left to the model, as releases before session 64 did.
     living_ages: bool = True
+    # A question that asks two things ("Who wrote Hamlet and when was it written?": components.requests.asks_two_things)
+    # is told, on the line before it, to answer each, separated by a semicolon; the prompt asks for as few words as
+    # possible, and the model answered the first alone ("William Shakespeare"). False: the prompt as before
+    # session 67.
+    two_things: bool = True
     # Let the model write its [n] citation markers (about three generated tokens per answer, each a forward
     # pass of the model); False: the answer ends where its first marker begins and is cited to the evidence
     # items that hold its words (nodes.generate.cite). The answer's text and confidence are the same either way.
@@ -400,6 +405,8 @@ class PipelineConfig:
             raise ConfigurationError(f"summarize is true or false, got {self.summarize!r}")
         if not isinstance(self.living_ages, bool):
             raise ConfigurationError(f"living_ages is true or false, got {self.living_ages!r}")
+        if not isinstance(self.two_things, bool):
+            raise ConfigurationError(f"two_things is true or false, got {self.two_things!r}")
         if isinstance(self.summarize_tokens, bool) or not isinstance(self.summarize_tokens, int) or self.summarize_tokens < 64:
             raise ConfigurationError(f"summarize_tokens is a whole number >= 64, got {self.summarize_tokens!r}")
         if not isinstance(self.citation_markers, bool):

@@ -139,6 +139,7 @@ class Settings(TypedDict):
     summarize: NotRequired[bool]  # a request to summarize a document it names is answered with a summary of it
     summarize_tokens: NotRequired[int]  # the most tokens of the document a summary reads
     living_ages: NotRequired[bool]  # a living person's age today is spelled beside their description's birth year
+    two_things: NotRequired[bool]  # a question that asks two things is told to answer each
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
     tau: float  # cosine below which retrieval counts as low-confidence
     k_extra: int  # passages a corrective retrieval adds
@@ -380,6 +381,7 @@ class Trace(TypedDict, total=False):
     passages: list[TracePassage]  # everything retrieved, in rank order
     context: str  # the evidence exactly as the prompt holds it
     raw_output: str  # the model's text before citation markers were taken out
+    two_things: bool  # the question asks two things, and the prompt said to answer each (absent when it does not)
     # "model" (its [n] markers), "attributed" (items holding its words), "unsupported", "none", "described"
     # (the answer is the cited passage: nodes.describe), "aged" (an age told from it: nodes.tell_age), "compared"
     # (the cited passages: nodes.compare) or "summary"

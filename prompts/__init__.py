@@ -51,11 +51,13 @@ def answer_examples() -> tuple[tuple[str, tuple[Mapping, ...], str], ...]:
 
 
 def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "evidence_first",
-                    examples: bool = False) -> list[BaseMessage]:
+                    examples: bool = False, two_things: bool = False) -> list[BaseMessage]:
     """The answer prompt: the instructions, then (``examples``) the worked examples as earlier turns
     of the chat in the same layout, then the question with its evidence. Everything before the last
     message is the same for every question, so the generator evaluates it once per process (its
-    pinned instruction prefix): the examples cost no prompt evaluation per question."""
+    pinned instruction prefix): the examples cost no prompt evaluation per question. ``two_things``:
+    the question asks two things (:func:`components.requests.asks_two_things`), and the message says to
+    answer each (``answer_two_things.txt``), on the line before the question where the question ends it."""
     if layout not in LAYOUTS:
         raise ValueError(f"unknown prompt layout {layout!r}; valid layouts: {', '.join(LAYOUTS)}")
     user = template(LAYOUTS[layout])
@@ -63,11 +65,11 @@ def answer_messages(question: str, evidence: Iterable[Mapping], layout: str = "e
     for shown_question, shown_evidence, answer in answer_examples() if examples else ():
         shots += [HumanMessage(user.format(evidence=format_evidence(shown_evidence), question=shown_question)),
                   AIMessage(answer)]
-    return [
-        SystemMessage(template("answer_system")),
-        *shots,
-        HumanMessage(user.format(evidence=format_evidence(evidence), question=question)),
-    ]
+    asked = user.format(evidence=format_evidence(evidence), question=question)
+    if two_things:
+        note, last = template("answer_two_things"), f"\nQuestion: {question}"
+        asked = f"{asked.removesuffix(last)}\n{note}{last}" if asked.endswith(last) else f"{asked}\n{note}"
+    return [SystemMessage(template("answer_system")), *shots, HumanMessage(asked)]
 
 
 @lru_cache(maxsize=None)
@@ -88,13 +90,13 @@ answer exactly this question."""
 
 
 def check_messages(question: str, evidence: Iterable[Mapping], layout: str, answer: str,
-                   check: str = "self_check", examples: bool = False) -> list[BaseMessage]:
-    """The answer prompt, the model's answer as it wrote it, and one of the yes/no questions of
-    :data:`CHECKS`: everything up to the answer is what the model has just evaluated, so only the
-    yes/no question's tokens are new."""
+                   check: str = "self_check", examples: bool = False, two_things: bool = False) -> list[BaseMessage]:
+    """The answer prompt (as :func:`answer_messages` wrote it), the model's answer as it wrote it, and one of
+    the yes/no questions of :data:`CHECKS`: everything up to the answer is what the model has just evaluated,
+    so only the yes/no question's tokens are new."""
     if check not in CHECKS:
         raise ValueError(f"unknown check {check!r}; valid: {', '.join(CHECKS)}")
-    return [*answer_messages(question, evidence, layout, examples), AIMessage(answer),
+    return [*answer_messages(question, evidence, layout, examples, two_things), AIMessage(answer),
             HumanMessage(template(CHECKS[check]).format(question=question))]
 
 

@@ -172,6 +172,15 @@ class TestAsk:
         with pytest.raises(ConfigurationError, match="summarize_tokens is a whole number >= 64"):
             _pipeline(build_parser().parse_args(["serve", "--summarize-tokens", "8"]))
 
+    def test_telling_a_question_of_two_things_to_answer_each_can_be_turned_off(self):
+        from app.cli import _pipeline, build_parser
+        from pipeline.configuration import ConfigurationError, PipelineConfig
+
+        assert _pipeline(build_parser().parse_args(["ask", "Who wrote Hamlet and when?"])).two_things is True
+        assert _pipeline(build_parser().parse_args(["chat", "--no-two-things"])).two_things is False
+        with pytest.raises(ConfigurationError, match="two_things is true or false"):
+            PipelineConfig(two_things="yes")  # type: ignore[arg-type]
+
     def test_living_ages_can_be_turned_off(self):
         from app.cli import _pipeline, build_parser
         from pipeline.configuration import ConfigurationError, PipelineConfig

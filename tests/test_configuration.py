@@ -147,6 +147,25 @@ class TestAnswerExamples:
         last = answer_messages("Q?", self.EVIDENCE, "evidence_first", examples=True)
         assert all(m.text.startswith("Evidence:") for m in last[1::2])
 
+    def test_a_question_that_asks_two_things_is_told_to_answer_each(self):
+        """Session 67: "Who wrote Hamlet and when was it written?" was answered "William Shakespeare" (the prompt
+        asks for as few words as possible). Such a question's message says, on the line before the question, to
+        answer each; the instructions and the message's opening stay as every answer prompt has them (pinned),
+        and the question still ends the prompt where it ends it (its tokens are scored there)."""
+        from prompts import LAYOUTS, answer_messages, answer_opening, template
+
+        question = "Who wrote Hamlet and when was it written?"
+        note = template("answer_two_things")
+        assert "semicolon" in note
+        for layout in LAYOUTS:
+            plain, told = (answer_messages(question, self.EVIDENCE, layout, two_things=t) for t in (False, True))
+            assert told[:-1] == plain[:-1] and told[-1].text.startswith(answer_opening(layout))
+            asked = f"Question: {question}"
+            if plain[-1].text.endswith(f"\n{asked}"):  # the question ends the prompt: the note comes just before it
+                assert told[-1].text == f"{plain[-1].text.removesuffix(asked)}{note}\n{asked}"
+            else:
+                assert told[-1].text == f"{plain[-1].text}\n{note}"
+
     def test_every_question_message_starts_with_its_layouts_opening(self):
         from prompts import LAYOUTS, answer_messages, answer_opening
 

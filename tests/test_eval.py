@@ -121,6 +121,20 @@ class TestDatasets:
         assert [e.question for e in load("squad", "train", data_dir) if summarized_thing(e.question)] == [
             "What is the Domesday Book about?"]
 
+    def test_no_squad_or_hotpotqa_dev_question_asks_two_things(self, data_dir):
+        """The README's figures stand with a question that asks two things told to answer each (session 67); the
+        four SQuAD 2.0 train questions that read so are in the README."""
+        from components.requests import asks_two_things
+
+        for dataset in ("squad", "hotpotqa"):
+            assert [e.question for e in load(dataset, "dev", data_dir) if asks_two_things(e.question)] == []
+        assert [e.question for e in load("hotpotqa", "train", data_dir) if asks_two_things(e.question)] == []
+        assert [e.question for e in load("squad", "train", data_dir) if asks_two_things(e.question)] == [
+            "Who discovered this and where did they come from?",
+            "How were high speed connections maintained and who were they monitored by? ",
+            "Where and when did the investigation of the plague pathogen begin?",
+            "How and when did the first variant of y. pestis enter Europe?"]
+
     def test_no_squad_or_hotpotqa_dev_question_asks_to_compare_two_things(self, data_dir):
         """The README's figures stand with comparisons answered (session 66); the one SQuAD 2.0 train question
         that reads as one is in the README."""

@@ -1274,6 +1274,41 @@ class TestGenerate:
         assert out["answer"] == out["steps"][-1]["answer"] == ABSTENTION  # what the chat and the API say
         assert out["citations"] == [] and out["steps"][-1]["raw_output"] == reply.strip()
 
+    def test_a_question_that_asks_two_things_is_told_to_answer_each(self, runtime):
+        """Session 67: "Who wrote Hamlet and when was it written?" was answered "William Shakespeare". The prompt
+        of a question that asks two things (components.requests.asks_two_things) tells the model to answer each,
+        and the trace says so; any other question's prompt is as it was."""
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        from prompts import template
+
+        seen: list[str] = []
+
+        class Recording(FakeListChatModel):
+            def invoke(self, messages, *args, **kwargs):
+                seen.append(messages[-1].text)
+                return super().invoke(messages, *args, **kwargs)
+
+        model = Recording(responses=["Stanley Kubrick; 1968 [1]", "Stanley Kubrick [1]"])
+        recorded = Runtime(context=dataclasses.replace(runtime.context, generator=model))
+        for question in ("Who directed 2001: A Space Odyssey and when was it released?",
+                         "Who directed 2001: A Space Odyssey?"):
+            state = classified(runtime, question, tier="easy")
+            state.update(run(retrieve, state, runtime))
+            state.update(run(compress, state, runtime))
+            out = run(generate, state, recorded)
+            assert out["trace"].get("two_things", False) is question.endswith("released?")
+        assert [template("answer_two_things") in text for text in seen] == [True, False]
+        assert out["answer"] == "Stanley Kubrick"
+        seen.clear()  # turned off, the prompt is as before session 67
+        off = Runtime(context=dataclasses.replace(
+            recorded.context, pipeline=dataclasses.replace(runtime.context.pipeline, two_things=False)))
+        state = classified(off, "Who directed 2001: A Space Odyssey and when was it released?", tier="easy")
+        state.update(run(retrieve, state, off))
+        state.update(run(compress, state, off))
+        assert "two_things" not in run(generate, state, off)["trace"]
+        assert seen and template("answer_two_things") not in seen[0]
+
     @staticmethod
     def room_of(window: int):
         """A context of ``window`` characters: what a prompt of the items leaves (10 for the question)."""
@@ -1464,6 +1499,34 @@ class TestGenerate:
         assert support(item, "Yes") == 0.0
         assert support(item, "open to visitors") == 0.0  # no adjacent pair as written
         assert support(item, "opens to visitors") == 1.0
+
+
+class TestAsksTwoThings:
+    @pytest.mark.parametrize("question", [
+        "Who was Albert Einstein and when did he die?", "What is the capital of France and what is its population?",
+        "When was the Eiffel Tower built and who designed it?", "Who founded Microsoft and when?",
+        "when was the first laptop invented and by whom", "where is oxytocin made and what is its function",
+        "Where and when was Napoleon born?", "How and why did the Roman Empire fall?",
+        "Which band had a UK number one in January 1991, and what was the name of the song?",
+        "who started ww2 and how did it start", "When did World War II end and who won?",
+    ])
+    def test_found(self, question):
+        from components.requests import asks_two_things
+
+        assert asks_two_things(question)
+
+    @pytest.mark.parametrize("question", [
+        "Who wrote Pride and Prejudice?", "What government position was held by the woman who portrayed Corliss Archer "
+        "in the film Kiss and Tell?", "Are Giuseppe Verdi and Ambroise Thomas both opera composers?",
+        "What is the name of the fight song of the university whose main campus is in Lawrence, Kansas and whose "
+        "branch campuses are in the Kansas City metropolitan area?", "Compare cats and dogs",
+        "What is the difference between weather and climate?", "Tell me about Romeo and Juliet", "When and",
+        "Who and what?", "", "Summarize the rules of cricket and when they were written",
+    ])
+    def test_not_found(self, question):
+        from components.requests import asks_two_things
+
+        assert not asks_two_things(question)
 
 
 class TestSummarizedThing:

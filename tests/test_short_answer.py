@@ -49,6 +49,13 @@ class TestShortAnswer:
         assert short_answer(question, answer) == answer
         assert short_answer("Where must club guests sign?", answer) != answer  # a question for a span is still cut
 
+    def test_an_answer_to_a_question_that_asks_two_things_is_kept_as_written(self):
+        """Session 67: a question that asks two things ("Who wrote Hamlet and when was it written?") is answered
+        with both, separated by a semicolon; the cut keeps one run, so it would give back one of them."""
+        question, answer = "Who wrote Hamlet and when was it written?", "Hamlet was written by Shakespeare; in 1600"
+        assert short_answer(question, answer) == answer
+        assert short_answer("Who wrote Hamlet?", "Hamlet was written by Shakespeare; in 1600") != answer
+
     @pytest.mark.parametrize("question, answer, short", [
         ("Does the Kettle K200's warranty last two years?", "Yes, it lasts two years from purchase.", "Yes"),
         ("Can the Kettle K200 go in the dishwasher?", "No. It should be wiped with a damp cloth instead.", "No"),
