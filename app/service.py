@@ -130,8 +130,8 @@ def public_citation(c: dict[str, Any]) -> dict[str, Any]:
 def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
     """The answerability check as the API returns it: the decision, who made it, the score and
     threshold (and whether it was a multi-hop question's, and the setting it came from), which check
-    it was, the answer it withheld, the pronoun of a question asked back, and the document a request to
-    summarize named that no document is; probabilities to
+    it was, the answer it withheld, the pronoun of a question asked back, the document a request to
+    summarize named that no document is, and why (a rule that withheld the answer, or why it went unchecked); probabilities to
     :data:`API_DECIMALS`."""
     if not check:
         return None
@@ -141,7 +141,7 @@ def public_check(check: dict[str, Any] | None) -> dict[str, Any] | None:
             "threshold": round(check["threshold"], API_DECIMALS), "multi_hop": check.get("multi_hop"),
             "knob": None if knob is None else round(knob, API_DECIMALS), "fit_on": check.get("fit_on"),
             "withheld_answer": check.get("withheld_answer"), "pronoun": check.get("pronoun"), "reply": check.get("reply"),
-            "document": check.get("document")}
+            "document": check.get("document"), "reason": check.get("reason")}
 
 
 def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -254,6 +254,8 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     if check.get("by") == "age" and check.get("withheld_answer"):
         note += (f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: no passage states that "
                  "age, and the model does not work one out from a year of birth.")
+    elif check.get("by") == "kind" and check.get("withheld_answer"):
+        note += f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: it is {check['reason']}."
     elif check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
         score, threshold = apart(check["score"], check["threshold"])
         bar = (f"the {threshold} bar of an answer from the Wikipedia summaries" if check.get("fit_on") == "wikipedia"

@@ -329,8 +329,9 @@ def answerability_figure(check: dict[str, Any]) -> tuple[str, str]:
     score, threshold = apart(check["score"], check["threshold"])
     bar = (" (an answer from the Wikipedia summaries)" if check.get("fit_on") == "wikipedia"
            else " (a multi-hop question's)" if check.get("multi_hop") else "")
-    unstated = ", but no passage states the age" if check.get("by") == "age" else ""
-    return "answerability", f"{score} likely right against threshold {threshold}{bar}{unstated}: {check['decision']}"
+    ruled = (", but no passage states the age" if check.get("by") == "age"
+             else f", but it is {check['reason']}" if check.get("by") == "kind" else "")
+    return "answerability", f"{score} likely right against threshold {threshold}{bar}{ruled}: {check['decision']}"
 
 
 def rounded(value: Any) -> Any:

@@ -13,6 +13,7 @@ import statistics
 from typing import Any, Mapping, Sequence
 
 from components.answerability import carried
+from nodes.check_answer import RULED
 
 CORRECT_F1 = 0.5
 
@@ -101,8 +102,8 @@ def at_threshold(rows: Sequence[Mapping[str, Any]], threshold: float) -> dict[st
         fitted = check.get("fitted_thresholds")
         mine = (carried(threshold, fitted[0], fitted[1])
                 if fitted and (check.get("multi_hop") or check.get("fit_on") == "wikipedia") else threshold)
-        # an age no passage states is withheld at any bar but 0, which never abstains (nodes.check_answer.age_unstated)
-        return (check["by"] == "model" or (check["by"] == "age" and threshold > 0)
+        # an answer a rule withholds is withheld at any bar but 0, which never abstains (nodes.check_answer.RULED)
+        return (check["by"] == "model" or (check["by"] in RULED and threshold > 0)
                 or (check["score"] is not None and check["score"] < mine))
 
     scored = [(r, abstains(r)) for r in rows]

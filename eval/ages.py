@@ -22,6 +22,13 @@ with the check's decision: an age no passage holds is withheld whatever its scor
 :func:`nodes.check_answer.age_unstated`; seed 66 was chosen before the first run, ~1 min):
 
     python -m eval.ages --undated --seed 66
+
+``--born-where`` asks "Where was X born?" the same way of persons whose description does give years, which
+the model gave as the answer ("1809" for Charles Darwin): a number or a date to a question that asks where is
+withheld whatever its score (session 67, :func:`nodes.check_answer.number_asked_of`; seed 67 was chosen before
+the first run, ~1 min):
+
+    python -m eval.ages --born-where --seed 67
 """
 
 from __future__ import annotations
@@ -58,27 +65,29 @@ def people(articles: dict[str, dict], *, seed: int, size: int, today: date) -> l
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
-def undated_people(articles: dict[str, dict], *, seed: int, size: int, today: date) -> list[str]:
+def undated_people(articles: dict[str, dict], *, seed: int, size: int, today: date, dated: bool = False) -> list[str]:
     """``size`` names drawn with ``seed`` of the summaries under the topic "People" whose description gives no
     years :func:`nodes.tell_age.age_told` reads (neither a birth year nor a life's): "Barack Obama" ("President
-    of the United States from 2009 to 2017"). Asked how old they are, the model answers, and the check decides."""
+    of the United States from 2009 to 2017"). Asked how old they are, the model answers, and the check decides.
+    ``dated``: those whose description does give them ("Charles Darwin": "born 1809, died 1882, aged 72 or 73")."""
     from components.sources import PEOPLE, spelled_description
     from nodes.tell_age import age_told
 
     found = [(article.get("title") or key).split(" (")[0] for key, article in sorted(articles.items())
-             if article.get("topic") == PEOPLE and age_told(key, f"({spelled_description(article)})", today) is None]
+             if article.get("topic") == PEOPLE
+             and (age_told(key, f"({spelled_description(article)})", today) is None) is not dated]
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
-def undated_report(ctx: Any, names: Sequence[str]) -> str:
-    """"How old is X?" of each of ``names`` (:func:`undated_people`), default settings, no query cache: each
+def checked_report(ctx: Any, questions: Sequence[str]) -> str:
+    """Each of ``questions`` ("How old is X?" of :func:`undated_people`), default settings, no query cache: each
     answer, the check's decision and by what, the answer withheld, and whether a passage holds it (cited).
-    Right and wrong are not scored: the knowledge base does not hold these ages."""
+    Right and wrong are not scored: the knowledge base does not hold these ages, and where a person was born is
+    read by hand."""
     from eval.side_by_side import alternating
 
     lines, by = [], []
-    for question, _, out, ms in alternating({"default": replace(ctx, query_cache=None)},
-                                            [f"How old is {name}?" for name in names]):
+    for question, _, out, ms in alternating({"default": replace(ctx, query_cache=None)}, questions):
         check = out["trace"].get("answerability") or {}
         shown = check.get("withheld_answer") or out["answer"]
         by.append(f"{check.get('decision')} by {check.get('by')}")
@@ -128,12 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=20, help="persons (two questions each)")
     parser.add_argument("--undated", action="store_true",
                         help="ask the age of persons whose description gives no years, once each, with default settings")
+    parser.add_argument("--born-where", action="store_true",
+                        help="ask where persons whose description gives years were born, once each, with default settings")
     args = parser.parse_args(argv)
     today = date.today()
     articles = json.loads(wikipedia_summaries_file().read_text(encoding="utf-8"))
-    if args.undated:
-        print(undated_report(loaded(args.index, args.model), undated_people(articles, seed=args.seed, size=args.size,
-                                                                            today=today)))
+    if args.undated or args.born_where:
+        names = undated_people(articles, seed=args.seed, size=args.size, today=today, dated=args.born_where)
+        asked = [f"Where was {name} born?" if args.born_where else f"How old is {name}?" for name in names]
+        print(checked_report(loaded(args.index, args.model), asked))
         return 0
     print(report(ask(loaded(args.index, args.model), people(articles, seed=args.seed, size=args.size, today=today), today)))
     return 0

@@ -327,6 +327,50 @@ class TestCheckAnswer:
         assert out["answer"] == ABSTENTION and out["citations"] == [] and out["trace"]["abstained"] is True
         assert out["turns"][0]["answer"] == ABSTENTION and out["turns"][0]["answerability"]["by"] == "age"
 
+    DARWIN = {"n": 1, "passage_id": "p1", "title": "Charles Darwin",
+              "text": "Charles Robert Darwin was an English naturalist. (English naturalist; born 1809, died 1882)"}
+
+    EVEN = model(coef=(0.0,))  # every answer scores 0.5, over the knob of 0.1
+
+    def kind_state(self, question, answer, threshold=0.1):
+        """``question`` answered ``answer`` from Darwin's description, cited to it."""
+        cited = {**self.DARWIN, "score": 0.7, "metadata": {}}
+        return {**self.state(threshold=threshold, evidence=[self.DARWIN]), "question": question, "answer": answer,
+                "steps": [{**self.STEP, "answer": answer, "raw_output": answer}], "citations": [cited],
+                "passages": [{"id": "p1", "score": 0.7, "text": self.DARWIN["text"]}],
+                "settings": {"abstain_threshold": threshold, "layout": "question_first", "answer_form": "short"}}
+
+    @pytest.mark.parametrize("question, answer, asks", [
+        ("Where was Charles Darwin born?", "1809", "where"), ("Where was Charles Darwin born?", "in 1809.", "where"),
+        ("Who was born in Shrewsbury?", "1,809", "who"),
+        ("Where was Svante Arrhenius born?", "1859, died 1927, aged 67 or 68", "where"),
+        ("Where did Charles Darwin die?", "in April 1882", "where"), ("Where did he live?", "the 1850s", "where"),
+        # as it is given: the short form of "Swedish scientist; born 1859, died 1927, aged 67 or 68"
+        ("Where was Svante Arrhenius born?", "Swedish scientist; born 1859, died 1927, aged 67 or 68", "where"),
+    ])
+    def test_a_number_to_a_question_that_asks_where_or_who_is_withheld_whatever_its_score(self, ctx, question, answer,
+                                                                                            asks):
+        """Found trying the chat (session 67): "Where was Charles Darwin born?" was answered "1809", the year his
+        description gives, and given at 30%; "Where was he born?" after a question on Shakespeare "1564". A number
+        is no place and no person."""
+        out = check_answer(self.kind_state(question, answer), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "kind" and check["score"] > check["threshold"]
+        assert check["withheld_answer"] == answer.removeprefix("Swedish scientist; born ")
+        assert check["reason"] == f"a number or a date, and the question asks {asks}"
+        assert out["answer"] == ABSTENTION and out["citations"] == [] and out["turns"][0]["answerability"]["by"] == "kind"
+
+    @pytest.mark.parametrize("question, answer, threshold", [
+        ("Where was Charles Darwin born?", "Shrewsbury", 0.1), ("When was Charles Darwin born?", "1809", 0.1),
+        ("Who wrote On the Origin of Species?", "Charles Darwin", 0.1), ("How many books did Darwin write?", "19", 0.1),
+        ("Where was Charles Darwin born?", "1809", 0.0),  # the knob at 0 never abstains
+        ("Where is the 221B of Baker Street?", "221B", 0.1), ("Where was Anna Pavlova born?", "Russia", 0.1),
+        ("Where was Darwin born in 1809?", "Shrewsbury, in 1809", 0.1), ("Who was Agent 007?", "James Bond", 0.1),
+    ])
+    def test_other_answers_are_left_to_the_score(self, ctx, question, answer, threshold):
+        out = check_answer(self.kind_state(question, answer, threshold), self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
         cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
         out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
@@ -805,12 +849,13 @@ class TestAbstentionFigures:
         assert at_threshold([wiki], 0.2)["answered"] == 0.0  # held to 0.3 (its fitted threshold), not 0.2
         assert at_threshold([wiki], 0.1)["answered"] == 100.0  # held to 0.15
 
-    def test_the_knob_table_withholds_an_age_no_passage_states_at_every_bar_but_0(self):
+    @pytest.mark.parametrize("by", ["age", "kind"])
+    def test_the_knob_table_withholds_an_answer_a_rule_withholds_at_every_bar_but_0(self, by):
         from eval.abstention import at_threshold
 
-        age = self.record(True, 0.0, True, 0.9)
-        age["answerability"].update(by="age", decision="abstain")
-        assert at_threshold([age], 0.1)["answered"] == 0.0 and at_threshold([age], 0.0)["answered"] == 100.0
+        ruled = self.record(True, 0.0, True, 0.9)
+        ruled["answerability"].update(by=by, decision="abstain")
+        assert at_threshold([ruled], 0.1)["answered"] == 0.0 and at_threshold([ruled], 0.0)["answered"] == 100.0
 
     def test_answers_scored_against_a_knowledge_base_that_may_not_hold_them(self):
         from eval.abstention import knowledge_base_figures

@@ -190,6 +190,20 @@ class TestDatasets:
             sample(examples, 5, 1, skip=-1)
 
 
+class TestRecordedRuns:
+    def test_no_recorded_answer_is_a_number_to_a_question_that_asks_where_or_who(self):
+        """The README's figures stand with such an answer withheld whatever its score (session 67,
+        nodes.check_answer.number_asked_of): no answer of the committed benchmark runs is one."""
+        from nodes.check_answer import number_asked_of
+
+        records = sorted((Path(__file__).parents[1] / "docs" / "results").glob("*/records.jsonl"))
+        assert len(records) > 40
+        ruled = [(r["question"], r["prediction"]) for path in records
+                 for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+                 if r.get("prediction") and number_asked_of(r["question"], r["prediction"])]
+        assert ruled == []
+
+
 class TestSystems:
     def test_router_by_default(self):
         systems = all_systems()
@@ -1091,12 +1105,16 @@ class TestAges:
                           "extract": "It flows."}}
         # a: born 1989 (told), b: born 1970 (told), d: a life spelled (told); c's birth is too long ago to tell
         assert sorted(undated_people(articles, seed=1, size=10, today=date(2026, 11, 29))) == ["Cy Example", "Ed Example"]
+        # --born-where: the others of the topic "People", whose description gives years
+        assert sorted(undated_people(articles, seed=1, size=10, today=date(2026, 11, 29), dated=True)) == [
+            "Ada Example", "Bo Example", "Di Example"]
 
-    def test_undated_report(self, ctx):
-        from eval.ages import undated_report
+    def test_checked_report(self, ctx):
+        from eval.ages import checked_report
 
-        said = undated_report(ctx, ["Isaac Newton"])
-        assert said.startswith("'How old is Isaac Newton?': ") and said.endswith(" of 1")
+        said = checked_report(ctx, ["How old is Isaac Newton?", "Where was Isaac Newton born?"])
+        assert said.startswith("'How old is Isaac Newton?': ") and "\n'Where was Isaac Newton born?': " in said
+        assert said.endswith(" of 2")
 
     def test_both_ways_side_by_side(self, ctx):
         from datetime import date

@@ -154,6 +154,25 @@ def test_an_age_no_passage_states_is_told_as_withheld_for_that():
                                                             "Wikipedia summaries), but no passage states the age: abstain")
 
 
+def test_a_number_to_where_or_who_is_told_as_withheld_for_that():
+    """Session 67: "Where was Charles Darwin born?" answered "1809" is withheld whatever its score
+    (nodes.check_answer.number_asked_of): the reader is told why."""
+    from app.service import abstention_note, public_check
+    from app.ui import answerability_figure
+
+    # as the check wrote it, then as the API and the chat have it (public_check kept no reason: the chat failed)
+    reason = "a number or a date, and the question asks where"
+    check = public_check({"by": "kind", "withheld_answer": "1809", "score": 0.30, "threshold": 0.259,
+                          "decision": "abstain", "fit_on": "wikipedia", "reason": reason})
+    assert check is not None and check["reason"] == reason
+    note = abstention_note({"abstained": True, "answerability": check})
+    assert note == ("The knowledge base does not seem to hold the answer. The model's answer, “1809”, "
+                    "was withheld: it is a number or a date, and the question asks where.")
+    assert answerability_figure(check) == ("answerability", "30.0% likely right against threshold 25.9% (an answer from the "
+                                                            "Wikipedia summaries), but it is a number or a date, and "
+                                                            "the question asks where: abstain")
+
+
 def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
     from app.ui import figures
 
