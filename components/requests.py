@@ -144,7 +144,7 @@ _ASKED = r"(?:did|does|do|is|was|are|were|has|have|had|can|could|will|would|shou
 _TWO_THINGS = re.compile(
     rf"^\W*(?:{_WH}|is|was|are|were|did|does|do|can)\b.*?[,;]?\s+and\s+"
     rf"(?:{_WH}\s+{_ASKED}\b"  # "... and when did he die?", "... and how many moons does it have?"
-    r"|(?:who|what)\s+\w+ed\s+(?:it|him|her|them|this|that)\b"  # "... and who designed it?"
+    r"|(?:who|what)\s+\w+\s+(?:it|him|her|them|this|that)\b"  # "... and who designed it?", "and who built it?"
     r"|(?:who|what)\s+\w+\W*$"  # "... and who won?"
     r"|(?:when|where|why|how|by\s+whom|who\s+by)\W*$)",  # "... and when?", "... and by whom"
     re.IGNORECASE)

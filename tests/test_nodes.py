@@ -1509,6 +1509,8 @@ class TestAsksTwoThings:
         "Where and when was Napoleon born?", "How and why did the Roman Empire fall?",
         "Which band had a UK number one in January 1991, and what was the name of the song?",
         "who started ww2 and how did it start", "When did World War II end and who won?",
+        # found trying the chat (session 67): the rewrite of "When was it built and who built it?"
+        "When was the Colosseum built, and who built it?", "What is jazz and what makes it special?",
     ])
     def test_found(self, question):
         from components.requests import asks_two_things
