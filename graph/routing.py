@@ -8,7 +8,7 @@ from typing import Any, Literal, Mapping
 
 from nodes.compare import compared_subjects
 from nodes.condense_question import NO_SUBJECT, REFERS_BACK, asked_who, named_in_reply, topical
-from nodes.describe import asks_for_more, described_subject
+from nodes.describe import asks_for_more, described_subject, more_of
 from nodes.tell_age import aged_subject
 from components.requests import summarized_thing
 from pipeline.state import BudgetData, State
@@ -23,8 +23,8 @@ def refers_back(question: str) -> bool:
 
 def after_start(state: State) -> Literal["small_talk", "describe_more", "compare_more", "condense_question", "ask_who",
                                          "lookup_cache"]:
-    """Answer small talk in kind; read on in the document just described, or the two just compared, when
-    asked for more; rewrite the question first only in a conversation (of turns that were read for), and
+    """Answer small talk in kind; read on in the document just described or cited, or the two just compared,
+    when asked for more; rewrite the question first only in a conversation (of turns that were read for), and
     only when it refers back, or when it gives the name the last answer asked for; ask who a first question
     means when it names no one it stands on."""
     if state.get("small_talk"):
@@ -34,10 +34,10 @@ def after_start(state: State) -> Literal["small_talk", "describe_more", "compare
         return "condense_question"
     topics = topical(turns)
     if topics and not state.get("documents") and asks_for_more(state["question"]):
-        if topics[-1].get("described"):
-            return "describe_more"
         if topics[-1].get("compared"):
             return "compare_more"
+        if more_of(topics[-1]) is not None:  # a description, or an answer cited to a passage
+            return "describe_more"
     if topics and refers_back(state["question"]):
         return "condense_question"
     if state.get("unnamed"):

@@ -224,14 +224,30 @@ def asks_for_more(message: str) -> bool:
     return MORE.match(message) is not None
 
 
+def more_of(turn: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """What "Tell me more" after ``turn`` reads on in: the document it described, or the document its first
+    citation is a passage of, the passages it cited there shown already (session 67: "Tell me more" after an
+    answer cited to "Hamlet" was searched as it is and abstained); ``None`` for a turn that cites nothing."""
+    if turn.get("described"):
+        return turn["described"]
+    citations = turn.get("citations") or []
+    if not citations:
+        return None
+    first = citations[0]
+    document = first["passage_id"].split("#", 1)[0]
+    return {"thing": first["title"], "title": first["title"], "passage_id": first["passage_id"], "match": "more",
+            "shown": [c["passage_id"] for c in citations if c["passage_id"].split("#", 1)[0] == document]}
+
+
 @timed("describe_more")
 def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
-    """"Tell me more" after a description: the next :data:`MORE_PASSAGES` passages of the document it was
-    the first passage of, as written and cited, and when none are left, that the knowledge base holds
-    no more on it. No retrieval and no model call; each passage's score is its cosine with "Tell me more
-    about <title>"."""
+    """"Tell me more" after a description, or after an answer cited to a passage (:func:`more_of`): the next
+    :data:`MORE_PASSAGES` passages of that document not yet shown, in its order, as written and cited, and when
+    none are left, that the knowledge base holds no more on it. No retrieval and no model call; each passage's
+    score is its cosine with "Tell me more about <title>"."""
     ctx = context_of(runtime)
-    described = topical(state.get("turns") or [])[-1]["described"]
+    described = more_of(topical(state.get("turns") or [])[-1])
+    assert described is not None, "describe_more follows a turn that described or cited something (graph.routing)"
     title, shown = described["title"], list(described.get("shown") or [described["passage_id"]])
     present = [i for i in shown if i in ctx.index]
     document = ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(present[0]))) if present else []

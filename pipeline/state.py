@@ -225,7 +225,9 @@ class DescribedTrace(TypedDict):
     thing: str  # what the question asked to be described ("Napoleon")
     title: str  # the document whose first passage is the answer
     passage_id: str  # the answer's first passage
-    match: str  # "title": the title names the thing; "surname": the thing is one word that ends it; "more": read on
+    # "title": the title names the thing; "surname": the thing is one word that ends it; "more": read on ("Tell me
+    # more" after a description or an answer cited to the document)
+    match: str
     shown: NotRequired[list[str]]  # the document's passages given so far ("Tell me more" reads on after them)
 
 

@@ -166,6 +166,29 @@ class TestDescribe:
         assert end["answer"] == "That is all the knowledge base holds on “Isaac Newton”." and end["citations"] == []
         assert end["trace"]["answerability"]["reply"] == "no more"
 
+    def test_more_after_a_cited_answer_reads_the_passages_of_its_document_not_yet_shown(self, ctx, index):
+        """Session 67: "Tell me more" after an answer cited to a passage of "Isaac Newton" gives the passages of
+        that document the answer did not cite, as a description's "more" does, then says there is no more."""
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.runtime import Runtime
+
+        from graph import build_graph
+        from nodes.describe import describe_more
+
+        ids = index.document_passages("wiki/Isaac Newton")
+        cited = index.passage(ids[2])
+        turn = {"question": "What did Newton build?", "standalone_question": "What did Newton build?",
+                "answer": "a reflecting telescope", "citations": [{"n": 1, "passage_id": cited.id, "title": "Isaac Newton",
+                                                                  "text": cited.text, "score": 0.6, "metadata": {}}]}
+        more = describe_more({"question": "Tell me more", "turns": [turn]}, Runtime(context=ctx))
+        assert [c["passage_id"] for c in more["citations"]] == [ids[0], ids[1]]
+        assert more["trace"]["described"]["shown"] == [ids[2], ids[0], ids[1]]
+        assert more["trace"]["described"]["title"] == "Isaac Newton"
+        chat, config = build_graph().compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "cited"}}
+        chat.update_state(config, {"turns": [turn]}, as_node="finish_turn")
+        assert visited(ctx, "Tell me more", chat, config) == ["start_turn", "describe_more", "finish_turn"]
+        assert [c["passage_id"] for c in chat.get_state(config).values["citations"]] == ids[:2]
+
     @pytest.mark.parametrize("first", ["Who was Isaac Newton?", "Compare Isaac Newton and Albert Einstein"])
     def test_more_after_an_answer_from_the_query_cache_reads_on(self, ctx, first, tmp_path):
         """Found trying the chat (session 66): "Tell me more" after a comparison the query cache answered

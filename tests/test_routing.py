@@ -77,6 +77,16 @@ class TestAfterStart:
         assert after_start({"question": "Tell me more", "turns": [self.TURN]}) == "lookup_cache"
         assert after_start({"question": "When was he born?", "turns": [described]}) == "condense_question"
 
+    def test_more_after_a_cited_answer_reads_on_in_the_document_it_is_cited_to(self):
+        """Found trying the chat (session 67): "Tell me more" after "Who wrote Hamlet and when was it written?"
+        (answered, cited to "Hamlet") was searched as it is and abstained, its closest passages on Ja'far al-Sadiq."""
+        cited = {**self.TURN, "citations": [{"n": 1, "passage_id": "h#p0s0", "title": "Hamlet", "text": "t", "score": 0.6,
+                                             "metadata": {}}]}
+        assert after_start({"question": "Tell me more", "turns": [cited]}) == "describe_more"
+        assert after_start({"question": "Tell me more", "turns": [{**cited, "citations": []}]}) == "lookup_cache"
+        compared = {**cited, "compared": {"things": ["a", "b"], "titles": ["A", "B"], "passage_ids": ["a#p0", "b#p0"]}}
+        assert after_start({"question": "Tell me more", "turns": [compared]}) == "compare_more"
+
     def test_small_talk_is_answered_in_kind(self):
         assert after_start({"question": "thanks!", "small_talk": "thanks", "turns": [self.TURN]}) == "small_talk"
 
