@@ -150,8 +150,8 @@ class AnswerabilityCheck(BaseModel):
                                                    "document is called what a request to summarize names)")
     document: Optional[str] = Field(None, description="by question, no document: what the request called the "
                                                       "document (\"quarterly report\")")
-    reason: Optional[str] = Field(None, description="by age or kind: why the answer was withheld (\"a number, and "
-                                                    "the question asks where\"); unchecked: why it went unchecked")
+    reason: Optional[str] = Field(None, description="by age or kind: why the answer was withheld (\"a number or a "
+                                                    "date, and the question asks where\"); unchecked: why it went unchecked")
 
 
 class Compared(BaseModel):

@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Collection, Iterable, NamedTuple, Sequence
+from typing import Any, Collection, Iterable, Mapping, NamedTuple, Sequence
 
 import faiss
 import numpy as np
@@ -43,6 +43,11 @@ class SearchHit(NamedTuple):
 
 class IndexLoadError(RuntimeError):
     """An index folder that is missing, damaged or built for another embedder. Says how to fix it."""
+
+
+def document_id(passage_id: str, metadata: Mapping[str, Any]) -> str:
+    """The id of the document of the passage ``passage_id`` with ``metadata`` (a citation has both)."""
+    return metadata.get("doc_id") or passage_id.split("#", 1)[0]
 
 
 class PassageIndex:
@@ -136,7 +141,7 @@ class PassageIndex:
     @staticmethod
     def document_of(passage: Passage) -> str:
         """The id of the document a passage belongs to."""
-        return passage.metadata.get("doc_id") or passage.id.split("#", 1)[0]
+        return document_id(passage.id, passage.metadata)
 
     def documents(self) -> list[dict]:
         """Each document in the index: its id, title, source metadata and passage count, in the

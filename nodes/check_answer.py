@@ -33,8 +33,8 @@ question keeps only its new words, :mod:`components.short_answer`); the features
 
 from __future__ import annotations
 
-import time
 import re
+import time
 from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime

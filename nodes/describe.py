@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from langgraph.runtime import Runtime
 
+from components.index import document_id
 from components.passages import Passage
 from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
                         unscored_check)
@@ -234,9 +235,9 @@ def more_of(turn: Mapping[str, Any]) -> Mapping[str, Any] | None:
     if not citations:
         return None
     first = citations[0]
-    document = first["passage_id"].split("#", 1)[0]
+    document = document_id(first["passage_id"], first.get("metadata") or {})
     return {"thing": first["title"], "title": first["title"], "passage_id": first["passage_id"], "match": "more",
-            "shown": [c["passage_id"] for c in citations if c["passage_id"].split("#", 1)[0] == document]}
+            "shown": [c["passage_id"] for c in citations if document_id(c["passage_id"], c.get("metadata") or {}) == document]}
 
 
 @timed("describe_more")
