@@ -243,15 +243,21 @@ def more_of(turn: Mapping[str, Any]) -> Mapping[str, Any] | None:
 @timed("describe_more")
 def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     """"Tell me more" after a description, or after an answer cited to a passage (:func:`more_of`): the next
-    :data:`MORE_PASSAGES` passages of that document not yet shown, in its order, as written and cited, and when
-    none are left, that the knowledge base holds no more on it. No retrieval and no model call; each passage's
+    :data:`MORE_PASSAGES` passages of that document not yet shown, in its order on from the last one shown (then
+    from its start), as written and cited, under the document's title, and when none are left, that the
+    knowledge base holds no more on it. No retrieval and no model call; each passage's
     score is its cosine with "Tell me more about <title>"."""
     ctx = context_of(runtime)
     described = more_of(topical(state.get("turns") or [])[-1])
     assert described is not None, "describe_more follows a turn that described or cited something (graph.routing)"
     title, shown = described["title"], list(described.get("shown") or [described["passage_id"]])
     present = [i for i in shown if i in ctx.index]
-    document = ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(present[0]))) if present else []
+    document: list[str] = []
+    if present:
+        first = ctx.index.passage(present[0])
+        title, document = first.title, ctx.index.document_passages(ctx.index.document_of(first))  # not a section's
+        after = max(document.index(i) for i in present if i in document) + 1 if document else 0
+        document = document[after:] + document[:after]  # on from the last passage shown, then the document's start
     rest = [i for i in document if i not in set(shown)][:MORE_PASSAGES]
     if not rest:
         return direct_reply(ctx, state, f"That is all the knowledge base holds on “{title}”.",
@@ -261,5 +267,6 @@ def describe_more(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     rewrite = {"original": state["question"], "standalone": standalone, "method": "more", "history_turns": 1}
     return {"standalone_question": standalone, **given_as_written(
         ctx, state, standalone, hits, hits, f"more of “{title}”: its next passages, given as they are written",
-        record=("described", {**described, "passage_id": rest[0], "match": "more", "shown": [*shown, *rest]}),
+        record=("described", {**described, "title": title, "passage_id": rest[0], "match": "more",
+                              "shown": [*shown, *rest]}),
         rewrite=rewrite)}
