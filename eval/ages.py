@@ -65,22 +65,24 @@ def people(articles: dict[str, dict], *, seed: int, size: int, today: date) -> l
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
-def undated_people(articles: dict[str, dict], *, seed: int, size: int, today: date, dated: bool = False) -> list[str]:
-    """``size`` names drawn with ``seed`` of the summaries under the topic "People" whose description gives no
-    years :func:`nodes.tell_age.age_told` reads (neither a birth year nor a life's): "Barack Obama" ("President
-    of the United States from 2009 to 2017"). Asked how old they are, the model answers, and the check decides.
-    ``dated``: those whose description does give them ("Charles Darwin": "born 1809, died 1882, aged 72 or 73")."""
+def people_by_years(articles: dict[str, dict], *, seed: int, size: int, today: date, dated: bool) -> list[str]:
+    """``size`` names drawn with ``seed`` of the summaries under the topic "People" whose description gives years
+    :func:`nodes.tell_age.age_told` reads (``dated``: "Charles Darwin", "born 1809, died 1882, aged 72 or 73") or
+    gives none (neither a birth year nor a life's: "Barack Obama", "President of the United States from 2009 to
+    2017"). Asked how old the second are, or where the first were born, the model answers, and the check decides."""
     from components.sources import PEOPLE, spelled_description
     from nodes.tell_age import age_told
 
+    def gives_years(key: str, article: dict) -> bool:
+        return age_told(key, f"({spelled_description(article)})", today) is not None
+
     found = [(article.get("title") or key).split(" (")[0] for key, article in sorted(articles.items())
-             if article.get("topic") == PEOPLE
-             and (age_told(key, f"({spelled_description(article)})", today) is None) is not dated]
+             if article.get("topic") == PEOPLE and gives_years(key, article) == dated]
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
 def checked_report(ctx: Any, questions: Sequence[str]) -> str:
-    """Each of ``questions`` ("How old is X?" of :func:`undated_people`), default settings, no query cache: each
+    """Each of ``questions`` ("How old is X?" of :func:`people_by_years`), default settings, no query cache: each
     answer, the check's decision and by what, the answer withheld, and whether a passage holds it (cited).
     Right and wrong are not scored: the knowledge base does not hold these ages, and where a person was born is
     read by hand."""
@@ -143,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     today = date.today()
     articles = json.loads(wikipedia_summaries_file().read_text(encoding="utf-8"))
     if args.undated or args.born_where:
-        names = undated_people(articles, seed=args.seed, size=args.size, today=today, dated=args.born_where)
+        names = people_by_years(articles, seed=args.seed, size=args.size, today=today, dated=args.born_where)
         asked = [f"Where was {name} born?" if args.born_where else f"How old is {name}?" for name in names]
         print(checked_report(loaded(args.index, args.model), asked))
         return 0

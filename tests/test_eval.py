@@ -1096,7 +1096,7 @@ class TestAges:
     def test_the_undated_persons_are_people_whose_description_gives_no_years_read(self):
         from datetime import date
 
-        from eval.ages import undated_people
+        from eval.ages import people_by_years
 
         articles = {**{k: {**v, "topic": "People"} for k, v in self.ARTICLES.items()},
                     "e": {"title": "Ed Example", "description": "President of Example from 1990 to 1994", "topic": "People",
@@ -1104,9 +1104,10 @@ class TestAges:
                     "f": {"title": "Example River", "description": "River in Example", "topic": "Geography",
                           "extract": "It flows."}}
         # a: born 1989 (told), b: born 1970 (told), d: a life spelled (told); c's birth is too long ago to tell
-        assert sorted(undated_people(articles, seed=1, size=10, today=date(2026, 11, 29))) == ["Cy Example", "Ed Example"]
+        assert sorted(people_by_years(articles, seed=1, size=10, today=date(2026, 11, 29), dated=False)) == [
+            "Cy Example", "Ed Example"]
         # --born-where: the others of the topic "People", whose description gives years
-        assert sorted(undated_people(articles, seed=1, size=10, today=date(2026, 11, 29), dated=True)) == [
+        assert sorted(people_by_years(articles, seed=1, size=10, today=date(2026, 11, 29), dated=True)) == [
             "Ada Example", "Bo Example", "Di Example"]
 
     def test_checked_report(self, ctx):
