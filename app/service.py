@@ -39,6 +39,7 @@ from components.sources import Skipped, read_file
 from components.storage import atomic_path, sha256_file
 from graph import build_graph
 from nodes.base import cache_match, replied_without_reading, token_counts
+from nodes.check_answer import REASON_TOLD
 from nodes.generate import is_abstention, pin_answer_prefix
 from pipeline.configuration import ConfigurationError, PipelineConfig, is_probability, not_a_probability, validate_question
 from pipeline.context import RAGContext, ResourceConfig, check_for_generator
@@ -254,7 +255,7 @@ def abstention_note(result: dict[str, Any]) -> str | None:
     if check.get("by") == "age" and check.get("withheld_answer"):
         note += (f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: no passage states that "
                  "age, and the model does not work one out from a year of birth.")
-    elif check.get("by") == "kind" and check.get("withheld_answer"):
+    elif check.get("by") in REASON_TOLD and check.get("withheld_answer"):
         note += f" The model's answer, \u201c{check['withheld_answer']}\u201d, was withheld: it is {check['reason']}."
     elif check.get("by") == "score" and check.get("withheld_answer") and check.get("score") is not None:
         score, threshold = apart(check["score"], check["threshold"])

@@ -30,6 +30,7 @@ from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answer
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.storage import atomic_write_text
+from nodes.check_answer import REASON_TOLD
 from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, is_probability, validate_question
 
 log = logging.getLogger(__name__)
@@ -330,7 +331,7 @@ def answerability_figure(check: dict[str, Any]) -> tuple[str, str]:
     bar = (" (an answer from the Wikipedia summaries)" if check.get("fit_on") == "wikipedia"
            else " (a multi-hop question's)" if check.get("multi_hop") else "")
     ruled = (", but no passage states the age" if check.get("by") == "age"
-             else f", but it is {check['reason']}" if check.get("by") == "kind" else "")
+             else f", but it is {check['reason']}" if check.get("by") in REASON_TOLD else "")
     return "answerability", f"{score} likely right against threshold {threshold}{bar}{ruled}: {check['decision']}"
 
 

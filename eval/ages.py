@@ -29,6 +29,9 @@ withheld whatever its score (session 67, :func:`nodes.check_answer.number_asked_
 the first run, ~1 min):
 
     python -m eval.ages --born-where --seed 67
+
+Session 68 ran it with seed 68 (chosen before the run) for the rule that withholds a birthplace only passages on
+someone else hold (:func:`nodes.check_answer.subject_elsewhere`, ``by subject``): "Brussels" for Antonín Dvořák.
 """
 
 from __future__ import annotations

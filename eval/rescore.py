@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
+from nodes.check_answer import number_asked_of, subject_elsewhere
+from pipeline.state import EvidenceItem
 from prompts import ABSTENTION
 
 
@@ -32,13 +35,38 @@ def written_answer(record: Mapping[str, Any]) -> str:
                or record["answer"])
 
 
+def recorded_evidence(record: Mapping[str, Any]) -> list[EvidenceItem]:
+    """The evidence items of the answer's prompt, read back from the record's ``context`` ("[2] Title: text"
+    a line); the passage ids are not recorded there."""
+    items: list[EvidenceItem] = []
+    for line in str(record.get("context") or "").splitlines():
+        if found := re.match(r"\[(\d+)\] (.*)$", line):
+            title, _, text = found[2].partition(": ")
+            items.append({"n": int(found[1]), "passage_id": "", "title": title, "text": text})
+    return items
+
+
+def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The rule that withholds a recorded answer whatever its score, as the check applies it (``by`` and the
+    reason: :func:`nodes.check_answer.number_asked_of` on the answer as given, :func:`nodes.check_answer.subject_elsewhere`
+    on it as written, with the recorded evidence); ``None`` where neither does. A named person's age no passage
+    states (``by: "age"``) needs the citations, which the record does not keep, and no benchmark question asks one."""
+    question = record["question"]
+    if reason := number_asked_of(question, record["prediction_unchecked"]):
+        return "kind", reason
+    if reason := subject_elsewhere(question, written_answer(record), recorded_evidence(record)):
+        return "subject", reason
+    return None
+
+
 def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
              threshold: float | None = None) -> list[dict[str, Any]]:
     """The records as ``model`` (at ``threshold``, the knob, else its own) would have checked them;
     a question the record says was read as multi-hop is held to the threshold the knob gives such a
     question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
     the knob holds for all). Answers the model itself abstained on, the check could not score, or a rule
-    decided (an age no passage states), keep their decision. Features recorded by an older version are brought up to date first
+    decided (an age no passage states), keep their decision; an answer the score gives, a rule may withhold, as the
+    check's rules do at any knob but 0 (:func:`ruled`). Features recorded by an older version are brought up to date first
     (:func:`components.answerability.current_features`)."""
     out = []
     for r in records:
@@ -57,11 +85,13 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
                                           "decision": "answer", "reason": "a feature the model uses was not recorded"}})
             continue
         score = model.score(features)
-        prediction = "" if score < threshold_here else r["prediction_unchecked"]
+        rule = ruled(r) if score >= threshold_here > 0 else None
+        prediction = "" if score < threshold_here or rule else r["prediction_unchecked"]
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                     "f1": f1_score(prediction, r["gold_answers"]),
                     "answerability": {**check, "score": score, "threshold": threshold_here,
-                                      "decision": "abstain" if prediction == "" else "answer"}})
+                                      "decision": "abstain" if prediction == "" else "answer",
+                                      **({"by": rule[0], "reason": rule[1]} if rule else {})}})
     return out
 
 

@@ -25,7 +25,9 @@ and is answered and checked again. For a withheld answer the reply is the absten
 citations, and the trace keeps the withheld answer and the score. An answer the model itself
 abstained on stays an abstention. So does an age no passage states, asked of a named person (the
 model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``), and a number given to a
-question that asks where or who (:func:`number_asked_of`; ``by: "kind"``). An answer given
+question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and an answer to where or when a
+named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
+"subject"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from typing import Any, Mapping, Sequence
 
 from langgraph.runtime import Runtime
@@ -52,7 +55,8 @@ from components.index import PassageIndex
 from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, finished_turn, timed
-from nodes.generate import support, verdict_probs
+from nodes.describe import possessive
+from nodes.generate import SUPPORT_COVERAGE, claim_words, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
@@ -143,9 +147,11 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind")
+RULED = ("age", "kind", "subject")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
-:func:`number_asked_of`)."""
+:func:`number_asked_of`, :func:`subject_elsewhere`)."""
+REASON_TOLD = ("kind", "subject")
+"""The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
 def number_asked_of(question: str, answer: str) -> str | None:
@@ -160,6 +166,55 @@ def number_asked_of(question: str, answer: str) -> str | None:
     if asked is None or not any(w.isdigit() for w in words) or not all(w.isdigit() or w in DATE_WORDS for w in words):
         return None
     return f"a number or a date, and the question asks {asked['asks'].lower()}"
+
+
+LIFE_ASKED = re.compile(r"^\W*(?:where|when)\s+(?:was|were|is|did)\s+(?P<name>[^?]+?)\s+(?:born|die|died|buried|raised|"
+                        r"grow\s+up|grew\s+up|live|lived|study|studied|educated)\b[^?]*[?.!\s]*$", re.IGNORECASE)
+"""A question that asks where or when a named person was born, died, lived, grew up or studied."""
+NAME_PARTICLES = frozenset("van von de da di del della der den du la le bin ibn al of the".split())
+"""Words of a name that are not capitalized ("Ludwig van Beethoven", "the Archduke Sigismund of Austria")."""
+HONORIFICS = frozenset("""sir dame lord lady king queen prince princess duke duchess archduke emperor empress pope saint
+    st dr president general""".split())
+"""Words of a name that do not tell whose it is ("Sir Isaac Newton": any Sir)."""
+
+
+def life_subject(question: str) -> str | None:
+    """Whose life ``question`` asks about (:data:`LIFE_ASKED`: "Where was Albert Einstein born?" gives "Albert
+    Einstein"), when it reads as a name: every word capitalized but a particle (:data:`NAME_PARTICLES`), none a
+    possessive; else ``None`` ("Where was he born?", "Where was Einstein's wife born?")."""
+    found = LIFE_ASKED.match(question)
+    words = found["name"].split() if found else []
+    if (not words or not words[-1][:1].isupper() or any(possessive(w) for w in words)
+            or not all(w[:1].isupper() or w.lower() in NAME_PARTICLES for w in words)):
+        return None
+    return " ".join(words)
+
+
+def _folded_words(text: str) -> set[str]:
+    """The words of ``text`` in lower case without accents: "Temür" is "temur"."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return set(re.findall(r"\w+", plain.casefold()))
+
+
+def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """The check's reason for withholding ``answer`` when ``question`` asks of a named person's life
+    (:func:`life_subject`) and the evidence items that hold the answer (those its citations come from:
+    :func:`nodes.generate.grounds`) name someone else: none has a word of the name (three letters or more, not a
+    particle or an honorific, accents aside) in its title or text. ``None`` otherwise, and where no item holds the
+    answer (the score decides an unsupported answer). Found trying the chat (session 68): "Where was Albert
+    Einstein born?" and "Where was Beethoven born?" were both answered "Brussels", cited to Andreas Vesalius's "He
+    was born in Brussels", and given; "Where was Harry Houdini born?" "Florence", cited to Michelangelo's "He
+    was born in the Republic of Florence", given at 28%."""
+    name = life_subject(question)
+    claim = claim_words(question, answer)
+    if name is None or not claim:
+        return None
+    named = {w for w in _folded_words(name) if len(w) >= 3 and w not in NAME_PARTICLES | HONORIFICS}
+    holders = [item for item in evidence if grounds(item, claim) >= SUPPORT_COVERAGE]
+    if not holders or not named or any(named & _folded_words(f"{item['title']} {item['text']}") for item in holders):
+        return None
+    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in holders))
+    return f"held only by passages of {titles}, which do not name {name}"
 
 
 @timed("check_answer")
@@ -239,6 +294,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                 check.update({"decision": "abstain", "by": "age", "reason": AGE_UNSTATED})
             elif reason := number_asked_of(question, shown):
                 check.update({"decision": "abstain", "by": "kind", "reason": reason})
+            elif reason := subject_elsewhere(question, answer, evidence):
+                check.update({"decision": "abstain", "by": "subject", "reason": reason})
     if features is not None:
         check["features"] = features
         check["features_version"] = FEATURES_VERSION

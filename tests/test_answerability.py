@@ -371,6 +371,50 @@ class TestCheckAnswer:
         out = check_answer(self.kind_state(question, answer, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    VESALIUS = {"n": 2, "passage_id": "p2", "title": "Andreas Vesalius",
+                "text": "He was born in Brussels, which was then part of the Habsburg Netherlands."}
+    EINSTEIN = {"n": 1, "passage_id": "p1", "title": "Albert Einstein",
+                "text": "Albert Einstein was a German-born theoretical physicist, best known for the theory of relativity."}
+
+    def subject_state(self, question, answer, evidence, threshold=0.1):
+        """``question`` answered ``answer`` from ``evidence``, cited to the items that hold it."""
+        held = [{**item, "score": 0.7, "metadata": {}} for item in evidence if answer.lower() in item["text"].lower()]
+        return {**self.state(threshold=threshold, evidence=evidence), "question": question, "answer": answer,
+                "steps": [{**self.STEP, "answer": answer, "raw_output": answer}], "citations": held,
+                "passages": [{"id": item["passage_id"], "score": 0.7, "text": item["text"]} for item in evidence],
+                "settings": {"abstain_threshold": threshold, "layout": "question_first", "answer_form": "short"}}
+
+    @pytest.mark.parametrize("question", ["Where was Albert Einstein born?", "Where was Beethoven born?",
+                                          "Where did Harry Houdini grow up?", "When was Ludwig van Beethoven born?"])
+    def test_an_answer_held_only_by_passages_on_someone_else_is_withheld_whatever_its_score(self, ctx, question):
+        """Found trying the chat (session 68): "Where was Albert Einstein born?" and "Where was Beethoven born?"
+        were both answered "Brussels", cited to Andreas Vesalius's "He was born in Brussels", and given: the
+        passage that holds the answer does not name the person asked about."""
+        out = check_answer(self.subject_state(question, "Brussels", [self.EINSTEIN, self.VESALIUS]),
+                           self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "subject" and check["score"] > check["threshold"]
+        assert check["withheld_answer"] == "Brussels"
+        name = question.split(" ", 2)[2].rsplit(" ", 1 + question.endswith("grow up?"))[0]
+        assert check["reason"] == f"held only by passages of \u201cAndreas Vesalius\u201d, which do not name {name}"
+        assert out["answer"] == ABSTENTION and out["citations"] == [] and out["turns"][0]["answerability"]["by"] == "subject"
+
+    @pytest.mark.parametrize("question, answer, evidence, threshold", [
+        # the passage that holds it names the person: in its title, or in its text (accents aside)
+        ("Where was Andreas Vesalius born?", "Brussels", [VESALIUS], 0.1),
+        ("When did Temur die?", "1328", [{"n": 1, "passage_id": "p1", "title": "Yuan dynasty",
+                                          "text": "When Yesün Temür died in Shangdu in 1328, Tugh Temür was recalled."}], 0.1),
+        ("Where was Einstein born?", "Ulm", [{**EINSTEIN, "text": "He was born in Ulm."}], 0.1),
+        ("Where was Albert Einstein born?", "Brussels", [EINSTEIN, VESALIUS], 0.0),  # the knob at 0 never abstains
+        ("Where was he born?", "Brussels", [EINSTEIN, VESALIUS], 0.1),  # no name: left to the score
+        ("Where was Einstein's wife born?", "Brussels", [EINSTEIN, VESALIUS], 0.1),  # a possessive: not the person
+        ("Where is the capital of Belgium?", "Brussels", [VESALIUS], 0.1),  # asks no life of a person
+        ("Where was Albert Einstein born?", "Germany", [EINSTEIN, VESALIUS], 0.1),  # held by no passage: the score's
+    ])
+    def test_an_answer_a_passage_on_the_person_holds_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
+        out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
         cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
         out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
@@ -923,6 +967,23 @@ class TestRescore:
         assert rescored([record], check)[0]["prediction"] == "Istanbul"
         current = {**record, "answerability": {**record["answerability"], "features_version": FEATURES_VERSION}}
         assert rescored([current], check)[0]["prediction"] == ""
+
+    def test_the_rules_withhold_a_replayed_answer_whatever_its_score(self):
+        """As the check does (nodes.check_answer.RULED): "Brussels" for Albert Einstein, held only by Andreas
+        Vesalius's passage, and "1809" to a question that asks where; at the knob of 0 neither is withheld."""
+        from eval.rescore import rescored
+
+        vesalius = "[1] Andreas Vesalius: He was born in Brussels, which was then part of the Habsburg Netherlands."
+        records = [{**self.record("a", True, 1.0, "Brussels", ["Ulm"]), "question": "Where was Albert Einstein born?",
+                    "context": vesalius},
+                   {**self.record("b", True, 1.0, "1809", ["Shrewsbury"]), "question": "Where was Charles Darwin born?"},
+                   {**self.record("c", True, 1.0, "Brussels", ["Brussels"]), "question": "Where was Andreas Vesalius born?",
+                    "context": vesalius}]
+        out = rescored(records, model(), threshold=0.5)
+        assert [r["prediction"] for r in out] == ["", "", "Brussels"]
+        assert [r["answerability"]["by"] for r in out] == ["subject", "kind", "score"]
+        assert out[0]["answerability"]["reason"].startswith("held only by passages of \u201cAndreas Vesalius\u201d")
+        assert [r["prediction"] for r in rescored(records, model(), threshold=0.0)] == ["Brussels", "1809", "Brussels"]
 
     def test_an_answer_without_a_feature_the_model_uses_is_given_unchecked(self):
         from eval.rescore import rescored

@@ -173,6 +173,22 @@ def test_a_number_to_where_or_who_is_told_as_withheld_for_that():
                                                             "the question asks where: abstain")
 
 
+def test_an_answer_held_only_by_passages_on_someone_else_is_told_as_withheld_for_that():
+    """Session 68: "Where was Albert Einstein born?" answered "Brussels" from Andreas Vesalius's passage is withheld
+    whatever its score (nodes.check_answer.subject_elsewhere): the reader is told why."""
+    from app.service import abstention_note, public_check
+    from app.ui import answerability_figure
+
+    reason = "held only by passages of \u201cAndreas Vesalius\u201d, which do not name Albert Einstein"
+    check = public_check({"by": "subject", "withheld_answer": "Brussels", "score": 0.5, "threshold": 0.259,
+                          "decision": "abstain", "fit_on": "wikipedia", "reason": reason})
+    assert check is not None and check["reason"] == reason
+    note = abstention_note({"abstained": True, "answerability": check})
+    assert note == ("The knowledge base does not seem to hold the answer. The model's answer, \u201cBrussels\u201d, was "
+                    "withheld: it is held only by passages of \u201cAndreas Vesalius\u201d, which do not name Albert Einstein.")
+    assert answerability_figure(check)[1].endswith(", but it is " + reason + ": abstain")
+
+
 def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
     from app.ui import figures
 
