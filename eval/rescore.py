@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
-from nodes.check_answer import number_asked_of, subject_elsewhere
+from nodes.check_answer import number_asked_of, ranked_below, subject_elsewhere
 from pipeline.state import EvidenceItem
 from prompts import ABSTENTION
 
@@ -47,15 +47,19 @@ def recorded_evidence(record: Mapping[str, Any]) -> list[EvidenceItem]:
 
 
 def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The rule that withholds a recorded answer whatever its score, as the check applies it (``by`` and the
-    reason: :func:`nodes.check_answer.number_asked_of` on the answer as given, :func:`nodes.check_answer.subject_elsewhere`
-    on it as written, with the recorded evidence); ``None`` where neither does. A named person's age no passage
-    states (``by: "age"``) needs the citations, which the record does not keep, and no benchmark question asks one."""
+    """The rule that withholds a recorded answer whatever its score, as the check applies it, and its reason:
+    :func:`nodes.check_answer.number_asked_of` on the answer as given; :func:`nodes.check_answer.subject_elsewhere`
+    and :func:`nodes.check_answer.ranked_below` on it as written, with the recorded evidence; ``None`` where none
+    does. A named person's age no passage states (``by: "age"``) needs the citations, which the record does not
+    keep, and no benchmark question asks one."""
     question = record["question"]
     if reason := number_asked_of(question, record["prediction_unchecked"]):
         return "kind", reason
-    if reason := subject_elsewhere(question, written_answer(record), recorded_evidence(record)):
+    written, evidence = written_answer(record), recorded_evidence(record)
+    if reason := subject_elsewhere(question, written, evidence):
         return "subject", reason
+    if reason := ranked_below(question, written, evidence):
+        return "rank", reason
     return None
 
 

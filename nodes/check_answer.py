@@ -27,7 +27,8 @@ abstained on stays an abstention. So does an age no passage states, asked of a n
 model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``), and a number given to a
 question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and an answer to where or when a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
-"subject"``). An answer given
+"subject"``), and an answer its passages rank second or lower to a question that asks for the first
+(:func:`ranked_below`; ``by: "rank"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -56,7 +57,8 @@ from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, finished_turn, timed
 from nodes.describe import possessive
-from nodes.generate import SUPPORT_COVERAGE, claim_words, grounds, support, verdict_probs
+from components.reranker import content_words
+from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
@@ -147,10 +149,10 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject")
+RULED = ("age", "kind", "subject", "rank")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
-:func:`number_asked_of`, :func:`subject_elsewhere`)."""
-REASON_TOLD = ("kind", "subject")
+:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`)."""
+REASON_TOLD = ("kind", "subject", "rank")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -215,6 +217,53 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
         return None
     titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in holders))
     return f"held only by passages of {titles}, which do not name {name}"
+
+
+SUPERLATIVES = frozenset("""largest biggest greatest tallest highest longest deepest widest smallest shortest lowest
+    oldest youngest fastest slowest heaviest lightest hottest coldest richest poorest busiest brightest densest nearest
+    farthest furthest""".split())
+"""The superlatives a question asks for the first of ("the largest planet"), with "most" or "least" and a word."""
+_ORDINAL = r"(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d+(?:st|nd|rd|th))"
+_RANKED = re.compile(rf"\b{_ORDINAL}[\s-]+(?:(?:most|least)[\s-]+[^\W\d_]+|[^\W\d_]+est)\b", re.IGNORECASE)
+"""A rank below the first: "fourth-largest", "second largest", "second-most populous"."""
+_SUPERLATIVE = re.compile(r"\b(?:(?:most|least)\s+(?!(?:of|the|a|an|to|in|at|people|likely)\b)[^\W\d_]+|[^\W\d_]+est)\b",
+                          re.IGNORECASE)
+
+
+def asked_superlative(question: str) -> str | None:
+    """The superlative ``question`` asks for the first of ("What is the largest planet?": "largest"; "the most
+    populous country": "most populous"), or ``None``: none, or it asks a rank ("the second largest")."""
+    if re.search(rf"\b{_ORDINAL}\b", question, re.IGNORECASE):
+        return None
+    found = (m[0].lower() for m in _SUPERLATIVE.finditer(question))
+    return next((word for word in found if word in SUPERLATIVES or " " in word), None)
+
+
+def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
+    (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
+    them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous"), with no word of
+    the superlative asked outside such a rank; ``None`` otherwise. Found trying the chat (session 68): "What is
+    the largest planet in the solar system?" was answered "Neptune", cited to "It is the fourth-largest planet in
+    the Solar System", given at 68%; "Which country has the largest population?" "China", cited to "It is the
+    world's second-most populous country after India"."""
+    asked = asked_superlative(question)
+    claim = claim_words(question, answer)
+    if asked is None or not claim:
+        return None
+    holders = [item for item in evidence if grounds(item, claim) >= SUPPORT_COVERAGE]
+    asked_here = re.compile(r"\b" + r"[\s-]+".join(asked.split()) + r"\b", re.IGNORECASE)
+    ranks: list[str] = []
+    for item in holders:
+        rank = _RANKED.search(item["text"])
+        titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
+        unranked = _RANKED.sub(" ", item["text"])
+        if rank is None or not titled or asked_here.search(unranked):
+            return None
+        ranks.append(rank[0])
+    if not ranks:
+        return None
+    return f"ranked {ranks[0]} by the passages that hold it, and the question asks for the {asked}"
 
 
 @timed("check_answer")
@@ -296,6 +345,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                 check.update({"decision": "abstain", "by": "kind", "reason": reason})
             elif reason := subject_elsewhere(question, answer, evidence):
                 check.update({"decision": "abstain", "by": "subject", "reason": reason})
+            elif reason := ranked_below(question, answer, evidence):
+                check.update({"decision": "abstain", "by": "rank", "reason": reason})
     if features is not None:
         check["features"] = features
         check["features_version"] = FEATURES_VERSION

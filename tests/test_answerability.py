@@ -415,6 +415,49 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    NEPTUNE = {"n": 1, "passage_id": "p1", "title": "Neptune",
+               "text": "It is the fourth-largest planet in the Solar System by diameter, and the densest giant planet."}
+    SATURN = {"n": 2, "passage_id": "p2", "title": "Saturn",
+              "text": "Saturn is the sixth planet from the Sun and the second largest in the Solar System, after Jupiter."}
+    CHINA = {"n": 1, "passage_id": "p1", "title": "China",
+             "text": "It is the world's second-most populous country after India, with a population exceeding 1.4 billion."}
+    INDIA = {"n": 2, "passage_id": "p2", "title": "India",
+             "text": "It is the world's seventh-largest country by area and the largest by population."}
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        ("What is the largest planet in the solar system?", "Neptune", [NEPTUNE, SATURN],
+         "ranked fourth-largest by the passages that hold it, and the question asks for the largest"),
+        ("What is the largest planet?", "Saturn", [NEPTUNE, SATURN],
+         "ranked second largest by the passages that hold it, and the question asks for the largest"),
+        ("Which country has the largest population?", "China", [CHINA, INDIA],
+         "ranked second-most populous by the passages that hold it, and the question asks for the largest"),
+        ("What is the most populous country?", "China", [CHINA, INDIA],
+         "ranked second-most populous by the passages that hold it, and the question asks for the most populous"),
+    ])
+    def test_an_answer_its_passages_rank_below_the_first_is_withheld_whatever_its_score(self, ctx, question, answer,
+                                                                                         evidence, reason):
+        """Found trying the chat (session 68): "What is the largest planet in the solar system?" was answered
+        "Neptune", cited to "It is the fourth-largest planet in the Solar System", and given at 68%; "Which country
+        has the largest population?" "China", cited to "the world's second-most populous country after India"."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "rank" and check["reason"] == reason
+        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("question, answer, evidence, threshold", [
+        ("Which country has the largest population?", "India", [CHINA, INDIA], 0.1),  # "the largest by population"
+        ("What is the second largest planet?", "Saturn", [NEPTUNE, SATURN], 0.1),  # asks the rank the passage gives
+        ("What is the 4th largest planet?", "Neptune", [NEPTUNE, SATURN], 0.1),
+        ("Which planet is the densest?", "Neptune", [NEPTUNE, SATURN], 0.1),  # "densest" is not ranked there
+        ("What is Neptune's rank by size?", "fourth-largest", [NEPTUNE, SATURN], 0.1),  # no superlative asked
+        ("What is the largest planet in the solar system?", "Neptune", [NEPTUNE, SATURN], 0.0),  # the knob at 0
+        ("What is the largest planet in the solar system?", "Jupiter", [NEPTUNE, SATURN], 0.1),  # held: "after Jupiter"
+    ])
+    def test_an_answer_its_passages_do_not_rank_below_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
+                                                                                           evidence, threshold):
+        out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
         cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
         out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
