@@ -136,11 +136,47 @@ def title_match(thing: str, title: str) -> int:
     return 1 if " " not in asked and named.endswith(f" {asked}") else 0
 
 
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one letter added, dropped or changed, or two next to each other swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long = sorted((a, b), key=len)
+    i = next((k for k, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
+    return short[i:] == long[i + 1:]
+
+
+MISSPELT_WORD = 5
+"""The fewest letters a word of a name of two or more words has to be read as misspelt by one ("Newtn"); a name of
+one word needs :data:`MISSPELT_NAME` ("Mario" is not "Maria")."""
+MISSPELT_NAME = 7
+
+
+def misspelt(thing: str, title: str) -> bool:
+    """Whether ``thing`` reads as ``title`` misspelt: a name of two or more words with each word as the title's
+    or one edit from it (:func:`one_edit_apart`, words of :data:`MISSPELT_WORD` letters or more: "Isaac Newtn"),
+    or one word of :data:`MISSPELT_NAME` letters or more one edit from the title or its last word, a surname
+    ("Einstien"). A title :func:`title_match` names is no misspelling."""
+    asked, named = _plain(thing).split(), _plain(title).split()
+    if not asked or not named or title_match(thing, title):
+        return False
+    if len(asked) == 1:
+        return len(asked[0]) >= MISSPELT_NAME and one_edit_apart(asked[0], named[-1])
+    return len(asked) == len(named) and all(a == n or (len(a) >= MISSPELT_WORD and one_edit_apart(a, n))
+                                            for a, n in zip(asked, named, strict=True))
+
+
 def described_by(thing: str, passages: Sequence[PassageHit]) -> PassageHit | None:
     """The first of ``passages`` whose title names ``thing``; failing one, the first whose title ends
-    with it (a surname); ``None`` when no title does."""
+    with it (a surname), then the first whose title it misspells by a letter (:func:`misspelt`); ``None``
+    when no title does."""
     best = max(((title_match(thing, p["title"]), -i) for i, p in enumerate(passages)), default=(0, 0))
-    return passages[-best[1]] if best[0] else None
+    if best[0]:
+        return passages[-best[1]]
+    return next((p for p in passages if misspelt(thing, p["title"])), None)
 
 
 @timed("describe")
@@ -152,7 +188,7 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     if thing is None or found is None:
         return {"described": False}
     first, score, hit = found
-    match = "title" if title_match(thing, hit["title"]) == 2 else "surname"
+    match = {2: "title", 1: "surname"}.get(title_match(thing, hit["title"]), "spelling")
     return {"described": True, **given_as_written(
         ctx, state, question, [passage_hit(first, score, reading_day(state["settings"]))], state.get("passages") or [],
         "a description: the first passage of the document titled as the thing asked about, given as it is written",

@@ -133,6 +133,13 @@ class TestDescribe:
         assert out["trace"]["prompt_tokens_evaluated"] == out["trace"]["output_tokens"] == 0
         assert -1.0 <= out["citations"][0]["score"] <= 1.0
 
+    def test_a_name_misspelt_by_a_letter_is_described_as_the_title_it_misspells(self, ctx, index):
+        """Found trying the chat (session 68): "Who was Isaac Newtn?" was answered "Sir Isaac Newton", the name back."""
+        out = ask(ctx, "Who was Isaac Newtn?")
+        first = index.passage(index.document_passages("wiki/Isaac Newton")[0])
+        assert out["answer"] == first.text
+        assert out["trace"]["described"]["title"] == "Isaac Newton" and out["trace"]["described"]["match"] == "spelling"
+
     def test_a_thing_no_title_names_goes_to_the_model(self, ctx):
         steps = visited(ctx, "What is a black hole?")
         assert "describe" in steps and "generate" in steps

@@ -322,6 +322,20 @@ class TestDescribedSubject:
         assert title_match(thing, title) == match
 
 
+    @pytest.mark.parametrize("thing, title, misspelt", [
+        ("Isaac Newtn", "Isaac Newton", True), ("Albert Einstien", "Albert Einstein", True),  # a letter dropped, swapped
+        ("Photosynthesys", "Photosynthesis", True), ("Einstien", "Albert Einstein", True),  # one word: the title or surname
+        ("the Eifel Tower", "Eiffel Tower", True), ("Mercury", "Mercury (planet)", False),  # as written: title_match's
+        ("Mario", "Maria", False), ("Joan Smith", "John Smith", False),  # words too short to read as misspelt
+        ("Marie Curie", "Pierre Curie", False), ("Isaac Newtn", "Isaac Newton Institute", False),
+        ("Albrt Einstien", "Albert Einstein", True), ("Isaac Nwtn", "Isaac Newton", False),  # two letters off one word
+    ])
+    def test_misspelt(self, thing, title, misspelt):
+        from nodes.describe import misspelt as read_as_misspelt
+
+        assert read_as_misspelt(thing, title) is misspelt
+
+
 class TestComparedSubjects:
     @pytest.mark.parametrize("question, things", [
         ("Compare cats and dogs", ("cats", "dogs")), ("Contrast socialism and capitalism", ("socialism", "capitalism")),
