@@ -17,12 +17,14 @@ on in the same document, :data:`MORE_PASSAGES` at a time, and then says there is
 from __future__ import annotations
 
 import re
+import threading
+import weakref
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
 
-from components.index import document_id
+from components.index import PassageIndex, document_id
 from components.passages import Passage
 from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
                         unscored_check)
@@ -160,13 +162,52 @@ def misspelt(thing: str, title: str) -> bool:
     or one edit from it (:func:`one_edit_apart`, words of :data:`MISSPELT_WORD` letters or more: "Isaac Newtn"),
     or one word of :data:`MISSPELT_NAME` letters or more one edit from the title or its last word, a surname
     ("Einstien"). A title :func:`title_match` names is no misspelling."""
-    asked, named = _plain(thing).split(), _plain(title).split()
-    if not asked or not named or title_match(thing, title):
+    return not title_match(thing, title) and _misspells(_plain(thing).split(), _plain(title).split())
+
+
+def _misspells(asked: Sequence[str], named: Sequence[str], surname: bool = True) -> bool:
+    """:func:`misspelt` on plain words; with ``surname`` false, one word misspells only a title of one word."""
+    if not asked or not named or asked == named:
         return False
     if len(asked) == 1:
-        return len(asked[0]) >= MISSPELT_NAME and one_edit_apart(asked[0], named[-1])
+        return (len(asked[0]) >= MISSPELT_NAME and (surname or len(named) == 1)
+                and one_edit_apart(asked[0], named[-1]))
     return len(asked) == len(named) and all(a == n or (len(a) >= MISSPELT_WORD and one_edit_apart(a, n))
                                             for a, n in zip(asked, named, strict=True))
+
+
+_TITLES: "weakref.WeakKeyDictionary[PassageIndex, tuple[str, dict[str, set[str]]]]" = weakref.WeakKeyDictionary()
+"""Each index's titles as :func:`title_match` reads them (plain), with the documents of each, at its revision."""
+_TITLES_LOCK = threading.Lock()
+
+
+def plain_titles(index: PassageIndex) -> dict[str, set[str]]:
+    """The ids of ``index``'s documents by their plain titles (up to case, an article and a disambiguation: "mercury"
+    for "Mercury (planet)" and "Mercury (element)"), read once per revision of the index."""
+    with _TITLES_LOCK:
+        known = _TITLES.get(index)
+        if known is not None and known[0] == index.revision:
+            return known[1]
+    revision, titles = index.revision, dict[str, set[str]]()
+    for document in index.documents():
+        titles.setdefault(_plain(document["title"]), set()).add(document["doc_id"])
+    with _TITLES_LOCK:
+        _TITLES[index] = (revision, titles)
+    return titles
+
+
+def titled_document(index: PassageIndex, thing: str) -> str | None:
+    """The id of the one document of ``index`` titled as ``thing`` (as :func:`title_match` names it, a surname aside),
+    else the one whose whole title it misspells by a letter, else, for one word, the one whose last word it
+    misspells (:func:`misspelt`: "democrasy" is "Democracy", not also "Social democracy"); ``None`` where none is,
+    or two or more are ("Mercury": the planet and the element)."""
+    titles, asked = plain_titles(index), _plain(thing)
+    named = set().union(*(titles.get(t, set()) for t in (asked, *singulars(asked))))
+    words = asked.split()
+    for surname in (False, True):
+        if not named:
+            named = {doc for plain, docs in titles.items() if _misspells(words, plain.split(), surname) for doc in docs}
+    return next(iter(named)) if len(named) == 1 else None
 
 
 def described_by(thing: str, passages: Sequence[PassageHit]) -> PassageHit | None:
@@ -200,19 +241,25 @@ def describe(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
 def titled_first_passage(ctx: RAGContext, state: State, thing: str, among: Sequence[PassageHit] | None = None,
                          ) -> tuple[Passage, float, PassageHit] | None:
     """The first passage of the document of the reranked passage (or of ``among``) titled as ``thing``
-    (:func:`described_by`), its score and that passage; ``None`` where no title names it. The score is the
-    first passage's as retrieved, or where it was not among the passages retrieved, its cosine with the
-    question, as retrieval scores."""
+    (:func:`described_by`), its score and that passage; failing one among the reranked passages, of the one
+    document of the index so titled or misspelt (:func:`titled_document`: retrieval reads no article for
+    "Napolean"); ``None`` where no title names it. The score is the first passage's as retrieved, or where it
+    was not among the passages retrieved, its cosine with the question, as retrieval scores."""
     passages = state.get("passages") or []
     hit = described_by(thing, passages if among is None else among)
-    if hit is None or hit["id"] not in ctx.index:
+    if hit is not None and hit["id"] in ctx.index:
+        document: str | None = ctx.index.document_of(ctx.index.passage(hit["id"]))
+    else:
+        document = titled_document(ctx.index, thing) if among is None else None
+    if document is None:
         return None
-    first = ctx.index.passage(ctx.index.document_passages(ctx.index.document_of(ctx.index.passage(hit["id"])))[0])
+    first = ctx.index.passage(ctx.index.document_passages(document)[0])
     retrieved = next((p for p in passages if p["id"] == first.id), None)
     if retrieved is not None:
-        return first, float(retrieved["score"]), hit
+        return first, float(retrieved["score"]), hit or retrieved
     vector = ctx.embedder.embed_documents([first.embedding_text])[0]
-    return first, float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector)), hit
+    score = float(np.dot(np.asarray(state["query_embedding"], dtype=np.float32), vector))
+    return first, score, hit or passage_hit(first, score)
 
 
 def given_as_written(ctx: RAGContext, state: State, standalone: str, given: Sequence[PassageHit],

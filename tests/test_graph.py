@@ -140,6 +140,24 @@ class TestDescribe:
         assert out["answer"] == first.text
         assert out["trace"]["described"]["title"] == "Isaac Newton" and out["trace"]["described"]["match"] == "spelling"
 
+    @pytest.mark.parametrize("thing, title", [("Abraham Lincon", "Abraham Lincoln"), ("Napolean", None),
+                                              ("Jupitre", "Jupiter"), ("the Moon", "Moon"), ("Marie Currie", "Marie Curie"),
+                                              ("Einstien", "Albert Einstein")])  # a surname, where no title is one word
+    def test_a_title_retrieval_did_not_read_is_looked_up_among_the_index_s_titles(self, ctx, index, thing, title):
+        """Session 68: retrieval reads no article for a misspelt name ("Napolean" found Napalm and Rutabaga), so
+        where no passage retrieved is titled so, the index's titles are: the one named, else the one misspelt by a
+        letter ("Jupitre", one word of seven letters, is). "Napolean" names nothing the test index holds."""
+        from nodes.describe import titled_first_passage
+
+        state = {"passages": [], "query_embedding": ctx.embedder.embed_query(f"Who was {thing}?").tolist()}
+        found = titled_first_passage(ctx, state, thing)
+        if title is None:
+            assert found is None
+        else:
+            first, score, hit = found
+            assert first.id == index.document_passages(f"wiki/{title}")[0] and hit["id"] == first.id
+            assert hit["title"] == title and -1.0 <= score <= 1.0
+
     def test_a_thing_no_title_names_goes_to_the_model(self, ctx):
         steps = visited(ctx, "What is a black hole?")
         assert "describe" in steps and "generate" in steps
