@@ -130,8 +130,10 @@ class AnswerabilityCheck(BaseModel):
                                 "no passage states, withheld whatever its score), kind (a number given to a question "
                                 "that asks where or who, withheld whatever its score), subject (an answer to where or "
                                 "when a named person was born or died that only passages on someone else hold, withheld "
-                                "whatever its score) or rank (an answer the passages that hold it rank second or lower, "
-                                "to a question that asks for the largest, withheld whatever its score)")
+                                "whatever its score), rank (an answer the passages that hold it rank second or lower, "
+                                "to a question that asks for the largest, withheld whatever its score) or past (someone "
+                                "dead or out of office, by the knowledge base, to a question that asks who holds an "
+                                "office now, withheld whatever its score)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
     multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
@@ -153,8 +155,9 @@ class AnswerabilityCheck(BaseModel):
                                                    "document is called what a request to summarize names)")
     document: Optional[str] = Field(None, description="by question, no document: what the request called the "
                                                       "document (\"quarterly report\")")
-    reason: Optional[str] = Field(None, description="by age, kind, subject or rank: why the answer was withheld (\"a number or a "
-                                                    "date, and the question asks where\"); unchecked: why it went unchecked")
+    reason: Optional[str] = Field(None, description="by age, kind, subject, rank or past: why the answer was withheld "
+                                                    "(\"a number or a date, and the question asks where\"); unchecked: "
+                                                    "why it went unchecked")
 
 
 class Compared(BaseModel):

@@ -28,7 +28,8 @@ model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``
 question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and an answer to where or when a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
 "subject"``), and an answer its passages rank second or lower to a question that asks for the first
-(:func:`ranked_below`; ``by: "rank"``). An answer given
+(:func:`ranked_below`; ``by: "rank"``), and someone dead or out of office, by the knowledge base, to a question
+that asks who holds an office now (:func:`out_of_office`; ``by: "past"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -56,8 +57,9 @@ from components.index import PassageIndex
 from components.reranker import content_terms
 from components.short_answer import short_answer
 from nodes.base import context_of, finished_turn, timed
-from nodes.describe import possessive
+from nodes.describe import possessive, titled_document
 from components.reranker import content_words
+from components.sources import SPELLED_LIFE
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
@@ -149,10 +151,10 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank")
+RULED = ("age", "kind", "subject", "rank", "past")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
-:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`)."""
-REASON_TOLD = ("kind", "subject", "rank")
+:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`out_of_office`)."""
+REASON_TOLD = ("kind", "subject", "rank", "past")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -266,6 +268,46 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     return f"ranked {ranks[0]} by the passages that hold it, and the question asks for the {asked}"
 
 
+OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"
+           r"chair(?:man|woman|person)?|king|queen|monarch|emperor|empress|pope|mayor|governor|leader|"
+           r"head\s+of\s+(?:state|government)|secretary[- ]general|director[- ]general")
+OFFICE_NOW = re.compile(r"^\W*who\s+(?:is|['’]s)\s+(?:the\s+)?(?:(?:current|present|incumbent|reigning|sitting)\s+)?"
+                        rf"(?:[\w.'’-]+\s+){{0,3}}?(?P<office>{OFFICES})\b[^?]*[?.!\s]*$", re.IGNORECASE)
+"""A question that asks who holds an office now: "Who is the president of France?", "Who's the CEO of Apple?"."""
+OF_THE_PAST = re.compile(rf"\b(?:first|last|former|past|previous|ever|history|only|{_ORDINAL}|\d{{3,4}}|[^\W\d_]+est)\b",
+                         re.IGNORECASE)
+"""Words with which such a question asks of the past or of a rank ("the first president", "the longest serving",
+"the 12th prime minister"), which someone out of office answers."""
+ENDED_TERM = re.compile(r"(?:\bfrom (?:c\. )?\d{3,4} to |\d{3,4}\s*[–-]\s*)(?:c\. )?(?P<ended>\d{3,4})\)+\s*$")
+"""A description of a closed term, ending a first passage: "(President of France from 1981 to 1995)", "(President of
+Brazil (1930–1945; 1951–1954))"."""
+
+
+def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None:
+    """The check's reason for withholding ``answer`` when ``question`` asks who holds an office now
+    (:data:`OFFICE_NOW`, nothing of the past: :data:`OF_THE_PAST`) and the answer is the title of one document of
+    the Wikipedia summaries in the index (:func:`nodes.describe.titled_document`; a benchmark's passages are no
+    source's descriptions) whose first passage spells a death (the Wikipedia reader's
+    "; born 1955, died 2011, aged 55 or 56)": :data:`components.sources.SPELLED_LIFE`) or ends with a closed term
+    (:data:`ENDED_TERM`); ``None`` otherwise. Found trying the chat (session 68): "Who is the president of
+    France?" was answered "François Mitterrand", cited to "(President of France from 1981 to 1995)", and given at
+    72%; "Who is the CEO of Apple?" "Steve Jobs" at 69%."""
+    asked = OFFICE_NOW.match(question)
+    if asked is None or OF_THE_PAST.search(question):
+        return None
+    document = titled_document(index, answer, spelling=False)
+    first = index.passage(index.document_passages(document)[0]) if document is not None else None
+    if first is None or first.metadata.get("source") != "wikipedia":  # only the summaries' reader writes descriptions
+        return None
+    office = " ".join(asked["office"].split())
+    now = f"by the knowledge base, and the question asks who is the {office} now"
+    if died := SPELLED_LIFE.search(first.text):
+        return f"someone who died in {died['died']}, {now}"
+    if ended := ENDED_TERM.search(first.text):
+        return f"someone whose time as {office} ended in {ended['ended']}, {now}"
+    return None
+
+
 @timed("check_answer")
 def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     ctx = context_of(runtime)
@@ -347,6 +389,8 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                 check.update({"decision": "abstain", "by": "subject", "reason": reason})
             elif reason := ranked_below(question, answer, evidence):
                 check.update({"decision": "abstain", "by": "rank", "reason": reason})
+            elif reason := out_of_office(question, shown, ctx.index):
+                check.update({"decision": "abstain", "by": "past", "reason": reason})
     if features is not None:
         check["features"] = features
         check["features_version"] = FEATURES_VERSION

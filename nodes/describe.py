@@ -196,16 +196,16 @@ def plain_titles(index: PassageIndex) -> dict[str, set[str]]:
     return titles
 
 
-def titled_document(index: PassageIndex, thing: str) -> str | None:
+def titled_document(index: PassageIndex, thing: str, spelling: bool = True) -> str | None:
     """The id of the one document of ``index`` titled as ``thing`` (as :func:`title_match` names it, a surname aside),
     else the one whose whole title it misspells by a letter, else, for one word, the one whose last word it
     misspells (:func:`misspelt`: "democrasy" is "Democracy", not also "Social democracy"); ``None`` where none is,
-    or two or more are ("Mercury": the planet and the element)."""
+    or two or more are ("Mercury": the planet and the element). With ``spelling`` false, only the title named."""
     titles, asked = plain_titles(index), _plain(thing)
     named = set().union(*(titles.get(t, set()) for t in (asked, *singulars(asked))))
     words = asked.split()
     for surname in (False, True):
-        if not named:
+        if not named and spelling:
             named = {doc for plain, docs in titles.items() if _misspells(words, plain.split(), surname) for doc in docs}
     return next(iter(named)) if len(named) == 1 else None
 

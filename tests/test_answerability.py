@@ -458,6 +458,58 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    @pytest.mark.parametrize("question, answer, reason", [
+        ("Who is the CEO of Apple?", "Steve Jobs", "someone who died in 2011, by the knowledge base, and the question "
+                                                   "asks who is the CEO now"),
+        ("Who is the current president of France?", "François Mitterrand",
+         "someone whose time as president ended in 1995, by the knowledge base, and the question asks who is the "
+         "president now"),
+        ("Who's France's president?", "Francois Mitterrand",  # a title up to its accents is no title: left alone
+         None),
+        ("Who is the president of Brazil?", "Getúlio Vargas",  # a closed term written as years
+         "someone whose time as president ended in 1954, by the knowledge base, and the question asks who is the "
+         "president now"),
+        ("Who was the president of France?", "François Mitterrand", None),  # asks of the past
+        ("Who is the first president of France?", "François Mitterrand", None),
+        ("Who is the longest serving president of France?", "François Mitterrand", None),
+        ("Who is the president of France?", "Emmanuel Macron", None),  # no closed term: in office, for all it says
+        ("Who is the author of Hamlet?", "Steve Jobs", None),  # no office asked
+        ("Who is the CEO of Apple?", "Steven Jobs", None),  # a benchmark's document, not the summaries'
+    ])
+    def test_an_office_asked_of_now_answered_with_someone_whose_time_is_over_is_withheld(self, ctx, question, answer,
+                                                                                         reason):
+        """Found trying the chat (session 68): "Who is the president of France?" was answered "François Mitterrand",
+        cited to "(President of France from 1981 to 1995)", given at 72%; "Who is the CEO of Apple?" "Steve Jobs",
+        whose description spells his death, at 69%. The rule reads the first passage of the document titled as the
+        answer."""
+        import numpy as np
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        index = PassageIndex("e", 2)
+        texts = {"Steve Jobs": "Steven Paul Jobs was an American businessman. (American businessman and inventor; born "
+                               "1955, died 2011, aged 55 or 56)",
+                 "François Mitterrand": "François Mitterrand was President of France from 1981 to 1995. (President of "
+                                        "France from 1981 to 1995)",
+                 "Emmanuel Macron": "Emmanuel Macron is a French politician. (President of France since 2017)",
+                 "Getúlio Vargas": "Getúlio Vargas served as president of Brazil. (President of Brazil (1930–1945; "
+                                   "1951–1954))"}
+        passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
+                            metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
+        passages.append(Passage(id="squad/Steven_Jobs#p0s0", title="Steven Jobs", text=texts["Steve Jobs"],
+                                metadata={"source": "squad"}))  # a benchmark's passage: no description
+        index.add(passages, np.eye(2, dtype=np.float32)[[0, 1, 0, 1, 0]])
+        evidence = [{"n": 1, "passage_id": p.id, "title": p.title, "text": p.text} for p in passages]
+        out = check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
+            ctx, answerability=self.EVEN, index=index)))
+        check = out["trace"]["answerability"]
+        if reason is None:
+            assert check["by"] == "score" and check["decision"] == "answer"
+        else:
+            assert check["decision"] == "abstain" and check["by"] == "past" and check["reason"] == reason
+            assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
     def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
         cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
         out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
