@@ -226,8 +226,10 @@ SUPERLATIVES = frozenset("""largest biggest greatest tallest highest longest dee
     farthest furthest""".split())
 """The superlatives a question asks for the first of ("the largest planet"), with "most" or "least" and a word."""
 _ORDINAL = r"(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d+(?:st|nd|rd|th))"
-_RANKED = re.compile(rf"\b{_ORDINAL}[\s-]+(?:(?:most|least)[\s-]+[^\W\d_]+|[^\W\d_]+est)\b", re.IGNORECASE)
-"""A rank below the first: "fourth-largest", "second largest", "second-most populous"."""
+_RANKED = re.compile(rf"\b(?:{_ORDINAL}[\s-]+|(?:one|some|among)\s+(?:of\s+)?the\s+)"
+                     r"(?:(?:most|least)[\s-]+[^\W\d_]+|[^\W\d_]+est)\b", re.IGNORECASE)
+"""A rank below the first, or none: "fourth-largest", "second largest", "second-most populous", "one of the oldest",
+"among the largest"."""
 _SUPERLATIVE = re.compile(r"\b(?:(?:most|least)\s+(?!(?:of|the|a|an|to|in|at|people|likely)\b)[^\W\d_]+|[^\W\d_]+est)\b",
                           re.IGNORECASE)
 
@@ -244,11 +246,11 @@ def asked_superlative(question: str) -> str | None:
 def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
     (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
-    them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous"), with no word of
-    the superlative asked outside such a rank; ``None`` otherwise. Found trying the chat (session 68): "What is
-    the largest planet in the solar system?" was answered "Neptune", cited to "It is the fourth-largest planet in
-    the Solar System", given at 68%; "Which country has the largest population?" "China", cited to "It is the
-    world's second-most populous country after India"."""
+    them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous") or among others
+    ("one of the oldest"), with no word of the superlative asked outside such a rank; ``None`` otherwise. Found
+    trying the chat (session 68): "What is the largest planet in the solar system?" was answered "Neptune", cited
+    to "It is the fourth-largest planet in the Solar System", given at 68%; "Which country has the largest
+    population?" "China", cited to "It is the world's second-most populous country after India"."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:

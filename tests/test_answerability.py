@@ -424,6 +424,9 @@ class TestCheckAnswer:
     INDIA = {"n": 2, "passage_id": "p2", "title": "India",
              "text": "It is the world's seventh-largest country by area and the largest by population."}
 
+    BEIRUT = {"n": 1, "passage_id": "p1", "title": "Beirut",
+              "text": "Beirut has been inhabited for more than 5,000 years, making it one of the oldest cities in the world."}
+
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("What is the largest planet in the solar system?", "Neptune", [NEPTUNE, SATURN],
          "ranked fourth-largest by the passages that hold it, and the question asks for the largest"),
@@ -433,6 +436,8 @@ class TestCheckAnswer:
          "ranked second-most populous by the passages that hold it, and the question asks for the largest"),
         ("What is the most populous country?", "China", [CHINA, INDIA],
          "ranked second-most populous by the passages that hold it, and the question asks for the most populous"),
+        ("What is the oldest city in the world?", "Beirut", [BEIRUT],  # "one of" the oldest is not the oldest
+         "ranked one of the oldest by the passages that hold it, and the question asks for the oldest"),
     ])
     def test_an_answer_its_passages_rank_below_the_first_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                          evidence, reason):
