@@ -51,7 +51,9 @@ def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
     :func:`nodes.check_answer.number_asked_of` on the answer as given; :func:`nodes.check_answer.subject_elsewhere`
     and :func:`nodes.check_answer.ranked_below` on it as written, with the recorded evidence; ``None`` where none
     does. A named person's age no passage states (``by: "age"``) needs the citations, which the record does not
-    keep, and no benchmark question asks one; someone out of office (``by: "past"``) needs the run's index."""
+    keep, and no benchmark question asks one; someone out of office (``by: "past"``) needs the run's index. The
+    passages before one that holds the answer, which the check reads for the name a pronoun stands for, are not
+    recorded, so the replay withholds at least the answers the check would by ``subject``."""
     question = record["question"]
     if reason := number_asked_of(question, record["prediction_unchecked"]):
         return "kind", reason

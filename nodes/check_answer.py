@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -200,11 +200,28 @@ def _folded_words(text: str) -> set[str]:
     return set(re.findall(r"\w+", plain.casefold()))
 
 
-def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+BEFORE = 2
+"""How many passages before one that holds an answer are read with it for the name its pronoun stands for: a
+sentence ("She was born in Lyon.") is a passage, and the one before it names her."""
+
+
+def passages_before(index: PassageIndex, item: EvidenceItem) -> str:
+    """The text of the :data:`BEFORE` passages before ``item``'s in its document, or "" (a passage the index does not
+    hold, or a document's first)."""
+    if item["passage_id"] not in index:
+        return ""
+    ids = index.document_passages(index.document_of(index.passage(item["passage_id"])))
+    at = ids.index(item["passage_id"])
+    return " ".join(index.passage(i).text for i in ids[max(0, at - BEFORE):at])
+
+
+def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
+                      before: Callable[[EvidenceItem], str] | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks of a named person's life
     (:func:`life_subject`) and the evidence items that hold the answer (those its citations come from:
     :func:`nodes.generate.grounds`) name someone else: none has a word of the name (three letters or more, not a
-    particle or an honorific, accents aside) in its title or text. ``None`` otherwise, and where no item holds the
+    particle or an honorific, accents aside) in its title or text, or in the text ``before`` gives of it (the
+    passages before it in its document: :func:`passages_before`). ``None`` otherwise, and where no item holds the
     answer (the score decides an unsupported answer). Found trying the chat (session 68): "Where was Albert
     Einstein born?" and "Where was Beethoven born?" were both answered "Brussels", cited to Andreas Vesalius's "He
     was born in Brussels", and given; "Where was Harry Houdini born?" "Florence", cited to Michelangelo's "He
@@ -215,7 +232,8 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
         return None
     named = {w for w in _folded_words(name) if len(w) >= 3 and w not in NAME_PARTICLES | HONORIFICS}
     holders = [item for item in evidence if grounds(item, claim) >= SUPPORT_COVERAGE]
-    if not holders or not named or any(named & _folded_words(f"{item['title']} {item['text']}") for item in holders):
+    if not holders or not named or any(named & _folded_words(f"{item['title']} {item['text']} {before(item) if before else ''}")
+                                       for item in holders):
         return None
     titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in holders))
     return f"held only by passages of {titles}, which do not name {name}"
@@ -387,7 +405,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                 check.update({"decision": "abstain", "by": "age", "reason": AGE_UNSTATED})
             elif reason := number_asked_of(question, shown):
                 check.update({"decision": "abstain", "by": "kind", "reason": reason})
-            elif reason := subject_elsewhere(question, answer, evidence):
+            elif reason := subject_elsewhere(question, answer, evidence, lambda item: passages_before(ctx.index, item)):
                 check.update({"decision": "abstain", "by": "subject", "reason": reason})
             elif reason := ranked_below(question, answer, evidence):
                 check.update({"decision": "abstain", "by": "rank", "reason": reason})

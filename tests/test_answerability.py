@@ -399,6 +399,37 @@ class TestCheckAnswer:
         assert check["reason"] == f"held only by passages of \u201cAndreas Vesalius\u201d, which do not name {name}"
         assert out["answer"] == ABSTENTION and out["citations"] == [] and out["turns"][0]["answerability"]["by"] == "subject"
 
+    def test_a_passage_that_names_the_person_by_a_pronoun_is_read_with_the_passages_before_it(self, ctx):
+        """Found trying the chat (session 68): a user's file "Maria Lopez leads the chemistry group. She was born in
+        Lyon." answered "Where was Maria Lopez born?" "Lyon", and the rule withheld it: the passage that holds the
+        answer is a sentence whose "She" the one before it names. Andreas Vesalius's "He was born in Brussels" is
+        still no answer for Albert Einstein."""
+        import numpy as np
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        index = PassageIndex("e", 2)
+        sentences = ["Maria Lopez leads the chemistry group.", "She was born in Lyon and studied in Geneva.",
+                     "Tom Baker runs the lab.", "He was born in Leeds."]
+        team = [Passage(id=f"upload/team#p0s{i}", title="team", text=text,
+                        metadata={"doc_id": "upload/team", "paragraph": 0, "sentence": i}) for i, text in enumerate(sentences)]
+        vesalius = [Passage(id="wiki/Andreas Vesalius#p0s0", title="Andreas Vesalius", text="Andreas Vesalius was an "
+                            "anatomist.", metadata={"doc_id": "wiki/Andreas Vesalius", "paragraph": 0, "sentence": 0}),
+                    Passage(id="wiki/Andreas Vesalius#p0s1", title="Andreas Vesalius", text=self.VESALIUS["text"],
+                            metadata={"doc_id": "wiki/Andreas Vesalius", "paragraph": 0, "sentence": 1})]
+        index.add(team + vesalius, np.eye(2, dtype=np.float32)[[0, 1, 0, 1, 0, 1]])
+        runtime = Runtime(context=replace(ctx, answerability=self.EVEN, index=index))
+
+        def checked(question, answer, passage):
+            evidence = [{"n": 1, "passage_id": passage.id, "title": passage.title, "text": passage.text}]
+            return check_answer(self.subject_state(question, answer, evidence), runtime)["trace"]["answerability"]
+
+        assert checked("Where was Maria Lopez born?", "Lyon", team[1])["by"] == "score"
+        assert checked("Where was Tom Baker born?", "Leeds", team[3])["by"] == "score"
+        assert checked("Where was Tom Baker born?", "Lyon", team[1])["by"] == "subject"  # Maria's, not Tom's
+        assert checked("Where was Albert Einstein born?", "Brussels", vesalius[1])["by"] == "subject"
+
     @pytest.mark.parametrize("question, answer, evidence, threshold", [
         # the passage that holds it names the person: in its title, or in its text (accents aside)
         ("Where was Andreas Vesalius born?", "Brussels", [VESALIUS], 0.1),
