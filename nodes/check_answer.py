@@ -292,7 +292,8 @@ OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo
            r"chair(?:man|woman|person)?|king|queen|monarch|emperor|empress|pope|mayor|governor|leader|"
            r"head\s+of\s+(?:state|government)|secretary[- ]general|director[- ]general")
 OFFICE_NOW = re.compile(r"^\W*who\s+(?:is|['’]s)\s+(?:the\s+)?(?:(?:current|present|incumbent|reigning|sitting)\s+)?"
-                        rf"(?:[\w.'’-]+\s+){{0,3}}?(?P<office>{OFFICES})\b[^?]*[?.!\s]*$", re.IGNORECASE)
+                        rf"(?:[\w.'’-]+\s+){{0,3}}?(?P<office>{OFFICES})\b(?:\s+of\s+(?P<place>[^?]+?)|[^?]*?)[?.!\s]*$",
+                        re.IGNORECASE)
 """A question that asks who holds an office now: "Who is the president of France?", "Who's the CEO of Apple?"."""
 OF_THE_PAST = re.compile(rf"\b(?:first|last|former|past|previous|ever|history|only|{_ORDINAL}|\d{{3,4}}|[^\W\d_]+est)\b",
                          re.IGNORECASE)
@@ -307,7 +308,8 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
     """The check's reason for withholding ``answer`` when ``question`` asks who holds an office now
     (:data:`OFFICE_NOW`, nothing of the past: :data:`OF_THE_PAST`) and the answer is the title of one document of
     the Wikipedia summaries in the index (:func:`nodes.describe.titled_document`; a benchmark's passages are no
-    source's descriptions) whose first passage spells a death (the Wikipedia reader's
+    source's descriptions), or is with the place the question names ("Philip II" for "the king of Spain": "Philip
+    II of Spain"), whose first passage spells a death (the Wikipedia reader's
     "; born 1955, died 2011, aged 55 or 56)": :data:`components.sources.SPELLED_LIFE`) or ends with a closed term
     (:data:`ENDED_TERM`); ``None`` otherwise. Found trying the chat (session 68): "Who is the president of
     France?" was answered "François Mitterrand", cited to "(President of France from 1981 to 1995)", and given at
@@ -316,6 +318,8 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
     if asked is None or OF_THE_PAST.search(question):
         return None
     document = titled_document(index, answer, spelling=False)
+    if document is None and asked["place"]:  # a monarch's document is titled with the country: "Philip II of Spain"
+        document = titled_document(index, f"{answer} of {asked['place']}", spelling=False)
     first = index.passage(index.document_passages(document)[0]) if document is not None else None
     if first is None or first.metadata.get("source") != "wikipedia":  # only the summaries' reader writes descriptions
         return None

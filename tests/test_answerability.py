@@ -511,6 +511,8 @@ class TestCheckAnswer:
         ("Who is the president of France?", "Emmanuel Macron", None),  # no closed term: in office, for all it says
         ("Who is the author of Hamlet?", "Steve Jobs", None),  # no office asked
         ("Who is the CEO of Apple?", "Steven Jobs", None),  # a benchmark's document, not the summaries'
+        ("Who is the king of Spain?", "Philip II",  # titled with the country the question names
+         "someone whose time as king ended in 1598, by the knowledge base, and the question asks who is the king now"),
     ])
     def test_an_office_asked_of_now_answered_with_someone_whose_time_is_over_is_withheld(self, ctx, question, answer,
                                                                                          reason):
@@ -530,12 +532,13 @@ class TestCheckAnswer:
                                         "France from 1981 to 1995)",
                  "Emmanuel Macron": "Emmanuel Macron is a French politician. (President of France since 2017)",
                  "Getúlio Vargas": "Getúlio Vargas served as president of Brazil. (President of Brazil (1930–1945; "
-                                   "1951–1954))"}
+                                   "1951–1954))",
+                 "Philip II of Spain": "Philip II was King of Spain. (King of Spain from 1556 to 1598)"}
         passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
                             metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
         passages.append(Passage(id="squad/Steven_Jobs#p0s0", title="Steven Jobs", text=texts["Steve Jobs"],
                                 metadata={"source": "squad"}))  # a benchmark's passage: no description
-        index.add(passages, np.eye(2, dtype=np.float32)[[0, 1, 0, 1, 0]])
+        index.add(passages, np.eye(2, dtype=np.float32)[[0, 1, 0, 1, 0, 1]])
         evidence = [{"n": 1, "passage_id": p.id, "title": p.title, "text": p.text} for p in passages]
         out = check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
             ctx, answerability=self.EVEN, index=index)))
