@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
-from nodes.check_answer import number_asked_of, ranked_below, subject_elsewhere
+from nodes.check_answer import rule_of
 from pipeline.state import EvidenceItem
 from prompts import ABSTENTION
 
@@ -47,22 +47,13 @@ def recorded_evidence(record: Mapping[str, Any]) -> list[EvidenceItem]:
 
 
 def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The rule that withholds a recorded answer whatever its score, as the check applies it, and its reason:
-    :func:`nodes.check_answer.number_asked_of` on the answer as given; :func:`nodes.check_answer.subject_elsewhere`
-    and :func:`nodes.check_answer.ranked_below` on it as written, with the recorded evidence; ``None`` where none
-    does. A named person's age no passage states (``by: "age"``) needs the citations, which the record does not
-    keep, and no benchmark question asks one; someone out of office (``by: "past"``) needs the run's index. The
-    passages before one that holds the answer, which the check reads for the name a pronoun stands for, are not
-    recorded, so the replay withholds at least the answers the check would by ``subject``."""
-    question = record["question"]
-    if reason := number_asked_of(question, record["prediction_unchecked"]):
-        return "kind", reason
-    written, evidence = written_answer(record), recorded_evidence(record)
-    if reason := subject_elsewhere(question, written, evidence):
-        return "subject", reason
-    if reason := ranked_below(question, written, evidence):
-        return "rank", reason
-    return None
+    """The rule that withholds a recorded answer whatever its score, and its reason, as the check applies them
+    (:func:`nodes.check_answer.rule_of`) to the answer as written and as given, with the recorded evidence; ``None``
+    where none does. The record keeps no citations, settings or index, so an age no passage states and someone out
+    of office are not replayed (no benchmark question asks an age, and no benchmark index holds the descriptions
+    that say who is out of office), and a passage that holds the answer is read without the passages before it, so
+    the replay withholds at least the answers the check would by ``subject``."""
+    return rule_of(record["question"], written_answer(record), record["prediction_unchecked"], recorded_evidence(record))
 
 
 def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,

@@ -54,12 +54,11 @@ from components.answerability import (
 )
 from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
-from components.reranker import content_terms
+from components.reranker import content_terms, content_words
 from components.short_answer import short_answer
+from components.sources import SPELLED_LIFE
 from nodes.base import context_of, finished_turn, timed
 from nodes.describe import possessive, titled_document
-from components.reranker import content_words
-from components.sources import SPELLED_LIFE
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
@@ -200,6 +199,12 @@ def _folded_words(text: str) -> set[str]:
     return set(re.findall(r"\w+", plain.casefold()))
 
 
+def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """The evidence items that hold what an answer claims (:func:`nodes.generate.claim_words`), as its citations
+    read them (:func:`nodes.generate.grounds`): those an answer's citations come from."""
+    return [item for item in evidence if claim and grounds(item, claim) >= SUPPORT_COVERAGE]
+
+
 BEFORE = 2
 """How many passages before one that holds an answer are read with it for the name its pronoun stands for: a
 sentence ("She was born in Lyon.") is a passage, and the one before it names her."""
@@ -231,11 +236,11 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     if name is None or not claim:
         return None
     named = {w for w in _folded_words(name) if len(w) >= 3 and w not in NAME_PARTICLES | HONORIFICS}
-    holders = [item for item in evidence if grounds(item, claim) >= SUPPORT_COVERAGE]
-    if not holders or not named or any(named & _folded_words(f"{item['title']} {item['text']} {before(item) if before else ''}")
-                                       for item in holders):
+    held = holders(claim, evidence)
+    if not held or not named or any(named & _folded_words(f"{item['title']} {item['text']} {before(item) if before else ''}")
+                                    for item in held):
         return None
-    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in holders))
+    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
     return f"held only by passages of {titles}, which do not name {name}"
 
 
@@ -273,10 +278,9 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
-    holders = [item for item in evidence if grounds(item, claim) >= SUPPORT_COVERAGE]
     asked_here = re.compile(r"\b" + r"[\s-]+".join(asked.split()) + r"\b", re.IGNORECASE)
     ranks: list[str] = []
-    for item in holders:
+    for item in holders(claim, evidence):
         rank = _RANKED.search(item["text"])
         titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
         unranked = _RANKED.sub(" ", item["text"])
@@ -329,6 +333,26 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
         return f"someone who died in {died['died']}, {now}"
     if ended := ENDED_TERM.search(first.text):
         return f"someone whose time as {office} ended in {ended['ended']}, {now}"
+    return None
+
+
+def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceItem], *,
+            citations: Sequence[Citation] | None = None, settings: Mapping[str, Any] | None = None,
+            index: PassageIndex | None = None) -> tuple[str, str] | None:
+    """The rule (its ``by``, :data:`RULED`) that withholds ``answer`` (``shown``: as it would be given) whatever its
+    score, and its reason; ``None`` where none does. A rule whose inputs are not given is not applied (a replay of
+    recorded answers keeps no citations, settings or index: :func:`eval.rescore.ruled`): an age no passage states
+    needs the citations and the settings; someone out of office, the index; without the index, a passage that holds
+    the answer is read without the passages before it."""
+    if citations is not None and settings is not None and age_unstated(question, citations, settings):
+        return "age", AGE_UNSTATED
+    before = (lambda item: passages_before(index, item)) if index is not None else None
+    for by, reason in (("kind", lambda: number_asked_of(question, shown)),
+                       ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
+                       ("rank", lambda: ranked_below(question, answer, evidence)),
+                       ("past", lambda: out_of_office(question, shown, index) if index is not None else None)):
+        if said := reason():
+            return by, said
     return None
 
 
@@ -404,17 +428,10 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         if score < threshold and settings.get("extend_before_abstaining") and can_extend(state):
             return extended(state, [*steps[:-1], {**step, "decision": "extend", "extended_by": "check", "check_score": score}])
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
-        if check["decision"] == "answer" and knob > 0:
-            if age_unstated(question, state.get("citations") or [], settings):
-                check.update({"decision": "abstain", "by": "age", "reason": AGE_UNSTATED})
-            elif reason := number_asked_of(question, shown):
-                check.update({"decision": "abstain", "by": "kind", "reason": reason})
-            elif reason := subject_elsewhere(question, answer, evidence, lambda item: passages_before(ctx.index, item)):
-                check.update({"decision": "abstain", "by": "subject", "reason": reason})
-            elif reason := ranked_below(question, answer, evidence):
-                check.update({"decision": "abstain", "by": "rank", "reason": reason})
-            elif reason := out_of_office(question, shown, ctx.index):
-                check.update({"decision": "abstain", "by": "past", "reason": reason})
+        ruled = rule_of(question, answer, shown, evidence, citations=state.get("citations") or [], settings=settings,
+                        index=ctx.index) if check["decision"] == "answer" and knob > 0 else None
+        if ruled is not None:
+            check.update({"decision": "abstain", "by": ruled[0], "reason": ruled[1]})
     if features is not None:
         check["features"] = features
         check["features_version"] = FEATURES_VERSION
