@@ -188,7 +188,8 @@ def plain_titles(index: PassageIndex) -> dict[str, set[str]]:
         known = _TITLES.get(index)
         if known is not None and known[0] == index.revision:
             return known[1]
-    revision, titles = index.revision, dict[str, set[str]]()
+    revision = index.revision
+    titles: dict[str, set[str]] = {}
     for document in index.documents():
         titles.setdefault(_plain(document["title"]), set()).add(document["doc_id"])
     with _TITLES_LOCK:

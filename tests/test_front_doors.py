@@ -154,39 +154,29 @@ def test_an_age_no_passage_states_is_told_as_withheld_for_that():
                                                             "Wikipedia summaries), but no passage states the age: abstain")
 
 
-def test_a_number_to_where_or_who_is_told_as_withheld_for_that():
-    """Session 67: "Where was Charles Darwin born?" answered "1809" is withheld whatever its score
-    (nodes.check_answer.number_asked_of): the reader is told why."""
+@pytest.mark.parametrize("by, withheld, reason", [
+    # session 67: "Where was Charles Darwin born?" answered "1809" (nodes.check_answer.number_asked_of)
+    ("kind", "1809", "a number or a date, and the question asks where"),
+    # session 68: "Where was Albert Einstein born?" answered "Brussels" from Andreas Vesalius's passage
+    ("subject", "Brussels", "held only by passages of \u201cAndreas Vesalius\u201d, which do not name Albert Einstein"),
+    ("rank", "Neptune", "ranked fourth-largest by the passages that hold it, and the question asks for the largest"),
+    ("past", "Angela Merkel", "someone whose time as chancellor ended in 2021, by the knowledge base, and the question "
+                              "asks who is the chancellor now"),
+])
+def test_an_answer_a_rule_withholds_is_told_as_withheld_for_its_reason(by, withheld, reason):
+    """An answer a rule withholds whatever its score (nodes.check_answer.rule_of): the reader is told why, in the
+    chat's note and its figures, through the API's check (public_check kept no reason once: the chat failed)."""
     from app.service import abstention_note, public_check
     from app.ui import answerability_figure
 
-    # as the check wrote it, then as the API and the chat have it (public_check kept no reason: the chat failed)
-    reason = "a number or a date, and the question asks where"
-    check = public_check({"by": "kind", "withheld_answer": "1809", "score": 0.30, "threshold": 0.259,
+    check = public_check({"by": by, "withheld_answer": withheld, "score": 0.30, "threshold": 0.259,
                           "decision": "abstain", "fit_on": "wikipedia", "reason": reason})
     assert check is not None and check["reason"] == reason
     note = abstention_note({"abstained": True, "answerability": check})
-    assert note == ("The knowledge base does not seem to hold the answer. The model's answer, “1809”, "
-                    "was withheld: it is a number or a date, and the question asks where.")
+    assert note == (f"The knowledge base does not seem to hold the answer. The model's answer, \u201c{withheld}\u201d, "
+                    f"was withheld: it is {reason}.")
     assert answerability_figure(check) == ("answerability", "30.0% likely right against threshold 25.9% (an answer from the "
-                                                            "Wikipedia summaries), but it is a number or a date, and "
-                                                            "the question asks where: abstain")
-
-
-def test_an_answer_held_only_by_passages_on_someone_else_is_told_as_withheld_for_that():
-    """Session 68: "Where was Albert Einstein born?" answered "Brussels" from Andreas Vesalius's passage is withheld
-    whatever its score (nodes.check_answer.subject_elsewhere): the reader is told why."""
-    from app.service import abstention_note, public_check
-    from app.ui import answerability_figure
-
-    reason = "held only by passages of \u201cAndreas Vesalius\u201d, which do not name Albert Einstein"
-    check = public_check({"by": "subject", "withheld_answer": "Brussels", "score": 0.5, "threshold": 0.259,
-                          "decision": "abstain", "fit_on": "wikipedia", "reason": reason})
-    assert check is not None and check["reason"] == reason
-    note = abstention_note({"abstained": True, "answerability": check})
-    assert note == ("The knowledge base does not seem to hold the answer. The model's answer, \u201cBrussels\u201d, was "
-                    "withheld: it is held only by passages of \u201cAndreas Vesalius\u201d, which do not name Albert Einstein.")
-    assert answerability_figure(check)[1].endswith(", but it is " + reason + ": abstain")
+                                                            f"Wikipedia summaries), but it is {reason}: abstain")
 
 
 def test_the_chat_figures_give_the_check_in_percent_as_its_setting():
