@@ -23,10 +23,11 @@ def refers_back(question: str) -> bool:
 
 def after_start(state: State) -> Literal["small_talk", "describe_more", "compare_more", "condense_question", "ask_who",
                                          "lookup_cache"]:
-    """Answer small talk in kind; read on in the document just described or cited, or the two just compared,
-    when asked for more; rewrite the question first only in a conversation (of turns that were read for), and
-    only when it refers back, or when it gives the name the last answer asked for; ask who a first question
-    means when it names no one it stands on."""
+    """Answer small talk in kind; read on in the document just described or cited (or, after an answer cited to
+    nothing, the closest document its question named), or the two just compared, when asked for more; rewrite
+    the question first only in a conversation (of turns that were read for), and only when it refers back, or
+    when it gives the name the last answer asked for; ask who a first question means when it names no one it
+    stands on."""
     if state.get("small_talk"):
         return "small_talk"
     turns = state.get("turns") or []
@@ -36,7 +37,7 @@ def after_start(state: State) -> Literal["small_talk", "describe_more", "compare
     if topics and not state.get("documents") and asks_for_more(state["question"]):
         if topics[-1].get("compared"):
             return "compare_more"
-        if more_of(topics[-1]) is not None:  # a description, or an answer cited to a passage
+        if more_of(topics[-1]) is not None:  # a description, an answer cited to a passage, or one named closest
             return "describe_more"
     if topics and refers_back(state["question"]):
         return "condense_question"

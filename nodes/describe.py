@@ -312,12 +312,19 @@ def asks_for_more(message: str) -> bool:
 def more_of(turn: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """What "Tell me more" after ``turn`` reads on in: the document it described, or the document its first
     citation is a passage of, the passages it cited there shown already (session 67: "Tell me more" after an
-    answer cited to "Hamlet" was searched as it is and abstained); ``None`` for a turn that cites nothing."""
+    answer cited to "Hamlet" was searched as it is and abstained); for a turn that cites nothing, the document
+    of the first of its closest passages whose title its question names, that passage shown already (session 68:
+    after "Where was Albert Einstein born?" was withheld, "Tell me more" was answered from Ja'far al-Sadiq's
+    passage); else ``None``."""
     if turn.get("described"):
         return turn["described"]
     citations = turn.get("citations") or []
     if not citations:
-        return None
+        asked = f" {_plain(turn.get('standalone_question') or turn.get('question') or '')} "
+        named = next((p for p in turn.get("closest") or [] if _plain(p["title"]) and f" {_plain(p['title'])} " in asked),
+                     None)
+        return None if named is None else {"thing": named["title"], "title": named["title"], "passage_id": named["id"],
+                                           "match": "more", "shown": [named["id"]]}
     first = citations[0]
     document = document_id(first["passage_id"], first.get("metadata") or {})
     return {"thing": first["title"], "title": first["title"], "passage_id": first["passage_id"], "match": "more",

@@ -219,6 +219,32 @@ class TestDescribe:
         again = chat.invoke({"question": "Tell me more"}, config, context=ctx)  # then what the document opens with
         assert [c["passage_id"] for c in again["citations"]] == ids[:2]
 
+    def test_more_after_an_abstention_reads_the_closest_document_the_question_named(self, ctx, index):
+        """Found trying the chat (session 68): after "Where was Albert Einstein born?" was withheld (its closest
+        passages Einstein's, Andreas Vesalius's and Ludwig Boltzmann's), "Tell me more" was searched as it is and
+        answered from Ja'far al-Sadiq's passage; rewritten first, it read "Where was Albert Einstein born? Tell me
+        more about him" and gave "Germany", cited to nothing. The closest passage whose title the question names
+        is the document to read on in, as after a cited answer; where none is named, it is a question as before."""
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from graph import build_graph
+
+        ids = index.document_passages("wiki/Albert Einstein")
+        near = [{"id": ids[1], "title": "Albert Einstein", "text": index.passage(ids[1]).text, "score": 0.68},
+                {"id": "wiki/Andreas Vesalius#p0s1", "title": "Andreas Vesalius", "text": "He was born in Brussels.",
+                 "score": 0.53}]
+        turn = {"question": "Where was Albert Einstein born?", "standalone_question": "Where was Albert Einstein born?",
+                "answer": ABSTENTION, "citations": [], "abstained": True, "closest": near}
+        chat, config = build_graph().compile(checkpointer=InMemorySaver()), {"configurable": {"thread_id": "closest"}}
+        chat.update_state(config, {"turns": [turn]}, as_node="finish_turn")
+        assert visited(ctx, "Tell me more", chat, config) == ["start_turn", "describe_more", "finish_turn"]
+        out = chat.get_state(config).values
+        assert [c["passage_id"] for c in out["citations"]] == ids[2:4]  # on from the closest passage shown
+        assert out["trace"]["described"]["title"] == "Albert Einstein"
+        unnamed = {**turn, "question": "Where was he born?", "standalone_question": "Where was he born?"}
+        chat.update_state(config, {"turns": [turn, unnamed]}, as_node="finish_turn")
+        assert "describe_more" not in visited(ctx, "Tell me more", chat, config)
+
     @pytest.mark.parametrize("first", ["Who was Isaac Newton?", "Compare Isaac Newton and Albert Einstein"])
     def test_more_after_an_answer_from_the_query_cache_reads_on(self, ctx, first, tmp_path):
         """Found trying the chat (session 66): "Tell me more" after a comparison the query cache answered

@@ -84,6 +84,10 @@ class TestAfterStart:
                                              "metadata": {}}]}
         assert after_start({"question": "Tell me more", "turns": [cited]}) == "describe_more"
         assert after_start({"question": "Tell me more", "turns": [{**cited, "citations": []}]}) == "lookup_cache"
+        withheld = {**self.TURN, "standalone_question": "Where was Albert Einstein born?", "citations": [],
+                    "closest": [{"id": "e#p0s1", "title": "Albert Einstein", "text": "t", "score": 0.7}]}
+        assert after_start({"question": "Tell me more", "turns": [withheld]}) == "describe_more"  # session 68
+        assert after_start({"question": "Tell me more", "turns": [{**withheld, "standalone_question": "q"}]}) == "lookup_cache"
         compared = {**cited, "compared": {"things": ["a", "b"], "titles": ["A", "B"], "passage_ids": ["a#p0", "b#p0"]}}
         assert after_start({"question": "Tell me more", "turns": [compared]}) == "compare_more"
 
