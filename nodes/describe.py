@@ -309,6 +309,19 @@ def asks_for_more(message: str) -> bool:
     return MORE.match(message) is not None
 
 
+def names_title(question: str, title: str) -> bool:
+    """Whether ``question`` names the document titled ``title``: the title (plain, :func:`title_match`'s reading)
+    among its words, or a title of two words or more by its last, a capitalized word of the question ("Where was
+    Beethoven born?" names "Ludwig van Beethoven"; "Which city …?" does not name "New York City")."""
+    named = _plain(title)
+    if not named:
+        return False
+    if f" {named} " in f" {_plain(question)} ":
+        return True
+    capitalized = {w.casefold() for w in _WORD.findall(question) if w[:1].isupper()}
+    return " " in named and named.rsplit(" ", 1)[1] in capitalized
+
+
 def more_of(turn: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """What "Tell me more" after ``turn`` reads on in: the document it described, or the document its first
     citation is a passage of, the passages it cited there shown already (session 67: "Tell me more" after an
@@ -320,9 +333,8 @@ def more_of(turn: Mapping[str, Any]) -> Mapping[str, Any] | None:
         return turn["described"]
     citations = turn.get("citations") or []
     if not citations:
-        asked = f" {_plain(turn.get('standalone_question') or turn.get('question') or '')} "
-        named = next((p for p in turn.get("closest") or [] if _plain(p["title"]) and f" {_plain(p['title'])} " in asked),
-                     None)
+        question = turn.get("standalone_question") or turn.get("question") or ""
+        named = next((p for p in turn.get("closest") or [] if names_title(question, p["title"])), None)
         return None if named is None else {"thing": named["title"], "title": named["title"], "passage_id": named["id"],
                                            "match": "more", "shown": [named["id"]]}
     first = citations[0]

@@ -88,6 +88,13 @@ class TestAfterStart:
                     "closest": [{"id": "e#p0s1", "title": "Albert Einstein", "text": "t", "score": 0.7}]}
         assert after_start({"question": "Tell me more", "turns": [withheld]}) == "describe_more"  # session 68
         assert after_start({"question": "Tell me more", "turns": [{**withheld, "standalone_question": "q"}]}) == "lookup_cache"
+        # by a surname, as the chat's walk at 390 px showed after "Where was Beethoven born?"; a lower-case word is none
+        beethoven = {**withheld, "standalone_question": "Where was Beethoven born?",
+                     "closest": [{"id": "b#p0s0", "title": "Ludwig van Beethoven", "text": "t", "score": 0.6}]}
+        assert after_start({"question": "Tell me more", "turns": [beethoven]}) == "describe_more"
+        city = {**withheld, "standalone_question": "Which city has the most bridges?",
+                "closest": [{"id": "c#p0s0", "title": "New York City", "text": "t", "score": 0.6}]}
+        assert after_start({"question": "Tell me more", "turns": [city]}) == "lookup_cache"
         compared = {**cited, "compared": {"things": ["a", "b"], "titles": ["A", "B"], "passage_ids": ["a#p0", "b#p0"]}}
         assert after_start({"question": "Tell me more", "turns": [compared]}) == "compare_more"
 
