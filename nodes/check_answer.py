@@ -29,7 +29,8 @@ question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
 "subject"``), and an answer its passages rank second or lower to a question that asks for the first
 (:func:`ranked_below`; ``by: "rank"``), and someone dead or out of office, by the knowledge base, to a question
-that asks who holds an office now (:func:`out_of_office`; ``by: "past"``). An answer given
+that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an answer made only of the
+instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -40,6 +41,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
 from langgraph.runtime import Runtime
@@ -65,7 +67,7 @@ from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
 from pipeline.context import RAGContext
 from pipeline.state import AnswerabilityTrace, Citation, EvidenceItem, PassageHit, State, Step
-from prompts import ABSTENTION, check_messages
+from prompts import ABSTENTION, check_messages, template
 
 
 def answer_features(question: str, answer: str, step: Step, evidence: Sequence[EvidenceItem],
@@ -150,10 +152,11 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "past")
+RULED = ("age", "kind", "subject", "rank", "past", "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
-:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`out_of_office`)."""
-REASON_TOLD = ("kind", "subject", "rank", "past")
+:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`out_of_office`,
+:func:`echoes_instructions`)."""
+REASON_TOLD = ("kind", "subject", "rank", "past", "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -336,6 +339,30 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
     return None
 
 
+@lru_cache(maxsize=1)
+def instruction_words() -> frozenset[str]:
+    """The content words of the answer prompt's instructions (``prompts/answer_system.txt``), as citations compare
+    words (:func:`nodes.generate.comparable`)."""
+    return frozenset(comparable(w) for w in content_words(template("answer_system")))
+
+
+ECHO = "words of the prompt's instructions, which neither the evidence nor the question has"
+
+
+def echoes_instructions(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """The check's reason for withholding ``answer`` when its content words are all words of the answer prompt's
+    instructions (:func:`instruction_words`) and none is in the evidence (titles and texts) or the question: the model
+    echoed its instructions, or refused in words of its own; ``None`` otherwise. Found trying the chat (session 68):
+    "Where did Martin Luther King Jr. die?" was answered "Cite" and given at 55%; the committed benchmark runs hold
+    "The evidence does not contain the answer." given 27 times, the instructions' example "Paris [2]" as "Paris" or
+    "2", and "A name, a date, a number."."""
+    words = {comparable(w) for w in content_words(answer)}
+    if not words or not words <= instruction_words():
+        return None
+    read = " ".join([question, *(f"{item['title']} {item['text']}" for item in evidence)])
+    return None if words & {comparable(w) for w in content_words(read)} else ECHO
+
+
 def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceItem], *,
             citations: Sequence[Citation] | None = None, settings: Mapping[str, Any] | None = None,
             index: PassageIndex | None = None) -> tuple[str, str] | None:
@@ -350,7 +377,8 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
     for by, reason in (("kind", lambda: number_asked_of(question, shown)),
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence)),
-                       ("past", lambda: out_of_office(question, shown, index) if index is not None else None)):
+                       ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
+                       ("echo", lambda: echoes_instructions(question, answer, evidence))):
         if said := reason():
             return by, said
     return None

@@ -549,6 +549,30 @@ class TestCheckAnswer:
             assert check["decision"] == "abstain" and check["by"] == "past" and check["reason"] == reason
             assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
 
+    KING = {"n": 1, "passage_id": "p1", "title": "Martin Luther King Jr.",
+            "text": "Martin Luther King Jr. was a prominent leader of the civil rights movement until his assassination in 1968."}
+
+    @pytest.mark.parametrize("question, answer, echo", [
+        ("Where did Martin Luther King Jr. die?", "Cite", True),  # found trying the chat (session 68), given at 55%
+        ("Where did Martin Luther King Jr. die?", "The evidence does not contain the answer.", True),
+        ("Where did Martin Luther King Jr. die?", "Paris", True),  # the instructions' example, "Paris [2]"
+        ("Where did Martin Luther King Jr. die?", "A name, a date, a number.", True),
+        ("When was the leader assassinated?", "1968", False),  # held by the evidence
+        ("How many movements did he lead?", "1", False),  # not a word of the instructions
+        ("Which city did he die in, Paris or Memphis?", "Paris", False),  # the question's word
+        ("What did he lead?", "civil rights movement", False),
+    ])
+    def test_an_answer_made_of_the_instructions_words_is_withheld(self, ctx, question, answer, echo):
+        """Words of the answer prompt's instructions that neither the evidence nor the question has are no answer:
+        the model echoed its instructions ("Cite", the example's "Paris") or refused in other words."""
+        out = check_answer(self.subject_state(question, answer, [self.KING]), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        if echo:
+            assert check["decision"] == "abstain" and check["by"] == "echo" and check["withheld_answer"] == answer
+            assert check["reason"] == "words of the prompt's instructions, which neither the evidence nor the question has"
+        else:
+            assert check["by"] == "score" and check["decision"] == "answer"
+
     def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
         cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
         out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
