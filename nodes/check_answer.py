@@ -352,12 +352,12 @@ ECHO = "words of the prompt's instructions, which neither the evidence nor the q
 def echoes_instructions(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
     """The check's reason for withholding ``answer`` when its content words are all words of the answer prompt's
     instructions (:func:`instruction_words`) and none is in the evidence (titles and texts) or the question: the model
-    echoed its instructions, or refused in words of its own; ``None`` otherwise. Found trying the chat (session 68):
-    "Where did Martin Luther King Jr. die?" was answered "Cite" and given at 55%; the committed benchmark runs hold
-    "The evidence does not contain the answer." given 27 times, the instructions' example "Paris [2]" as "Paris" or
-    "2", and "A name, a date, a number."."""
+    echoed its instructions, or refused in words of its own; ``None`` otherwise, and with no evidence (closed book).
+    Found trying the chat (session 68): "Where did Martin Luther King Jr. die?" was answered "Cite" and given at 55%;
+    the committed benchmark runs hold "The evidence does not contain the answer." given 27 times, the instructions'
+    example "Paris [2]" as "Paris" or "2" (51 given answers with evidence, all wrong)."""
     words = {comparable(w) for w in content_words(answer)}
-    if not words or not words <= instruction_words():
+    if not evidence or not words or not words <= instruction_words():  # closed book: the check does not judge it
         return None
     read = " ".join([question, *(f"{item['title']} {item['text']}" for item in evidence)])
     return None if words & {comparable(w) for w in content_words(read)} else ECHO
