@@ -65,6 +65,8 @@ class PassageIndex:
         self._faiss: faiss.Index = faiss.IndexFlatIP(dimension)
         self._passages: list[Passage] = []
         self._ids: dict[str, int] = {}
+        self._documents: dict[str, list[str]] = {}
+        """The ids of each document's passages in the order they were added, kept with ``_passages``."""
         self._generation = 0
         self.chunking: ChunkingConfig | None = None
         """How the passages were cut (recorded by ingest): a later ingest that names none cuts so."""
@@ -98,6 +100,7 @@ class PassageIndex:
             other = PassageIndex(self.embedder, self.dimension)
             other._faiss = faiss.clone_index(self._faiss)
             other._passages, other._ids = list(self._passages), dict(self._ids)
+            other._documents = {doc: list(ids) for doc, ids in self._documents.items()}
             other.chunking, other.sources = self.chunking, dict(self.sources)
             return other
 
@@ -117,6 +120,7 @@ class PassageIndex:
                 if passage.id not in self._ids:
                     self._ids[passage.id] = len(self._passages)
                     self._passages.append(passage)
+                    self._documents.setdefault(self.document_of(passage), []).append(passage.id)
                     keep.append(row)
             if keep:
                 self._faiss.add(vectors[keep])
@@ -133,10 +137,17 @@ class PassageIndex:
             # A flat index closes the gaps, keeping the order of the rest.
             self._faiss.remove_ids(faiss.IDSelectorBatch(np.asarray(rows, dtype=np.int64)))
             gone = set(rows)
-            self._passages = [p for row, p in enumerate(self._passages) if row not in gone]
-            self._ids = {p.id: row for row, p in enumerate(self._passages)}
+            self._hold([p for row, p in enumerate(self._passages) if row not in gone])
             self._revision = uuid.uuid4().hex
             return len(rows)
+
+    def _hold(self, passages: list[Passage]) -> None:
+        """Make ``passages`` the index's, with their ids' rows and each document's passages (the vectors aside)."""
+        self._passages = passages
+        self._ids = {p.id: row for row, p in enumerate(passages)}
+        self._documents = {}
+        for passage in passages:
+            self._documents.setdefault(self.document_of(passage), []).append(passage.id)
 
     @staticmethod
     def document_of(passage: Passage) -> str:
@@ -164,7 +175,7 @@ class PassageIndex:
         its passages record them; else in the order they were added: a document read again, the
         Wikipedia summaries with their descriptions say, may have added its first passage last)."""
         with self._lock:
-            passages = [p for p in self._passages if self.document_of(p) == doc_id]
+            passages = [self.passage(i) for i in self._documents.get(doc_id, ())]
         if all(isinstance(p.metadata.get("paragraph"), int) and isinstance(p.metadata.get("sentence"), int)
                for p in passages):
             passages.sort(key=lambda p: (p.metadata["paragraph"], p.metadata["sentence"]))
@@ -198,8 +209,7 @@ class PassageIndex:
         """:meth:`search` over the passages of ``documents`` alone: their vectors scored directly (a
         document's passages are few; the flat index holds each vector as added)."""
         with self._lock:
-            rows = [row for row, p in enumerate(self._passages)
-                    if p.id not in excluded and self.document_of(p) in documents]
+            rows = sorted(self._ids[i] for doc in documents for i in self._documents.get(doc, ()) if i not in excluded)
             if not rows:
                 return []
             vectors = np.stack([self._faiss.reconstruct(row) for row in rows])
@@ -295,8 +305,7 @@ class PassageIndex:
         counts = {"manifest": manifest["count"], "vectors": index._faiss.ntotal, "passages": len(passages)}
         if len(set(counts.values())) != 1 or index._faiss.d != manifest["dimension"]:
             raise IndexLoadError(f"index at {directory} is inconsistent {counts}; rebuild it ({hint})")
-        index._passages = passages
-        index._ids = {p.id: i for i, p in enumerate(passages)}
+        index._hold(passages)
         index._generation = manifest["generation"]
         index._revision = _revision(manifest)
         return index

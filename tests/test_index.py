@@ -118,6 +118,23 @@ class TestPassageIndex:
         assert index.document_passages("a") == ["a#p0s0", "a#p0s1", "a#p1s0"]
         assert index.document_passages("b") == ["b#x", "b#y"]  # no position: as added
 
+    def test_a_documents_passages_follow_adds_removals_copies_and_loads(self, tmp_path):
+        """The index keeps each document's passages as it changes (session 69's review: every call scanned all
+        36,518 passages), so they must follow every change: a copy changed apart, a removal, a save and load."""
+        index = PassageIndex("emb", 3, tmp_path)
+        index.add([Passage("a#0", "A", "a0", {"doc_id": "a"}), Passage("b#0", "B", "b0", {"doc_id": "b"}),
+                   Passage("a#1", "A", "a1", {"doc_id": "a"})], unit([[1, 0, 0], [0, 1, 0], [0, 0, 1]]))
+        copy = index.copy()
+        copy.add([Passage("a#2", "A", "a2", {"doc_id": "a"})], unit([[1, 1, 0]]))
+        assert copy.document_passages("a") == ["a#0", "a#1", "a#2"] and index.document_passages("a") == ["a#0", "a#1"]
+        index.remove(["a#0", "b#0"])
+        assert index.document_passages("a") == ["a#1"] and index.document_passages("b") == []
+        assert copy.document_passages("b") == ["b#0"]
+        assert [p.id for p, _ in index.search(unit([[1, 0, 0]])[0], 5, within={"a", "b"})] == ["a#1"]
+        index.save()
+        loaded = PassageIndex.load(tmp_path, embedder="emb", dimension=3)
+        assert loaded.document_passages("a") == ["a#1"] and loaded.document_passages("gone") == []
+
 
 class TestPersistence:
     def test_round_trip(self, tmp_path):
