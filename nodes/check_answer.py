@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
@@ -60,7 +59,7 @@ from components.reranker import content_terms, content_words
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
 from nodes.base import context_of, finished_turn, timed
-from nodes.describe import possessive, titled_document
+from nodes.describe import folded, possessive, titled_document
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
@@ -198,8 +197,7 @@ def life_subject(question: str) -> str | None:
 
 def _folded_words(text: str) -> set[str]:
     """The words of ``text`` in lower case without accents: "Temür" is "temur"."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return set(re.findall(r"\w+", plain.casefold()))
+    return set(re.findall(r"\w+", folded(text)))
 
 
 def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[EvidenceItem]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 import weakref
 from typing import Any, Mapping, Sequence
 
@@ -111,9 +112,15 @@ def thing_named(thing: str, most: int) -> str | None:
     return thing
 
 
+def folded(text: str) -> str:
+    """``text`` in lower case without accents ("François Mitterrand": "francois mitterrand"): how names are compared,
+    here and by the check's rules (:mod:`nodes.check_answer`)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
+
+
 def _plain(text: str) -> str:
     text = re.sub(r"\s*\([^()]*\)\s*$", "", text.replace("_", " "))  # a disambiguation: "Mercury (planet)"
-    text = " ".join(_WORD.findall(text.casefold()))
+    text = " ".join(_WORD.findall(folded(text)))
     return re.sub(rf"^{_ARTICLE}\s+", "", text)
 
 

@@ -315,6 +315,9 @@ class TestDescribedSubject:
         ("Marie Curie", "Pierre Curie", 0), ("a black hole", "Black hole", 2), ("Tower", "Eiffel Tower", 1),
         ("volcanoes", "Volcano", 2), ("black holes", "Black hole", 2), ("cities", "City", 2), ("the Beatles", "The Beatles", 2),
         ("glasses", "Glass", 2), ("volcanoes", "Volcanoes National Park", 0), ("Curies", "Marie Curie", 0),
+        # accents aside, as the check's rules read names (session 68's review: one normaliser)
+        ("Francois Mitterrand", "François Mitterrand", 2), ("Dvorak", "Antonín Dvořák", 1),
+        ("Mitterand", "François Mitterrand", 0),
     ])
     def test_title_match(self, thing, title, match):
         from nodes.describe import title_match
@@ -329,6 +332,7 @@ class TestDescribedSubject:
         ("Mario", "Maria", False), ("Joan Smith", "John Smith", False),  # words too short to read as misspelt
         ("Marie Curie", "Pierre Curie", False), ("Isaac Newtn", "Isaac Newton Institute", False),
         ("Albrt Einstien", "Albert Einstein", True), ("Isaac Nwtn", "Isaac Newton", False),  # two letters off one word
+        ("Antonin Dvorrak", "Antonín Dvořák", True),  # a dropped accent costs no edit
     ])
     def test_misspelt(self, thing, title, misspelt):
         from nodes.describe import misspelt as read_as_misspelt
