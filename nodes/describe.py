@@ -220,12 +220,10 @@ def titled_document(index: PassageIndex, thing: str, spelling: bool = True) -> s
 
 def described_by(thing: str, passages: Sequence[PassageHit]) -> PassageHit | None:
     """The first of ``passages`` whose title names ``thing``; failing one, the first whose title ends
-    with it (a surname), then the first whose title it misspells by a letter (:func:`misspelt`); ``None``
-    when no title does."""
+    with it (a surname); ``None`` when no title does. A misspelt name is read once, over the index's titles
+    (:func:`titled_document`), not also among the passages."""
     best = max(((title_match(thing, p["title"]), -i) for i, p in enumerate(passages)), default=(0, 0))
-    if best[0]:
-        return passages[-best[1]]
-    return next((p for p in passages if misspelt(thing, p["title"])), None)
+    return passages[-best[1]] if best[0] else None
 
 
 @timed("describe")
