@@ -206,15 +206,15 @@ class PassageIndex:
         return [hit for hit in found if hit.passage.id not in excluded][:k]
 
     def _search_within(self, query: np.ndarray, k: int, excluded: set[str], documents: set[str]) -> list[SearchHit]:
-        """:meth:`search` over the passages of ``documents`` alone: their vectors scored directly (a
-        document's passages are few; the flat index holds each vector as added)."""
+        """:meth:`search` over the passages of ``documents`` alone: their vectors scored directly (the flat index
+        holds each vector as added), read in one batch, best first and, of equal scores, in the order added."""
         with self._lock:
-            rows = sorted(self._ids[i] for doc in documents for i in self._documents.get(doc, ()) if i not in excluded)
-            if not rows:
+            rows = np.asarray(sorted(self._ids[i] for doc in documents for i in self._documents.get(doc, ())
+                                     if i not in excluded), dtype=np.int64)
+            if not len(rows):
                 return []
-            vectors = np.stack([self._faiss.reconstruct(row) for row in rows])
-            scores = vectors @ query
-            best = sorted(range(len(rows)), key=lambda i: (-scores[i], rows[i]))[:k]
+            scores = self._faiss.reconstruct_batch(rows) @ query
+            best = np.lexsort((rows, -scores))[:k]
             return [SearchHit(self._passages[rows[i]], float(scores[i])) for i in best]
 
     # ------------------------------------------------------------------ persistence
