@@ -70,6 +70,11 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "one of their passages is at least this close to it (\"Who is the manager?\" after a "
                              f"question on the handbook; default: {PipelineConfig().follow_up_file_score}, fitted in "
                              "session 62; off: it searches the whole index)")
+    parser.add_argument("--file-first-score", type=_score_or_off, metavar="COSINE|off",
+                        help="a question that names no file and follows none searches only your files when one of "
+                             "their passages is at least this close to it (\"Who leads the finance office?\" with a "
+                             f"travel policy added; default: {PipelineConfig().file_first_score}, fitted in session 69; "
+                             "off: it searches the whole index)")
     parser.add_argument("--summarize", action=argparse.BooleanOptionalAction, default=None,
                         help="a request to summarize a document it names (\"Summarize the kettle manual\", \"What is "
                              "the lease about?\") is answered with a summary of that document, read in its order "
@@ -144,6 +149,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "ask_who": args.ask_who, "describe": args.describe,
                                 "named_documents": args.named_documents,
                                 "follow_up_file_score": args.follow_up_file_score,
+                                "file_first_score": args.file_first_score,
                                 "summarize": args.summarize, "summarize_tokens": args.summarize_tokens,
                                 "living_ages": args.living_ages, "two_things": args.two_things,
                                 "citation_markers": args.citation_markers, "answer_form": args.answer_form,
@@ -154,8 +160,9 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "multi_hop_threshold": args.multi_hop_threshold}.items() if v is not None}
     if args.tier and not args.policy:
         kwargs["policy"] = "fixed"
-    if kwargs.get("follow_up_file_score") == "off":
-        kwargs["follow_up_file_score"] = None
+    for off in ("follow_up_file_score", "file_first_score"):
+        if kwargs.get(off) == "off":
+            kwargs[off] = None
     return PipelineConfig(max_question_chars=args.max_question_chars, **kwargs)
 
 

@@ -93,6 +93,9 @@ class NamedDocument(BaseModel):
     title: str
     followed: Optional[bool] = Field(None, description="true when the question did not name the file but follows "
                                      "one that searched it (\"Who is the manager?\" after a question on the handbook)")
+    near: Optional[bool] = Field(None, description="true when the question named no file and followed none, and a "
+                                 "passage of this file scored at least file_first_score (\"Who leads the finance "
+                                 "office?\" with a travel policy added)")
 
 
 class SummarizedDocument(BaseModel):
@@ -258,7 +261,8 @@ class AskResponse(BaseModel):
     named_documents: Optional[list[NamedDocument]] = Field(
         None, description="set when the question named one or more of your files (\"What does the handbook say about "
                           "holidays?\", \"my report\", \"the document\"), or follows a question that did and the "
-                          "files hold a passage near it (followed): only they were searched")
+                          "files hold a passage near it (followed), or names none and your files hold a passage "
+                          "near it (near): only they were searched")
     cache: Optional[CacheHit] = Field(None, description="set when the answer came from the query cache")
     energy: Optional[Energy] = Field(None, description="what answering cost in energy")
     trace: dict[str, Any]

@@ -331,10 +331,14 @@ def searched_only(result: dict[str, Any]) -> str | None:
 
 
 def why_searched_only(result: dict[str, Any]) -> str:
-    """Why :func:`searched_only` files were the only ones searched: the question named them, or it
-    follows one that searched them (:func:`nodes.retrieve.searched_files`)."""
+    """Why :func:`searched_only` files were the only ones searched: the question named them, it follows one
+    that searched them, or a passage of them is near it (:func:`nodes.retrieve.searched_files`)."""
     named = result.get("named_documents") or []
-    return "as did the question before" if named and all(d.get("followed") for d in named) else "named in the question"
+    if named and all(d.get("followed") for d in named):
+        return "as did the question before"
+    if named and all(d.get("near") for d in named):
+        return "it holds a passage near the question" if len(named) == 1 else "they hold passages near the question"
+    return "named in the question"
 
 
 def summary_of(summarized: Mapping[str, Any]) -> str:

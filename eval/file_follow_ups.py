@@ -12,6 +12,14 @@ the whole index otherwise: "When did Napoleon die?" after the handbook is a new 
 Both sets were written in session 62 before the first run: ``FIT`` chose the bar
 (:attr:`pipeline.configuration.PipelineConfig.follow_up_file_score`), ``HELD_OUT`` (other files, those of
 :mod:`eval.sections`) reports it. A small hand-written set, no benchmark.
+
+Since session 69 a question asked first that names no file searches only the user's files when one of their
+passages is near it (``file_first_score``, :func:`nodes.retrieve.near_files`). The same sets measure it, each
+question asked first with all of a set's files in the index:
+
+    python -m eval.file_follow_ups fit-first       # the bar, from FIT, against all three files (~20 s)
+    python -m eval.file_follow_ups compare-first   # HELD_OUT's follow-ups asked first, through the graph, on and off
+    python -m eval.file_follow_ups general         # NQ-open dev questions the six files would take from the index
 """
 
 from __future__ import annotations
@@ -90,9 +98,10 @@ HELD_OUT = (
 question names a file; the follow-up is about the file, or a new topic."""
 
 
-def file_scores(files: dict[str, str], follows: Sequence[Follow], embedder: Any) -> list[float]:
+def file_scores(files: dict[str, str], follows: Sequence[Follow], embedder: Any, first: bool = False) -> list[float]:
     """Each follow-up's best cosine with a passage of the file the question before named, as retrieval
-    scores it (the passage's :attr:`~components.passages.Passage.embedding_text`; the follow-up as written)."""
+    scores it (the passage's :attr:`~components.passages.Passage.embedding_text`; the follow-up as written);
+    with ``first``, asked first, with a passage of any of the files (``file_first_score``: :func:`fit`)."""
     from components.passages import chunk_document
     from components.sources import read_file
 
@@ -102,7 +111,8 @@ def file_scores(files: dict[str, str], follows: Sequence[Follow], embedder: Any)
             (Path(folder) / name).write_text(text, encoding="utf-8")
             passages = list(chunk_document(read_file(Path(folder) / name)))  # type: ignore[arg-type]
             vectors[name] = embedder.embed_documents([p.embedding_text for p in passages])
-    return [float((vectors[f.file] @ embedder.embed_query(f.question)).max()) for f in follows]
+    return [float(max((vectors[name] @ embedder.embed_query(f.question)).max() for name in (files if first else [f.file])))
+            for f in follows]
 
 
 def chosen_bar(scores: Sequence[float], stays: Sequence[bool]) -> tuple[float, int]:
@@ -120,15 +130,18 @@ def chosen_bar(scores: Sequence[float], stays: Sequence[bool]) -> tuple[float, i
     return bar, right(bar)
 
 
-def fit(embedder: Any) -> str:
+def fit(embedder: Any, first: bool = False) -> str:
+    """The bar ``follow_up_file_score`` by :func:`chosen_bar` on FIT, each follow-up scored against the file the
+    question before named; with ``first``, ``file_first_score``: each asked first, against all three files."""
     from eval.named_documents import FILES
 
-    scores = file_scores(FILES, FIT, embedder)
+    scores = file_scores(FILES, FIT, embedder, first)
     bar, right = chosen_bar(scores, [f.stays for f in FIT])
     rows = sorted(zip(scores, FIT, strict=True), key=lambda r: -r[0])
     lines = [f"{s:.3f} {'about the file' if f.stays else 'new topic':14} {f.file:12} {f.question}" for s, f in rows]
     lines.append(f"bar {bar:.3f}: {right} of {len(FIT)} right "
-                 f"({sum(s >= bar for s, f in rows if f.stays)} of {sum(f.stays for f in FIT)} about the file kept in it, "
+                 f"({sum(s >= bar for s, f in rows if f.stays)} of {sum(f.stays for f in FIT)} about the file "
+                 f"{'sent to the files' if first else 'kept in it'}, "
                  f"{sum(s < bar for s, f in rows if not f.stays)} of {sum(not f.stays for f in FIT)} new topics let out)")
     return "\n".join(lines)
 
@@ -150,7 +163,8 @@ def compare(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[
     from graph.builder import build_graph
 
     graph = build_graph().compile(checkpointer=InMemorySaver())
-    ways = {"carried": ctx, "not carried": replace(ctx, pipeline=replace(ctx.pipeline, follow_up_file_score=None))}
+    alone = replace(ctx, pipeline=replace(ctx.pipeline, file_first_score=None))  # the carry alone, as session 62 ran it
+    ways = {"carried": alone, "not carried": replace(alone, pipeline=replace(alone.pipeline, follow_up_file_score=None))}
     rows = []
     for i, case in enumerate(conversations):
         for way in (list(ways) if i % 2 == 0 else list(ways)[::-1]):
@@ -162,13 +176,42 @@ def compare(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[
     return rows
 
 
+def compare_first(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[dict[str, Any]]:
+    """Each follow-up of ``conversations`` asked first, in a thread of its own, with the user's files read first
+    (``file_first_score``) and not (None), the two in alternating order: a row per question and way."""
+    from eval.side_by_side import graded
+    from graph.builder import build_graph
+
+    graph = build_graph().compile()
+    ways = {"files first": ctx, "whole index": replace(ctx, pipeline=replace(ctx.pipeline, file_first_score=None))}
+    rows = []
+    for i, case in enumerate(conversations):
+        for way in (list(ways) if i % 2 == 0 else list(ways)[::-1]):
+            out = graph.invoke({"question": case.follow_up}, context=ways[way])
+            rows.append({"follow_up": case.follow_up, "way": way, "stays": case.stays,
+                         "in_file": bool(out["trace"].get("named_documents")), **graded(out, case.holds, case.expected)})
+    return rows
+
+
+def sent_to_files(embedder: Any, questions: Sequence[str], bar: float) -> tuple[int, list[tuple[float, str]]]:
+    """How many of ``questions`` (general knowledge, asked first) a passage of the files of
+    :data:`eval.named_documents.FILES` and :data:`eval.sections.FILES` scores at least ``bar`` for, as retrieval
+    scores them; with the questions sent, best first."""
+    from eval.named_documents import FILES as NAMED
+    from eval.sections import FILES as SECTIONS
+
+    scores = file_scores({**NAMED, **SECTIONS}, [Follow("", q, False) for q in questions], embedder, first=True)
+    sent = sorted(((score, q) for score, q in zip(scores, questions, strict=True) if score >= bar), reverse=True)
+    return len(sent), sent
+
+
 def report(rows: Sequence[dict[str, Any]]) -> str:
     from eval.side_by_side import verdict
 
     lines = [f"{r['way']:11} {'about the file' if r['stays'] else 'new topic':14} {r['follow_up']!r}: {r['answer'][:60]!r} "
              f"({'in the file' if r['in_file'] else 'whole index'}; evidence {'holds' if r['holds'] else 'lacks'} it; "
              f"{verdict(r)})" for r in rows]
-    for way in ("carried", "not carried"):
+    for way in dict.fromkeys(r["way"] for r in rows):
         about = [r for r in rows if r["way"] == way and r["stays"]]
         new = [r for r in rows if r["way"] == way and not r["stays"]]
         lines.append(f"{way}: about the file, the evidence holds the answer for {sum(r['holds'] for r in about)} of "
@@ -182,16 +225,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     from eval.side_by_side import add_resource_options, run_on_files
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("fit", "compare"), help="fit: the bar, from FIT (the embedder only); "
-                        "compare: HELD_OUT through the graph (on --index, with --model)")
+    parser.add_argument("what", choices=("fit", "compare", "fit-first", "compare-first", "general"),
+                        help="fit: the bar, from FIT (the embedder only); compare: HELD_OUT through the graph (on "
+                        "--index, with --model); fit-first, compare-first: the same for a question asked first "
+                        "(file_first_score); general: how many of --limit NQ-open dev questions the files would take")
+    parser.add_argument("--limit", type=int, default=500, help="general: the NQ-open dev questions read (default 500)")
+    parser.add_argument("--data-dir", default=None, help="general: the benchmark data (default: ../shared/data)")
     add_resource_options(parser)
-    if parser.parse_args(argv).what == "compare":
-        return run_on_files(parser, argv, lambda ctx, folder: report(compare(with_files(ctx, folder))))
+    args = parser.parse_args(argv)
+    if args.what in ("compare", "compare-first"):
+        way = compare if args.what == "compare" else compare_first
+        return run_on_files(parser, argv, lambda ctx, folder: report(way(with_files(ctx, folder))))
     from components.embedder import Embedder
 
     embedder = Embedder()
     embedder.warm_up()
-    print(fit(embedder))
+    if args.what == "general":
+        from itertools import islice
+
+        from eval.datasets import load
+        from pipeline.configuration import PipelineConfig
+
+        bar = PipelineConfig().file_first_score
+        if bar is None:
+            raise SystemExit("file_first_score is off (None): nothing is sent to the files")
+        questions = [e.question for e in islice(load("nq", "dev", args.data_dir), args.limit)]
+        count, sent = sent_to_files(embedder, questions, bar)
+        print("\n".join(f"{score:.3f} {q}" for score, q in sent))
+        share = 100 * count / len(questions)
+        print(f"bar {bar:.3f}: {count} of {len(questions)} NQ-open dev questions sent to the files ({share:.1f}%)")
+        return 0
+    print(fit(embedder, first=args.what == "fit-first"))
     return 0
 
 

@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime
 from components.embedder import Embedder
 from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
-from components.requests import DETERMINERS, DOCUMENT_WORDS, called_after
+from components.requests import DETERMINERS, DOCUMENT_WORDS, called_after, summarized_thing
 from components.sources import aged_today, text_paragraphs
 from pipeline.context import RAGContext
 from pipeline.state import InputDocument, NamedDocumentTrace, PassageHit, State, Turn
@@ -173,8 +173,9 @@ def searched_files(state: State, index: PassageIndex, query: np.ndarray,
     (:func:`named_documents`); else, for a follow-up, those the question before searched
     (:func:`files_followed`), ``followed``, when their best passage scores at least the setting
     ``follow_up_file_score`` ("Who is the manager?" after a question on the handbook; "When did Napoleon
-    die?" after it is a new topic). With them, the ``k`` best passages of the followed files, which that
-    test has just searched for (``None`` where it did not)."""
+    die?" after it is a new topic); else those of the user's files among whose ``k`` best passages one
+    scores at least ``file_first_score``, ``near`` (:func:`near_files`). With followed or near files, the ``k``
+    best passages of them, which that test has just searched for (``None`` where it did not)."""
     settings = state["settings"]
     files = user_files(index) if settings.get("named_documents", True) else ()
     question = state.get("standalone_question") or state["question"]
@@ -182,13 +183,29 @@ def searched_files(state: State, index: PassageIndex, query: np.ndarray,
     if named:
         return [{"doc_id": f.doc_id, "title": f.title} for f in files if f.doc_id in named], None
     bar = settings.get("follow_up_file_score")
-    if bar is None:
+    followed = set(_searched_before(state.get("turns") or [], files)) if bar is not None else set()
+    best = index.search(query, k, within=followed) if followed else []  # the question names none: just read
+    if bar is not None and best and best[0].score >= bar:
+        return [{"doc_id": f.doc_id, "title": f.title, "followed": True} for f in files if f.doc_id in followed], best
+    return near_files(settings, question, files, index, query, k)
+
+
+def near_files(settings: Mapping[str, Any], question: str, files: Sequence[UserFile], index: PassageIndex,
+               query: np.ndarray, k: int) -> tuple[list[NamedDocumentTrace], list[SearchHit] | None]:
+    """The user's files a question that names none and follows none searches only: those among whose ``k`` best
+    passages one scores at least the setting ``file_first_score`` (cosine), ``near``, with those passages; none
+    (and the whole index) below it, with the setting ``None``, and for a request to summarize (it names what it
+    wants summarized: :func:`components.requests.summarized_thing`). Found trying the API (session 69): with a
+    travel policy uploaded, "Who leads the finance office?" searched the whole index, where the policy's "The
+    finance office, led by Karin Weiss, ..." (0.376) ranked twelfth behind Wikipedia's finance."""
+    bar = settings.get("file_first_score")
+    if bar is None or not files or (settings.get("summarize") and summarized_thing(question) is not None):
         return [], None
-    followed = set(_searched_before(state.get("turns") or [], files))  # the question names none: just read
-    best = index.search(query, k, within=followed) if followed else []
+    best = index.search(query, k, within={f.doc_id for f in files})
     if not best or best[0].score < bar:
         return [], None
-    return [{"doc_id": f.doc_id, "title": f.title, "followed": True} for f in files if f.doc_id in followed], best
+    read = {index.document_of(hit.passage) for hit in best}
+    return [{"doc_id": f.doc_id, "title": f.title, "near": True} for f in files if f.doc_id in read], best
 
 
 @timed("retrieve")
@@ -201,12 +218,12 @@ def retrieve(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     k = settings.get("retrieve_k", settings["budget"]["k"])
     if documents and not existing:
         return {"passages": supplied_passages(documents, query, k, ctx.embedder)}
-    searched, followed = searched_files(state, ctx.index, query, k)
+    searched, read = searched_files(state, ctx.index, query, k)
     within = {d["doc_id"] for d in searched} or None
     trace = {"named_documents": searched} if searched else {}
     today = reading_day(settings)
     if not existing:
-        hits = followed if followed is not None else ctx.index.search(query, k, within=within)
+        hits = read if read is not None else ctx.index.search(query, k, within=within)
         found = [passage_hit(h.passage, h.score, today) for h in hits]
         return {"passages": found, **({"trace": trace} if trace else {})}
 

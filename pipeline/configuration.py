@@ -287,6 +287,12 @@ class PipelineConfig:
     # whole index. Fit in session 62 on 51 written follow-ups (`python -m eval.file_follow_ups fit`: 50 right);
     # None: a follow-up searches the whole index unless it names a file itself, as releases before session 62 did.
     follow_up_file_score: float | None = 0.333
+    # A question that names no file and follows none searches only the user's files when one of their passages
+    # scores at least this (cosine with the standalone question: nodes.retrieve.near_files): with a travel policy
+    # uploaded, "Who leads the finance office?" reads the policy, where Wikipedia's finance outranked it; "When did
+    # Napoleon die?" searches the whole index. Fit in session 69 on the same 51 questions asked first, all three
+    # files loaded (`python -m eval.file_follow_ups fit-first`); None: the whole index, as releases before session 69.
+    file_first_score: float | None = 0.333
     # Answer a request to summarize a document it names ("Summarize the kettle manual", "What is the lease about?")
     # with a summary of that document: its passages in its order, up to summarize_tokens of them, and a prompt
     # that asks for its main points (nodes.summarize). False: such a request is answered as any question, as
@@ -401,6 +407,11 @@ class PipelineConfig:
                 or not -1.0 <= self.follow_up_file_score <= 1.0):
             raise ConfigurationError("follow_up_file_score is a cosine in [-1, 1], or null for follow-ups never to stay "
                                      f"in a file, got {self.follow_up_file_score!r}")
+        if self.file_first_score is not None and (
+                isinstance(self.file_first_score, bool) or not isinstance(self.file_first_score, (int, float))
+                or not -1.0 <= self.file_first_score <= 1.0):
+            raise ConfigurationError("file_first_score is a cosine in [-1, 1], or null for a question that names no file "
+                                     f"to search the whole index, got {self.file_first_score!r}")
         if not isinstance(self.summarize, bool):
             raise ConfigurationError(f"summarize is true or false, got {self.summarize!r}")
         if not isinstance(self.living_ages, bool):
@@ -476,7 +487,7 @@ class PipelineConfig:
             return self
         allowed = {"policy", "tier", "tau", "k_extra", "max_corrections", "accept_threshold", "stop_early",
                    "max_escalations", "abstain_threshold", "gate_threshold", "lazy_threshold", "router_threshold",
-                   "multi_hop_threshold", "named_documents", "follow_up_file_score"}
+                   "multi_hop_threshold", "named_documents", "follow_up_file_score", "file_first_score"}
         unknown = set(overrides) - allowed
         if unknown:
             raise ConfigurationError(

@@ -136,6 +136,7 @@ class Settings(TypedDict):
     describe: NotRequired[bool]  # a question that asks what a thing is gets the first passage of its document
     named_documents: NotRequired[bool]  # a question that names one of the user's files searches that file only
     follow_up_file_score: NotRequired[float | None]  # a follow-up stays in the files searched before from this score
+    file_first_score: NotRequired[float | None]  # a question that names no file searches the files from this score
     summarize: NotRequired[bool]  # a request to summarize a document it names is answered with a summary of it
     summarize_tokens: NotRequired[int]  # the most tokens of the document a summary reads
     living_ages: NotRequired[bool]  # a living person's age today is spelled beside their description's birth year
@@ -350,6 +351,7 @@ class NamedDocumentTrace(TypedDict):
     doc_id: str
     title: str
     followed: NotRequired[bool]  # not named by the question: the question before searched it, and it follows on
+    near: NotRequired[bool]  # not named, not followed: a passage of it scores at least file_first_score
 
 
 class SummarizedTrace(TypedDict):

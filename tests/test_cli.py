@@ -154,6 +154,10 @@ class TestAsk:
         assert _pipeline(build_parser().parse_args(["ask", "Q?", "--follow-up-file-score", "off"])).follow_up_file_score is None
         with pytest.raises(SystemExit):
             build_parser().parse_args(["chat", "--follow-up-file-score", "high"])
+        # session 69: a question that names no file reads the files near it
+        assert _pipeline(build_parser().parse_args(["serve"])).file_first_score == PipelineConfig().file_first_score
+        assert _pipeline(build_parser().parse_args(["chat", "--file-first-score", "0.5"])).file_first_score == 0.5
+        assert _pipeline(build_parser().parse_args(["ask", "Q?", "--file-first-score", "off"])).file_first_score is None
         assert "a cosine in [-1, 1] or 'off'" in capsys.readouterr().err
 
     def test_describing_can_be_turned_off(self):

@@ -1014,6 +1014,31 @@ class TestFileFollowUps:
         table = fit(ctx.embedder)
         assert f"bar {PipelineConfig().follow_up_file_score:.3f}: 50 of 51 right" in table
 
+    def test_the_shipped_bar_for_a_first_question_is_the_fit(self, ctx):
+        """Session 69: the same 51 questions asked first, each against all three files, choose file_first_score."""
+        from eval.file_follow_ups import fit
+        from pipeline.configuration import PipelineConfig
+
+        table = fit(ctx.embedder, first=True)
+        assert f"bar {PipelineConfig().file_first_score:.3f}: 50 of 51 right (17 of 17 about the file sent to the files" in table
+
+    def test_a_first_question_both_ways_side_by_side(self, ctx, tmp_path):
+        from eval.file_follow_ups import HELD_OUT, compare_first, report, with_files
+
+        cases = [HELD_OUT[0], next(c for c in HELD_OUT if not c.stays)]
+        rows = compare_first(with_files(ctx, tmp_path), cases)
+        assert [(r["follow_up"], r["way"]) for r in rows] == [
+            (cases[0].follow_up, "files first"), (cases[0].follow_up, "whole index"),
+            (cases[1].follow_up, "whole index"), (cases[1].follow_up, "files first")]
+        assert [r["in_file"] for r in rows] == [True, False, False, False]
+        assert "files first: about the file, the evidence holds the answer for 1 of 1" in report(rows)
+
+    def test_general_questions_sent_to_the_files_are_counted(self, ctx):
+        from eval.file_follow_ups import sent_to_files
+
+        count, sent = sent_to_files(ctx.embedder, ["How many white jackets is each baker given?", "Who wrote Hamlet?"], 0.333)
+        assert count == 1 and [q for _, q in sent] == ["How many white jackets is each baker given?"]
+
     def test_the_bar_is_the_middle_of_the_widest_gap_of_those_equally_right(self):
         from eval.file_follow_ups import chosen_bar
 

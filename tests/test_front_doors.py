@@ -434,6 +434,12 @@ def test_a_question_that_names_a_file_says_it_searched_that_file_in_every_front_
     assert [(m.content, m.metadata) for m in kept[1:]] == [(m.content, m.metadata) for m in followed]
     other = service.ask("Who was Isaac Newton?")
     assert other["named_documents"] is None and "searched" not in cost_line(other)
+    # session 69: a first question that names no file reads the file when a passage of it is near the question
+    near = TestClient(create_app(service, with_ui=False)).post(
+        "/ask", json={"question": "Who is the manager?", "session_id": "near"}).json()
+    assert near["named_documents"] == [{**body["named_documents"][0], "near": True}]
+    assert " · searched “Staff handbook of the Quillfeather Bakery” only (it holds a passage near the question)" in (
+        result_messages(near, show_trace=False)[-1].metadata["title"])
 
 
 def test_a_summary_of_a_named_file_says_what_it_read_in_every_front_door(ctx, index_dir, tmp_path, monkeypatch):

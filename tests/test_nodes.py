@@ -916,13 +916,13 @@ class TestNamedDocuments:
         assert "wiki/Holiday" in {p["metadata"]["doc_id"] for p in out["passages"]}
 
 
-class TestFollowedDocuments:
-    """Noticed in session 61: "Who is the manager?" after "What does the handbook say about holidays?"
-    searched the whole index, where Wikipedia's managers outrank the handbook's. A follow-up that names no
-    file stays in the files the question before searched when one of their passages is at least
-    ``follow_up_file_score`` close to it; a new topic searches the whole index."""
+HANDBOOK = [{"doc_id": "upload/h.md", "title": "Staff handbook of the Quillfeather Bakery"}]
 
-    HANDBOOK = [{"doc_id": "upload/h.md", "title": "Staff handbook of the Quillfeather Bakery"}]
+
+class UserFileIndex:
+    """A small index of Wikipedia passages and a user's handbook, and a question asked after one on the handbook."""
+
+    HANDBOOK = HANDBOOK
 
     @pytest.fixture()
     def mine(self, runtime, embedder):
@@ -945,6 +945,13 @@ class TestFollowedDocuments:
                            **({"named_documents": searched} if searched is not None else {})}]
         return state
 
+
+class TestFollowedDocuments(UserFileIndex):
+    """Noticed in session 61: "Who is the manager?" after "What does the handbook say about holidays?"
+    searched the whole index, where Wikipedia's managers outrank the handbook's. A follow-up that names no
+    file stays in the files the question before searched when one of their passages is at least
+    ``follow_up_file_score`` close to it; a new topic searches the whole index."""
+
     def test_a_follow_up_stays_in_the_file(self, mine):
         state = self.asked(mine, "Who is the manager?")
         out = run(retrieve, state, mine)
@@ -961,9 +968,10 @@ class TestFollowedDocuments:
 
     @pytest.mark.parametrize(("question", "searched", "overrides"), [
         ("When did Napoleon die?", HANDBOOK, {}),  # a new topic: the file holds nothing near it
-        ("Who is the manager?", None, {}),  # the question before searched the whole index
-        ("Who is the manager?", [{"doc_id": "upload/gone.md", "title": "Removed since"}], {}),
-        ("Who is the manager?", HANDBOOK, {"follow_up_file_score": None}),
+        # not carried (the file first, which would take these: TestNearFiles, is off)
+        ("Who is the manager?", None, {"file_first_score": None}),  # the question before searched the whole index
+        ("Who is the manager?", [{"doc_id": "upload/gone.md", "title": "Removed since"}], {"file_first_score": None}),
+        ("Who is the manager?", HANDBOOK, {"follow_up_file_score": None, "file_first_score": None}),
         ("Who is the manager?", HANDBOOK, {"named_documents": False}),
     ])
     def test_the_whole_index_is_searched(self, mine, question, searched, overrides):
@@ -989,6 +997,62 @@ class TestFollowedDocuments:
         assert follow_up_scope(ctx, dataclasses.replace(ctx.pipeline, follow_up_file_score=None), state) == ()
         named = {**state, "standalone_question": "What does the handbook say about pay?"}
         assert follow_up_scope(ctx, ctx.pipeline, named) == ()  # it names the file: the question says the scope
+
+
+class TestNearFiles(UserFileIndex):
+    """Found trying the API (session 69): with a travel policy uploaded, "Who leads the finance office?" searched
+    the whole index, where Wikipedia's finance outranked the policy's "The finance office, led by Karin Weiss, ...".
+    A question that names no file and follows none searches only the user's files when one of their passages
+    scores at least ``file_first_score``; a question on another topic searches the whole index."""
+
+    def first(self, mine, question, **overrides):
+        return run(retrieve, classified(mine, question=question, tier="medium", **overrides), mine)
+
+    def test_a_first_question_on_a_file_reads_the_file(self, mine):
+        out = self.first(mine, "Who is the manager?")
+        assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"upload/h.md"}
+        assert out["passages"][0]["text"] == "The manager is Ruth Okafor."
+        assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "near": True}]
+
+    def test_a_follow_up_of_a_question_that_read_the_whole_index_reads_a_file_near_it(self, mine):
+        out = run(retrieve, self.asked(mine, "Who is the manager?", None), mine)  # the question before read the index
+        assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "near": True}]
+        assert out["passages"][0]["text"] == "The manager is Ruth Okafor."
+
+    def test_followed_files_come_before_near_ones(self, mine):
+        out = run(retrieve, self.asked(mine, "Who is the manager?"), mine)
+        assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
+
+    @pytest.mark.parametrize(("question", "overrides"), [
+        ("When did Napoleon die?", {}), ("Who is the manager?", {"file_first_score": None}),
+        ("Who is the manager?", {"named_documents": False}), ("Who is the manager?", {"file_first_score": 1.0}),
+    ])
+    def test_the_whole_index_is_searched(self, mine, question, overrides):
+        out = self.first(mine, question, **overrides)
+        assert "named_documents" not in out.get("trace", {})
+        assert any(p["metadata"]["source"] == "wikipedia" for p in out["passages"])
+
+    def test_a_request_to_summarize_is_left_to_what_it_names(self, mine):
+        """"Summarize the handbook's rules on the manager" names the handbook; a request that names no file must
+        find the document it names among the whole index's passages (nodes.summarize), not the user's files."""
+        from components.requests import summarized_thing
+
+        question = "Summarize what a manager does"
+        assert summarized_thing(question) is not None
+        assert "named_documents" not in self.first(mine, question).get("trace", {})
+
+    def test_a_follow_up_after_a_near_file_stays_in_it(self, mine):
+        out = run(retrieve, self.asked(mine, "Who is the manager?", [{**self.HANDBOOK[0], "near": True}]), mine)
+        assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
+
+    def test_the_setting_is_checked(self):
+        from pipeline.configuration import ConfigurationError, PipelineConfig
+
+        assert PipelineConfig(file_first_score=None).file_first_score is None
+        for bad in (1.5, True, "high"):
+            with pytest.raises(ConfigurationError, match="file_first_score"):
+                PipelineConfig(file_first_score=bad)
+        assert PipelineConfig().with_overrides({"file_first_score": None}).file_first_score is None
 
 
 class TestSuppliedPieces:
