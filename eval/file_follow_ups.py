@@ -179,18 +179,14 @@ def compare(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[
 def compare_first(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) -> list[dict[str, Any]]:
     """Each follow-up of ``conversations`` asked first, in a thread of its own, with the user's files read first
     (``file_first_score``) and not (None), the two in alternating order: a row per question and way."""
-    from eval.side_by_side import graded
-    from graph.builder import build_graph
+    from eval.side_by_side import alternating, graded
 
-    graph = build_graph().compile()
     ways = {"files first": ctx, "whole index": replace(ctx, pipeline=replace(ctx.pipeline, file_first_score=None))}
-    rows = []
-    for i, case in enumerate(conversations):
-        for way in (list(ways) if i % 2 == 0 else list(ways)[::-1]):
-            out = graph.invoke({"question": case.follow_up}, context=ways[way])
-            rows.append({"follow_up": case.follow_up, "way": way, "stays": case.stays,
-                         "in_file": bool(out["trace"].get("named_documents")), **graded(out, case.holds, case.expected)})
-    return rows
+    cases = {case.follow_up: case for case in conversations}
+    return [{"follow_up": question, "way": way, "stays": cases[question].stays,
+             "in_file": bool(out["trace"].get("named_documents")),
+             **graded(out, cases[question].holds, cases[question].expected)}
+            for question, way, out, _ in alternating(ways, list(cases))]
 
 
 def sent_to_files(embedder: Any, questions: Sequence[str], bar: float) -> tuple[int, list[tuple[float, str]]]:

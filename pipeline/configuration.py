@@ -402,16 +402,11 @@ class PipelineConfig:
             raise ConfigurationError(f"describe is true or false, got {self.describe!r}")
         if not isinstance(self.named_documents, bool):
             raise ConfigurationError(f"named_documents is true or false, got {self.named_documents!r}")
-        if self.follow_up_file_score is not None and (
-                isinstance(self.follow_up_file_score, bool) or not isinstance(self.follow_up_file_score, (int, float))
-                or not -1.0 <= self.follow_up_file_score <= 1.0):
-            raise ConfigurationError("follow_up_file_score is a cosine in [-1, 1], or null for follow-ups never to stay "
-                                     f"in a file, got {self.follow_up_file_score!r}")
-        if self.file_first_score is not None and (
-                isinstance(self.file_first_score, bool) or not isinstance(self.file_first_score, (int, float))
-                or not -1.0 <= self.file_first_score <= 1.0):
-            raise ConfigurationError("file_first_score is a cosine in [-1, 1], or null for a question that names no file "
-                                     f"to search the whole index, got {self.file_first_score!r}")
+        for name, off in (("follow_up_file_score", "follow-ups never to stay in a file"),
+                          ("file_first_score", "a question that names no file to search the whole index")):
+            bar = getattr(self, name)
+            if bar is not None and (isinstance(bar, bool) or not isinstance(bar, (int, float)) or not -1.0 <= bar <= 1.0):
+                raise ConfigurationError(f"{name} is a cosine in [-1, 1], or null for {off}, got {bar!r}")
         if not isinstance(self.summarize, bool):
             raise ConfigurationError(f"summarize is true or false, got {self.summarize!r}")
         if not isinstance(self.living_ages, bool):
