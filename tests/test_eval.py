@@ -891,6 +891,151 @@ class TestDescriptions:
 class TestNamedDocuments:
     """``eval.named_documents``: questions that name one of the user's files, answered with the setting on and off."""
 
+    def test_both_ways_side_by_side(self, ctx, tmp_path):
+        from eval.named_documents import CASES, compare, report, with_files
+
+        mine = with_files(ctx, tmp_path)
+        assert len(mine.index) == len(ctx.index) + 16 and mine.index is not ctx.index  # the files' 16 sentences, in a copy
+        rows = compare(mine, CASES[:2])
+        assert [(r["question"], r["way"]) for r in rows] == [
+            (CASES[0].question, "named"), (CASES[0].question, "whole index"),
+            (CASES[1].question, "whole index"), (CASES[1].question, "named")]
+        assert [r["named"] for r in rows] == [["Staff handbook of the Quillfeather Bakery"], [], [],
+                                              ["Staff handbook of the Quillfeather Bakery"]]
+        assert all(r["holds"] for r in rows if r["way"] == "named")
+        assert "named: the evidence holds the answer for 2 of 2" in report(rows)
+
+
+class TestYesNo:
+    """``eval.yes_no``: yes/no questions on the user's files, graded by the verdict written and the check's decision."""
+
+    def test_the_cases_expect_as_many_yes_as_no_of_the_files_added(self):
+        from eval.yes_no import CASES, files
+
+        assert len(CASES) == 16 and sum(c.verdict == "yes" for c in CASES) == 8
+        assert {c.verdict for c in CASES} == {"yes", "no"} and len(files()) == 6
+
+    def test_a_withheld_verdict_is_graded_as_written_and_not_given(self):
+        from eval.yes_no import Case, graded, report
+
+        withheld = {"answer": "I cannot answer from the evidence.", "trace": {"answerability": {
+            "decision": "abstain", "score": 0.125, "withheld_answer": "No"}}}
+        given = {"answer": "Yes", "trace": {"answerability": {"decision": "answer", "score": 0.7}}}
+        rows = [graded(Case("May a member bring three guests?", "no"), withheld),
+                graded(Case("Is the break paid?", "no"), given)]
+        assert [(r["verdict"], r["right"], r["given"]) for r in rows] == [("no", True, False), ("yes", False, True)]
+        assert "1 of 2 verdicts right: 0 given, 1 withheld; 1 other answers given" in report(rows)
+        assert "right 'no': 1, the check's mean score 0.125" in report(rows)
+
+    def test_asked_of_the_graph(self, ctx, tmp_path):
+        from eval.yes_no import CASES, ask
+
+        rows = ask(ctx, tmp_path, CASES[:1])
+        assert rows[0]["question"] == CASES[0].question and rows[0]["expected"] == "yes"
+        assert isinstance(rows[0]["given"], bool) and rows[0]["verdict"] in ("yes", "no", None)
+
+
+class TestSections:
+    """``eval.sections``: questions on Markdown files read with sections and with headings as passages."""
+
+    def test_both_readings_side_by_side(self, ctx, tmp_path):
+        from eval.sections import CASES, compare, report
+
+        rows, headings = compare(ctx, tmp_path, CASES[:2])
+        assert [(r["question"], r["way"]) for r in rows] == [
+            (CASES[0].question, "sections"), (CASES[0].question, "headings"),
+            (CASES[1].question, "headings"), (CASES[1].question, "sections")]
+        assert headings == {"sections": 0, "headings": 10}  # Sick leave, Uniforms, Pay, Guests, Boats, ...
+        assert all(r["holds"] for r in rows if r["way"] == "sections")
+        assert "sections: the evidence holds the answer for 2 of 2" in report(rows, headings)
+
+
+class TestTopics:
+    """``eval.topics``: requests that ask of a subject as a whole, summarized from the subject's article."""
+
+    def test_every_request_is_read_as_one_that_asks_of_a_subject(self):
+        from components.requests import subject_of, summarized_thing
+        from eval.topics import FACTS, FACTS_NO_ARTICLE, NO_ARTICLE, OF_A_SUBJECT
+
+        for question in [q for q, _ in OF_A_SUBJECT] + list(NO_ARTICLE):
+            thing = summarized_thing(question)
+            assert thing is not None and subject_of(thing), question
+        for question in [q for q, _ in FACTS] + list(FACTS_NO_ARTICLE):
+            assert summarized_thing(question), question
+
+    def test_right_is_a_held_summary_of_the_article_named_and_given(self):
+        from eval.topics import report, right
+
+        row = {"question": "Explain the rules of chess", "article": "Chess", "group": "of a subject",
+               "answer": "Chess is a board game.", "summarized": ["Chess"], "given": True, "held": True, "ms": 5000.0}
+        assert right(row)
+        assert not right({**row, "held": False}) and not right({**row, "summarized": ["Chess opening"]})
+        assert not right({**row, "given": False})
+        other = {**row, "question": "How do hurricanes work?", "article": None, "group": "no article", "summarized": [],
+                 "given": False, "held": False, "ms": 2000.0}
+        lines = report([row, {**row, "held": False}, other]).splitlines()
+        assert lines[0].startswith("'Explain the rules of chess': summary of Chess, given, held:")
+        assert lines[2].startswith("'How do hurricanes work?': as a question, withheld:")
+        assert lines[-2] == ("of a subject: 1 of 2 summaries of the article named, given and held; 2 summarized, "
+                             "2 given; median 5000 ms")
+        assert lines[-1] == "no article: 0 of 1 summarized, 0 given; median 2000 ms"
+
+
+class TestSummaries:
+    """``eval.summaries``: requests to summarize a document, answered with summaries on and off."""
+
+    def test_both_ways_side_by_side(self, ctx, tmp_path):
+        from eval.summaries import REQUESTS, compare, report
+
+        rows = compare(ctx, tmp_path, REQUESTS[:2])
+        assert [(r["request"], r["way"]) for r in rows] == [
+            (REQUESTS[0].request, "summarize"), (REQUESTS[0].request, "question"),
+            (REQUESTS[1].request, "question"), (REQUESTS[1].request, "summarize")]
+        assert [r["summarized"] for r in rows] == [True, False, False, True]
+        assert all(0 <= r["stated"] <= r["facts"] == 3 for r in rows)
+        assert "summarize: 2 of 2 given" in report(rows) and "0 summarized" in report(rows)
+
+    def test_the_long_file_is_longer_than_a_summary_reads(self, tiny_generator):
+        from eval.summaries import LONG_FILE_ARTICLES, long_file
+        from pipeline.configuration import PipelineConfig
+
+        text = long_file()
+        assert text.count("\n## ") == len(LONG_FILE_ARTICLES)
+        assert tiny_generator.count_tokens(text) > PipelineConfig().summarize_tokens
+
+
+class TestFileFollowUps:
+    """``eval.file_follow_ups``: the bar a follow-up stays in a file from, and the carry on and off."""
+
+    def test_the_shipped_bar_is_the_fit(self, ctx):
+        from eval.file_follow_ups import fit
+        from pipeline.configuration import PipelineConfig
+
+        table = fit(ctx.embedder)
+        assert f"bar {PipelineConfig().follow_up_file_score:.3f}: 50 of 51 right" in table
+
+    def test_the_shipped_bar_for_a_first_question_is_the_fit(self, ctx):
+        """Session 69: the same 51 questions asked first, each against all three files, choose file_first_score."""
+        from eval.file_follow_ups import fit
+        from pipeline.configuration import PipelineConfig
+
+        table = fit(ctx.embedder, first=True)
+        assert f"bar {PipelineConfig().file_first_score:.3f}: 50 of 51 right (17 of 17 about the file sent to the files" in table
+
+    def test_general_questions_sent_to_the_files_are_counted(self, ctx):
+        from eval.file_follow_ups import sent_to_files
+
+        count, sent = sent_to_files(ctx.embedder, ["How many white jackets is each baker given?", "Who wrote Hamlet?"], 0.333)
+        assert count == 1 and [q for _, q in sent] == ["How many white jackets is each baker given?"]
+
+    def test_the_bar_is_the_middle_of_the_widest_gap_of_those_equally_right(self):
+        from eval.file_follow_ups import chosen_bar
+
+        bar, right = chosen_bar([0.9, 0.6, 0.5, 0.1], [True, True, False, False])
+        assert bar == pytest.approx(0.55) and right == 4
+        bar, right = chosen_bar([0.9, 0.4, 0.3, 0.1], [True, False, True, False])  # 0.2 and 0.65 get three right
+        assert bar == pytest.approx(0.65) and right == 3  # 0.65 in the wider gap
+
     @pytest.mark.parametrize(("way", "names"), [("compare", ("carried", "not carried")),
                                                 ("compare_first", ("files first", "whole index"))])  # session 69
     def test_both_ways_side_by_side(self, ctx, tmp_path, way, names):
