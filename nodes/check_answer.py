@@ -151,11 +151,11 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "past", "echo")
+RULED = ("age", "kind", "subject", "rank", "capital", "past", "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
-:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`out_of_office`,
-:func:`echoes_instructions`)."""
-REASON_TOLD = ("kind", "subject", "rank", "past", "echo")
+:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`,
+:func:`out_of_office`, :func:`echoes_instructions`)."""
+REASON_TOLD = ("kind", "subject", "rank", "capital", "past", "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -293,6 +293,40 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     return f"ranked {ranks[0]} by the passages that hold it, and the question asks for the {asked}"
 
 
+CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"
+                           r"(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
+"""A question that asks a place's capital: "What is the capital of Australia?", "What's the capital city of Canada?"."""
+SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory"
+SUBDIVISION_CAPITAL = re.compile(
+    r"\bcapital(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)(?:\s+city)?)?\s+of\s+(?:the\s+)?"
+    rf"(?:[A-Z][\w'’-]*\s+){{0,3}}(?:{SUBDIVISIONS})\s+of\s+(?P<unit>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
+"""A passage that calls a city the capital of a state or a province: "capital and most populous city of the Australian
+state of Victoria", "capital city of the Canadian province of Ontario" (the unit: "Victoria", "Ontario")."""
+
+
+def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """The check's reason for withholding ``answer`` when ``question`` asks the capital of a place
+    (:data:`CAPITAL_ASKED`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds them)
+    calls it the capital of a state or a province (:data:`SUBDIVISION_CAPITAL`) that the place does not name (no word
+    of the one, accents aside, is the other's); ``None`` otherwise. Found trying the API (session 69): "What is the
+    capital of Australia?" was answered "Melbourne", cited to "Melbourne is the capital and most populous city of the
+    Australian state of Victoria", and given at 81% (the summaries hold no article on Canberra)."""
+    asked = CAPITAL_ASKED.match(question)
+    claim = claim_words(question, answer)
+    if asked is None or not claim:
+        return None
+    place = {w for w in _folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
+    units: list[str] = []
+    for item in holders(claim, evidence):
+        found = SUBDIVISION_CAPITAL.search(item["text"])
+        if found is None or not place or place & _folded_words(found["unit"]):
+            return None
+        units.append(found["unit"])
+    if not units:
+        return None
+    return f"the capital of {units[0]} by the passages that hold it, and the question asks the capital of {asked['place']}"
+
+
 OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"
            r"chair(?:man|woman|person)?|king|queen|monarch|emperor|empress|pope|mayor|governor|leader|"
            r"head\s+of\s+(?:state|government)|secretary[- ]general|director[- ]general")
@@ -375,6 +409,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
     for by, reason in (("kind", lambda: number_asked_of(question, shown)),
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence)),
+                       ("capital", lambda: capital_elsewhere(question, answer, evidence)),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):
         if said := reason():

@@ -494,6 +494,40 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    MELBOURNE = {"n": 1, "passage_id": "p1", "title": "Melbourne",
+                 "text": "Melbourne is the capital and most populous city of the Australian state of Victoria and the "
+                         "second-most populous city in Australia."}
+    TORONTO = {"n": 2, "passage_id": "p2", "title": "Toronto",
+               "text": "Toronto is the capital city of the Canadian province of Ontario."}
+    OTTAWA = {"n": 3, "passage_id": "p3", "title": "Ottawa",
+              "text": "Ottawa is the capital city of Canada, in the province of Ontario."}
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        ("What is the capital of Australia?", "Melbourne", [MELBOURNE],
+         "the capital of Victoria by the passages that hold it, and the question asks the capital of Australia"),
+        ("What's the capital city of Canada?", "Toronto", [TORONTO, OTTAWA],
+         "the capital of Ontario by the passages that hold it, and the question asks the capital of Canada"),
+    ])
+    def test_a_states_capital_given_for_another_place_is_withheld_whatever_its_score(self, ctx, question, answer,
+                                                                                     evidence, reason):
+        """Found trying the API (session 69): "What is the capital of Australia?" was answered "Melbourne", cited to
+        "the capital and most populous city of the Australian state of Victoria", and given at 81%."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "capital" and check["reason"] == reason
+        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("question, answer, evidence, threshold", [
+        ("What is the capital of Victoria?", "Melbourne", [MELBOURNE], 0.1),  # the state asked
+        ("What is the capital of Ontario?", "Toronto", [TORONTO, OTTAWA], 0.1),
+        ("What is the capital of Canada?", "Ottawa", [TORONTO, OTTAWA], 0.1),  # "capital city of Canada"
+        ("Of which state is Melbourne the capital?", "Victoria", [MELBOURNE], 0.1),  # no place's capital asked
+        ("What is the capital of Australia?", "Melbourne", [MELBOURNE], 0.0),  # the knob at 0
+    ])
+    def test_a_capital_of_the_place_asked_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
+        out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     @pytest.mark.parametrize("question, answer, reason", [
         ("Who is the CEO of Apple?", "Steve Jobs", "someone who died in 2011, by the knowledge base, and the question "
                                                    "asks who is the CEO now"),

@@ -160,6 +160,9 @@ def test_an_age_no_passage_states_is_told_as_withheld_for_that():
     # session 68: "Where was Albert Einstein born?" answered "Brussels" from Andreas Vesalius's passage
     ("subject", "Brussels", "held only by passages of \u201cAndreas Vesalius\u201d, which do not name Albert Einstein"),
     ("rank", "Neptune", "ranked fourth-largest by the passages that hold it, and the question asks for the largest"),
+    # session 69: "What is the capital of Australia?" answered "Melbourne" (nodes.check_answer.capital_elsewhere)
+    ("capital", "Melbourne", "the capital of Victoria by the passages that hold it, and the question asks the capital of "
+                             "Australia"),
     ("past", "Angela Merkel", "someone whose time as chancellor ended in 2021, by the knowledge base, and the question "
                               "asks who is the chancellor now"),
 ])
