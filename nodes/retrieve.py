@@ -193,19 +193,21 @@ def searched_files(state: State, index: PassageIndex, query: np.ndarray,
 def near_files(settings: Mapping[str, Any], question: str, files: Sequence[UserFile], index: PassageIndex,
                query: np.ndarray, k: int) -> tuple[list[NamedDocumentTrace], list[SearchHit] | None]:
     """The user's files a question that names none and follows none searches only: those among whose ``k`` best
-    passages one scores at least the setting ``file_first_score`` (cosine), ``near``, with those passages; none
-    (and the whole index) below it, with the setting ``None``, and for a request to summarize (it names what it
-    wants summarized: :func:`components.requests.summarized_thing`). Found trying the API (session 69): with a
-    travel policy uploaded, "Who leads the finance office?" searched the whole index, where the policy's "The
-    finance office, led by Karin Weiss, ..." (0.376) ranked twelfth behind Wikipedia's finance."""
+    passages one scores at least the setting ``file_first_score`` (cosine), ``near``, with their ``k`` best
+    passages; none (and the whole index) below it, with the setting ``None``, and for a request to summarize (it
+    names what it wants summarized: :func:`components.requests.summarized_thing`). Found trying the API (session
+    69): with a travel policy uploaded, "Who leads the finance office?" searched the whole index, where the
+    policy's "The finance office, led by Karin Weiss, ..." (0.376) ranked twelfth behind Wikipedia's finance. A
+    file none of whose passages is near is not searched (session 69's walk: a team list was, beside the policy)."""
     bar = settings.get("file_first_score")
     if bar is None or not files or (settings.get("summarize") and summarized_thing(question) is not None):
         return [], None
-    best = index.search(query, k, within={f.doc_id for f in files})
-    if not best or best[0].score < bar:
+    near = {index.document_of(hit.passage) for hit in index.search(query, k, within={f.doc_id for f in files})
+            if hit.score >= bar}
+    if not near:
         return [], None
-    read = {index.document_of(hit.passage) for hit in best}
-    return [{"doc_id": f.doc_id, "title": f.title, "near": True} for f in files if f.doc_id in read], best
+    return ([{"doc_id": f.doc_id, "title": f.title, "near": True} for f in files if f.doc_id in near],
+            index.search(query, k, within=near))
 
 
 @timed("retrieve")

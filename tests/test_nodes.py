@@ -1021,6 +1021,25 @@ class TestNearFiles(UserFileIndex):
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "near": True}]
         assert out["passages"][0]["text"] == "The manager is Ruth Okafor."
 
+    def test_only_the_files_near_the_question_are_searched(self, runtime, embedder):
+        """Found in session 69's walk: with a travel policy and a team list uploaded, "Who leads the finance office?"
+        said it "searched “team” and “Travel policy” only (they hold passages near the question)": the five best
+        passages of all the files were read, and the team list's, far from the question, marked it near."""
+        from components.passages import Passage
+
+        def file(doc, title, texts):
+            return [Passage(f"{doc}#p{i}s0", title, t, {"source": "file", "name": f"{doc}.md", "doc_id": doc})
+                    for i, t in enumerate(texts)]
+
+        wiki = [Passage("wiki/Finance#p0s0", "Finance", "Finance is the study of money and assets.",
+                        {"source": "wikipedia", "doc_id": "wiki/Finance"})]
+        two = over(runtime, embedder, wiki + file("upload/p", "Travel policy", [
+            "The finance office, led by Karin Weiss, answers questions on expenses.", "Meals are paid up to 45 euros."])
+            + file("upload/t", "Team", ["Maria Lopez leads the chemistry group.", "She was born in Lyon."]))
+        out = self.first(two, "Who leads the finance office?")
+        assert out["trace"]["named_documents"] == [{"doc_id": "upload/p", "title": "Travel policy", "near": True}]
+        assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"upload/p"}
+
     def test_followed_files_come_before_near_ones(self, mine):
         out = run(retrieve, self.asked(mine, "Who is the manager?"), mine)
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
