@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
@@ -35,6 +36,13 @@ STOPWORDS = frozenset(
 def content_words(text: str) -> list[str]:
     """The text's lower-cased words, stopwords left out, in order."""
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+def folded(text: str) -> str:
+    """``text`` in lower case without accents ("François Mitterrand": "francois mitterrand"): how names are compared,
+    by the titles a question names (:mod:`nodes.describe`), the check's rules (:mod:`nodes.check_answer`) and the
+    files a question is near (:func:`nodes.retrieve.near_files`)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
 
 
 def content_terms(text: str) -> set[str]:

@@ -55,11 +55,11 @@ from components.answerability import (
 )
 from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
-from components.reranker import content_terms, content_words
+from components.reranker import content_terms, content_words, folded
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
 from nodes.base import context_of, finished_turn, timed
-from nodes.describe import folded, possessive, titled_document
+from nodes.describe import possessive, titled_document
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 import weakref
 from typing import Any, Mapping, Sequence
 
@@ -27,6 +26,7 @@ from langgraph.runtime import Runtime
 
 from components.index import PassageIndex, document_id
 from components.passages import Passage
+from components.reranker import folded
 from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
                         unscored_check)
 from nodes.condense_question import topical
@@ -110,12 +110,6 @@ def thing_named(thing: str, most: int) -> str | None:
             or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
         return None
     return thing
-
-
-def folded(text: str) -> str:
-    """``text`` in lower case without accents ("François Mitterrand": "francois mitterrand"): how names are compared,
-    here and by the check's rules (:mod:`nodes.check_answer`)."""
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
 
 
 def _plain(text: str) -> str:

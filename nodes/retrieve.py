@@ -29,6 +29,7 @@ from langgraph.runtime import Runtime
 from components.embedder import Embedder
 from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
+from components.reranker import folded
 from components.requests import DETERMINERS, DOCUMENT_WORDS, called_after, summarized_thing
 from components.sources import aged_today, text_paragraphs
 from pipeline.context import RAGContext
@@ -198,16 +199,33 @@ def near_files(settings: Mapping[str, Any], question: str, files: Sequence[UserF
     names what it wants summarized: :func:`components.requests.summarized_thing`). Found trying the API (session
     69): with a travel policy uploaded, "Who leads the finance office?" searched the whole index, where the
     policy's "The finance office, led by Karin Weiss, ..." (0.376) ranked twelfth behind Wikipedia's finance. A
-    file none of whose passages is near is not searched (session 69's walk: a team list was, beside the policy)."""
+    file none of whose passages is near is not searched (session 69's walk: a team list was, beside the policy), nor
+    are files that never mention a name the question gives (:func:`names_held`)."""
     bar = settings.get("file_first_score")
     if bar is None or not files or (settings.get("summarize") and summarized_thing(question) is not None):
         return [], None
     near = {index.document_of(hit.passage) for hit in index.search(query, k, within={f.doc_id for f in files})
             if hit.score >= bar}
-    if not near:
+    if not near or not names_held(question, index, near):
         return [], None
     return ([{"doc_id": f.doc_id, "title": f.title, "near": True} for f in files if f.doc_id in near],
             index.search(query, k, within=near))
+
+
+_NAME = re.compile(r"[^\W\d_][\w-]{2,}")
+
+
+def names_held(question: str, index: PassageIndex, documents: set[str]) -> bool:
+    """Whether the passages of ``documents`` (titles and texts) hold every name ``question`` gives: each capitalized
+    word of three letters or more after its first word, accents and case aside. Found in session 69's walk: with a
+    team list uploaded, "Where was Beethoven born?" is near its "She was born in Lyon." (0.50), and read only it."""
+    words = question.split()[1:]
+    names = {folded(m[0]) for w in words for m in _NAME.finditer(w) if m[0][:1].isupper()}
+    if not names:
+        return True
+    held = {folded(w) for doc in documents for pid in index.document_passages(doc)
+            for w in _NAME.findall(f"{index.passage(pid).title} {index.passage(pid).text}")}
+    return names <= held
 
 
 @timed("retrieve")

@@ -1040,6 +1040,24 @@ class TestNearFiles(UserFileIndex):
         assert out["trace"]["named_documents"] == [{"doc_id": "upload/p", "title": "Travel policy", "near": True}]
         assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"upload/p"}
 
+    @pytest.mark.parametrize(("question", "file"), [
+        ("Where was Beethoven born?", False),  # a name the files never mention: the whole index
+        ("Where was Maria Lopez born?", True), ("Which group does Maria Lopez lead?", True),
+        ("Where was Maria Schmidt born?", False),  # one of its names the files never mention
+    ])
+    def test_a_question_naming_what_the_files_never_mention_searches_the_whole_index(self, runtime, embedder, question,
+                                                                                     file):
+        """Found in session 69's walk: with a team list uploaded ("She was born in Lyon." scores 0.50 against it),
+        "Where was Beethoven born?" read the team list only and was withheld; the whole index answers "Bonn"."""
+        from components.passages import Passage
+
+        team = [Passage(f"upload/t#p0s{i}", "Team", t, {"source": "file", "name": "team.txt", "doc_id": "upload/t"})
+                for i, t in enumerate(["Maria Lopez leads the chemistry group.", "She was born in Lyon."])]
+        wiki = [Passage("wiki/Ludwig van Beethoven#p0s0", "Ludwig van Beethoven", "Ludwig van Beethoven was born in Bonn.",
+                        {"source": "wikipedia", "doc_id": "wiki/Ludwig van Beethoven"})]
+        out = self.first(over(runtime, embedder, wiki + team), question)
+        assert bool(out.get("trace", {}).get("named_documents")) is file
+
     def test_followed_files_come_before_near_ones(self, mine):
         out = run(retrieve, self.asked(mine, "Who is the manager?"), mine)
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
