@@ -40,9 +40,17 @@ def content_words(text: str) -> list[str]:
 
 def folded(text: str) -> str:
     """``text`` in lower case without accents ("François Mitterrand": "francois mitterrand"): how names are compared,
-    by the titles a question names (:mod:`nodes.describe`), the check's rules (:mod:`nodes.check_answer`) and the
-    files a question is near (:func:`nodes.retrieve.near_files`)."""
+    by the titles a question names (:mod:`nodes.describe`), and word by word (:func:`folded_words`)."""
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
+
+
+_WORD = re.compile(r"\w+")
+
+
+def folded_words(text: str) -> set[str]:
+    """The words of ``text``, :func:`folded` ("Temür Khan": "temur", "khan"): a name's words as the check's rules
+    (:mod:`nodes.check_answer`) and the files a question is near (:func:`nodes.retrieve.names_held`) compare them."""
+    return set(_WORD.findall(folded(text)))
 
 
 def content_terms(text: str) -> set[str]:

@@ -55,7 +55,7 @@ from components.answerability import (
 )
 from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
-from components.reranker import content_terms, content_words, folded
+from components.reranker import content_terms, content_words, folded_words
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
 from nodes.base import context_of, finished_turn, timed
@@ -195,11 +195,6 @@ def life_subject(question: str) -> str | None:
     return " ".join(words)
 
 
-def _folded_words(text: str) -> set[str]:
-    """The words of ``text`` in lower case without accents: "Temür" is "temur"."""
-    return set(re.findall(r"\w+", folded(text)))
-
-
 def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[EvidenceItem]:
     """The evidence items that hold what an answer claims (:func:`nodes.generate.claim_words`), as its citations
     read them (:func:`nodes.generate.grounds`): those an answer's citations come from."""
@@ -236,9 +231,9 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     claim = claim_words(question, answer)
     if name is None or not claim:
         return None
-    named = {w for w in _folded_words(name) if len(w) >= 3 and w not in NAME_PARTICLES | HONORIFICS}
+    named = {w for w in folded_words(name) if len(w) >= 3 and w not in NAME_PARTICLES | HONORIFICS}
     held = holders(claim, evidence)
-    if not held or not named or any(named & _folded_words(f"{item['title']} {item['text']} {before(item) if before else ''}")
+    if not held or not named or any(named & folded_words(f"{item['title']} {item['text']} {before(item) if before else ''}")
                                     for item in held):
         return None
     titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
@@ -315,11 +310,11 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
-    place = {w for w in _folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
+    place = {w for w in folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
     units: list[str] = []
     for item in holders(claim, evidence):
         found = SUBDIVISION_CAPITAL.search(item["text"])
-        if found is None or not place or place & _folded_words(found["unit"]):
+        if found is None or not place or place & folded_words(found["unit"]):
             return None
         units.append(found["unit"])
     if not units:

@@ -29,7 +29,7 @@ from langgraph.runtime import Runtime
 from components.embedder import Embedder
 from components.index import PassageIndex, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
-from components.reranker import folded
+from components.reranker import folded_words
 from components.requests import DETERMINERS, DOCUMENT_WORDS, called_after, summarized_thing
 from components.sources import aged_today, text_paragraphs
 from pipeline.context import RAGContext
@@ -212,19 +212,17 @@ def near_files(settings: Mapping[str, Any], question: str, files: Sequence[UserF
             index.search(query, k, within=near))
 
 
-_NAME = re.compile(r"[^\W\d_][\w-]{2,}")
-
-
 def names_held(question: str, index: PassageIndex, documents: set[str]) -> bool:
     """Whether the passages of ``documents`` (titles and texts) hold every name ``question`` gives: each capitalized
-    word of three letters or more after its first word, accents and case aside. Found in session 69's walk: with a
-    team list uploaded, "Where was Beethoven born?" is near its "She was born in Lyon." (0.50), and read only it."""
-    words = question.split()[1:]
-    names = {folded(m[0]) for w in words for m in _NAME.finditer(w) if m[0][:1].isupper()}
+    word of three letters or more after its first word, accents and case aside (:func:`components.reranker.folded_words`).
+    Found in session 69's walk: with a team list uploaded, "Where was Beethoven born?" is near its "She was born in
+    Lyon." (0.50), and read only it."""
+    _, _, rest = question.strip().partition(" ")
+    names = {w for word in re.findall(r"\w+", rest) if word[:1].isupper() for w in folded_words(word) if len(w) >= 3}
     if not names:
         return True
-    held = {folded(w) for doc in documents for pid in index.document_passages(doc)
-            for w in _NAME.findall(f"{index.passage(pid).title} {index.passage(pid).text}")}
+    held = set().union(*(folded_words(f"{index.passage(pid).title} {index.passage(pid).text}")
+                         for doc in documents for pid in index.document_passages(doc)))
     return names <= held
 
 
