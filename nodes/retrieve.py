@@ -212,18 +212,31 @@ def near_files(settings: Mapping[str, Any], question: str, files: Sequence[UserF
             index.search(query, k, within=near))
 
 
-def names_held(question: str, index: PassageIndex, documents: set[str]) -> bool:
-    """Whether the passages of ``documents`` (titles and texts) hold every name ``question`` gives: each capitalized
-    word of three letters or more after its first word, accents and case aside (:func:`components.reranker.folded_words`).
-    Found in session 69's walk: with a team list uploaded, "Where was Beethoven born?" is near its "She was born in
-    Lyon." (0.50), and read only it."""
+def given_names(question: str) -> set[str]:
+    """The names ``question`` gives: each capitalized word of three letters or more after its first word, accents and
+    case aside (:func:`components.reranker.folded_words`): "Where was Beethoven born?": "beethoven"."""
     _, _, rest = question.strip().partition(" ")
-    names = {w for word in re.findall(r"\w+", rest) if word[:1].isupper() for w in folded_words(word) if len(w) >= 3}
-    if not names:
-        return True
-    held = set().union(*(folded_words(f"{index.passage(pid).title} {index.passage(pid).text}")
-                         for doc in documents for pid in index.document_passages(doc)))
-    return names <= held
+    return {w for word in re.findall(r"\w+", rest) if word[:1].isupper() for w in folded_words(word) if len(w) >= 3}
+
+
+def names_held(question: str, index: PassageIndex, documents: set[str]) -> bool:
+    """Whether the passages of ``documents`` (titles and texts: :func:`document_words`) hold every name ``question``
+    gives (:func:`given_names`). Found in session 69's walk: with a team list uploaded, "Where was Beethoven born?" is
+    near its "She was born in Lyon." (0.50), and read only it."""
+    names = given_names(question)
+    return not names or names <= set().union(*(document_words(index, doc) for doc in documents))
+
+
+def document_words(index: PassageIndex, doc_id: str) -> frozenset[str]:
+    """The words of a document's passages, titles and texts (:func:`components.reranker.folded_words`), read once
+    per revision of ``index``."""
+    return _document_words(index, index.revision, doc_id)
+
+
+@lru_cache(maxsize=256)
+def _document_words(index: PassageIndex, revision: str, doc_id: str) -> frozenset[str]:
+    passages = (index.passage(pid) for pid in index.document_passages(doc_id))
+    return frozenset().union(*(folded_words(f"{p.title} {p.text}") for p in passages))
 
 
 @timed("retrieve")

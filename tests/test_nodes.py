@@ -1058,6 +1058,27 @@ class TestNearFiles(UserFileIndex):
         out = self.first(over(runtime, embedder, wiki + team), question)
         assert bool(out.get("trace", {}).get("named_documents")) is file
 
+    def test_a_files_words_are_read_once_per_revision(self, embedder):
+        """The names a question gives are looked up in a word set per file, read once per revision of the index (the
+        file's passages are not read again for each question) and again after a change."""
+        from components.index import PassageIndex
+        from components.passages import Passage
+        from nodes.retrieve import document_words, names_held
+
+        def team(i, text):
+            return Passage(f"upload/t#p0s{i}", "Team", text, {"source": "file", "name": "team.txt", "doc_id": "upload/t"})
+
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add([team(0, "Maria López leads the chemistry group.")], embedder.embed_documents(["x"]))
+        read = []
+        passages = index.document_passages
+        index.document_passages = lambda doc: read.append(doc) or passages(doc)  # type: ignore[method-assign]
+        assert document_words(index, "upload/t") >= {"team", "maria", "lopez", "chemistry"}
+        assert names_held("Which group does Maria Lopez lead?", index, {"upload/t"}) and len(read) == 1
+        assert not names_held("Where was Karin Weiss born?", index, {"upload/t"}) and len(read) == 1
+        index.add([team(1, "Karin Weiss runs the finance office.")], embedder.embed_documents(["y"]))
+        assert names_held("Where was Karin Weiss born?", index, {"upload/t"}) and len(read) == 2
+
     def test_followed_files_come_before_near_ones(self, mine):
         out = run(retrieve, self.asked(mine, "Who is the manager?"), mine)
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
