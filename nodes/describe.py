@@ -118,6 +118,12 @@ def _plain(text: str) -> str:
     return re.sub(rf"^{_ARTICLE}\s+", "", text)
 
 
+def plain_words(text: str) -> list[str]:
+    """The words of ``text`` as titles are compared (:func:`title_match`, :func:`misspelt`): accents, case, a
+    leading article and a disambiguation aside ("The Eiffel Tower (Paris)": "eiffel", "tower")."""
+    return _plain(text).split()
+
+
 def singulars(words: str) -> list[str]:
     """``words`` with its last word read as a plural, each way English makes one ("volcanoes":
     "volcano", "volcanoe"; "cities": "city"); none for a word that does not end in "s"."""
@@ -158,16 +164,11 @@ one word needs :data:`MISSPELT_NAME` ("Mario" is not "Maria")."""
 MISSPELT_NAME = 7
 
 
-def misspelt(thing: str, title: str) -> bool:
-    """Whether ``thing`` reads as ``title`` misspelt: a name of two or more words with each word as the title's
-    or one edit from it (:func:`one_edit_apart`, words of :data:`MISSPELT_WORD` letters or more: "Isaac Newtn"),
-    or one word of :data:`MISSPELT_NAME` letters or more one edit from the title or its last word, a surname
-    ("Einstien"). A title :func:`title_match` names is no misspelling."""
-    return not title_match(thing, title) and _misspells(_plain(thing).split(), _plain(title).split())
-
-
-def _misspells(asked: Sequence[str], named: Sequence[str], surname: bool = True) -> bool:
-    """:func:`misspelt` on plain words; with ``surname`` false, one word misspells only a title of one word."""
+def misspelt(asked: Sequence[str], named: Sequence[str], surname: bool = True) -> bool:
+    """Whether the words ``asked`` read as the title ``named`` misspelt (both :func:`plain_words`): a name of two or
+    more words with each word as the title's or one edit from it (:func:`one_edit_apart`, words of
+    :data:`MISSPELT_WORD` letters or more: "Isaac Newtn"), or one word of :data:`MISSPELT_NAME` letters or more one
+    edit from the title or, with ``surname``, from its last word ("Einstien"). The title itself is no misspelling."""
     if not asked or not named or asked == named:
         return False
     if len(asked) == 1:
@@ -208,7 +209,7 @@ def titled_document(index: PassageIndex, thing: str, spelling: bool = True) -> s
     words = asked.split()
     for surname in (False, True):
         if not named and spelling:
-            named = {doc for plain, docs in titles.items() if _misspells(words, plain.split(), surname) for doc in docs}
+            named = {doc for plain, docs in titles.items() if misspelt(words, plain.split(), surname) for doc in docs}
     return next(iter(named)) if len(named) == 1 else None
 
 

@@ -336,8 +336,9 @@ class TestDescribedSubject:
     ])
     def test_misspelt(self, thing, title, misspelt):
         from nodes.describe import misspelt as read_as_misspelt
+        from nodes.describe import plain_words
 
-        assert read_as_misspelt(thing, title) is misspelt
+        assert read_as_misspelt(plain_words(thing), plain_words(title)) is misspelt
 
 
 class TestComparedSubjects:
