@@ -98,20 +98,27 @@ HELD_OUT = (
 question names a file; the follow-up is about the file, or a new topic."""
 
 
-def file_scores(files: dict[str, str], follows: Sequence[Follow], embedder: Any, first: bool = False) -> list[float]:
-    """Each follow-up's best cosine with a passage of the file the question before named, as retrieval
-    scores it (the passage's :attr:`~components.passages.Passage.embedding_text`; the follow-up as written);
-    with ``first``, asked first, with a passage of any of the files (``file_first_score``: :func:`fit`)."""
+def file_passages(files: dict[str, str], embedder: Any) -> dict[str, tuple[list[Any], Any]]:
+    """Each file's passages as ingest chunks it, with their vectors as retrieval embeds them (the passage's
+    :attr:`~components.passages.Passage.embedding_text`)."""
     from components.passages import chunk_document
     from components.sources import read_file
 
-    vectors = {}
+    read = {}
     with tempfile.TemporaryDirectory() as folder:
         for name, text in files.items():
             (Path(folder) / name).write_text(text, encoding="utf-8")
             passages = list(chunk_document(read_file(Path(folder) / name)))  # type: ignore[arg-type]
-            vectors[name] = embedder.embed_documents([p.embedding_text for p in passages])
-    return [float(max((vectors[name] @ embedder.embed_query(f.question)).max() for name in (files if first else [f.file])))
+            read[name] = (passages, embedder.embed_documents([p.embedding_text for p in passages]))
+    return read
+
+
+def file_scores(files: dict[str, str], follows: Sequence[Follow], embedder: Any, first: bool = False) -> list[float]:
+    """Each follow-up's best cosine with a passage of the file the question before named, as retrieval
+    scores it (:func:`file_passages`; the follow-up as written); with ``first``, asked first, with a passage of any
+    of the files (``file_first_score``: :func:`fit`)."""
+    read = file_passages(files, embedder)
+    return [float(max((read[name][1] @ embedder.embed_query(f.question)).max() for name in (files if first else [f.file])))
             for f in follows]
 
 
@@ -190,15 +197,28 @@ def compare_first(ctx: Any, conversations: Sequence[Conversation] = HELD_OUT) ->
 
 
 def sent_to_files(embedder: Any, questions: Sequence[str], bar: float) -> tuple[int, list[tuple[float, str]]]:
-    """How many of ``questions`` (general knowledge, asked first) a passage of the files of
-    :data:`eval.named_documents.FILES` and :data:`eval.sections.FILES` scores at least ``bar`` for, as retrieval
-    scores them; with the questions sent, best first."""
+    """How many of ``questions`` (general knowledge, asked first) retrieval would send to the files of
+    :data:`eval.named_documents.FILES` and :data:`eval.sections.FILES` (:func:`nodes.retrieve.near_files`): a passage
+    of theirs scores at least ``bar``, and the files with such a passage hold every name the question gives
+    (:func:`nodes.retrieve.given_names`); with the questions sent, best score first. (Retrieval reads only the
+    passages among the question's ``k`` best of all the files: where more than ``k`` score at least ``bar``, a file
+    counted here may be left out there.)"""
+    from components.reranker import folded_words
     from eval.named_documents import FILES as NAMED
     from eval.sections import FILES as SECTIONS
+    from nodes.retrieve import given_names
 
-    scores = file_scores({**NAMED, **SECTIONS}, [Follow("", q, False) for q in questions], embedder, first=True)
-    sent = sorted(((score, q) for score, q in zip(scores, questions, strict=True) if score >= bar), reverse=True)
-    return len(sent), sent
+    read = file_passages({**NAMED, **SECTIONS}, embedder)
+    words = {name: set().union(*(folded_words(f"{p.title} {p.text}") for p in passages))
+             for name, (passages, _) in read.items()}
+    sent = []
+    for question in questions:
+        query = embedder.embed_query(question)
+        best = {name: float((vectors @ query).max()) for name, (_, vectors) in read.items()}
+        near = [name for name, score in best.items() if score >= bar]
+        if near and given_names(question) <= set().union(*(words[name] for name in near)):
+            sent.append((max(best.values()), question))
+    return len(sent), sorted(sent, reverse=True)
 
 
 def report(rows: Sequence[dict[str, Any]]) -> str:

@@ -1026,8 +1026,9 @@ class TestFileFollowUps:
     def test_general_questions_sent_to_the_files_are_counted(self, ctx):
         from eval.file_follow_ups import sent_to_files
 
-        count, sent = sent_to_files(ctx.embedder, ["How many white jackets is each baker given?", "Who wrote Hamlet?"], 0.333)
-        assert count == 1 and [q for _, q in sent] == ["How many white jackets is each baker given?"]
+        count, sent = sent_to_files(ctx.embedder, ["How many white jackets is each baker given?", "Who wrote Hamlet?",
+                                                   "How many white jackets is each baker at Harrods given?"], 0.333)
+        assert count == 1 and [q for _, q in sent] == ["How many white jackets is each baker given?"]  # Harrods: no file names it
 
     def test_the_bar_is_the_middle_of_the_widest_gap_of_those_equally_right(self):
         from eval.file_follow_ups import chosen_bar
