@@ -201,6 +201,15 @@ def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[Evid
     return [item for item in evidence if claim and grounds(item, claim) >= SUPPORT_COVERAGE]
 
 
+def every_holder(claim: Sequence[str], evidence: Sequence[EvidenceItem],
+                 says: Callable[[EvidenceItem], str | None]) -> str | None:
+    """What ``says`` reads in the first evidence item that holds ``claim`` (:func:`holders`) when it reads something
+    in every one; ``None`` when one says nothing, or none holds it: how a rule withholds an answer only where every
+    passage its citations come from says so (:func:`ranked_below`, :func:`capital_elsewhere`)."""
+    read = [says(item) for item in holders(claim, evidence)]
+    return read[0] if read and all(r is not None for r in read) else None
+
+
 BEFORE = 2
 """How many passages before one that holds an answer are read with it for the name its pronoun stands for: a
 sentence ("She was born in Lyon.") is a passage, and the one before it names her."""
@@ -275,17 +284,14 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     if asked is None or not claim:
         return None
     asked_here = re.compile(r"\b" + r"[\s-]+".join(asked.split()) + r"\b", re.IGNORECASE)
-    ranks: list[str] = []
-    for item in holders(claim, evidence):
-        rank = _RANKED.search(item["text"])
+
+    def rank(item: EvidenceItem) -> str | None:
+        found = _RANKED.search(item["text"])
         titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
-        unranked = _RANKED.sub(" ", item["text"])
-        if rank is None or not titled or asked_here.search(unranked):
-            return None
-        ranks.append(rank[0])
-    if not ranks:
-        return None
-    return f"ranked {ranks[0]} by the passages that hold it, and the question asks for the {asked}"
+        return None if found is None or not titled or asked_here.search(_RANKED.sub(" ", item["text"])) else found[0]
+
+    ranked = every_holder(claim, evidence, rank)
+    return None if ranked is None else f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}"
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"
@@ -311,15 +317,17 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     if asked is None or not claim:
         return None
     place = {w for w in folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
-    units: list[str] = []
-    for item in holders(claim, evidence):
-        found = SUBDIVISION_CAPITAL.search(item["text"])
-        if found is None or not place or place & folded_words(found["unit"]):
-            return None
-        units.append(found["unit"])
-    if not units:
+    if not place:
         return None
-    return f"the capital of {units[0]} by the passages that hold it, and the question asks the capital of {asked['place']}"
+
+    def unit(item: EvidenceItem) -> str | None:
+        found = SUBDIVISION_CAPITAL.search(item["text"])
+        return None if found is None or place & folded_words(found["unit"]) else found["unit"]
+
+    elsewhere = every_holder(claim, evidence, unit)
+    if elsewhere is None:
+        return None
+    return f"the capital of {elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
 
 
 OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"
