@@ -28,7 +28,8 @@ model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``
 question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and an answer to where or when a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
 "subject"``), and an answer its passages rank second or lower to a question that asks for the first
-(:func:`ranked_below`; ``by: "rank"``), and someone dead or out of office, by the knowledge base, to a question
+(:func:`ranked_below`; ``by: "rank"``), and a capital its passages call another place's, or not the capital asked
+(:func:`capital_elsewhere`; ``by: "capital"``), and someone dead or out of office, by the knowledge base, to a question
 that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an answer made only of the
 instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
@@ -298,20 +299,52 @@ CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['�
                            r"(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
 """A question that asks a place's capital: "What is the capital of Australia?", "What's the capital city of Canada?"."""
 SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory"
-SUBDIVISION_CAPITAL = re.compile(
-    r"\bcapital(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)(?:\s+city)?)?\s+of\s+(?:the\s+)?"
-    rf"(?:[A-Z][\w'’-]*\s+){{0,3}}(?:{SUBDIVISIONS})\s+of\s+(?P<unit>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)")
-"""A passage that calls a city the capital of a state or a province: "capital and most populous city of the Australian
-state of Victoria", "capital city of the Canadian province of Ontario" (the unit: "Victoria", "Ontario")."""
+_CAPS = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|the|and|de|du|la)\s+)*[A-Z][\w'’-]*)*"
+CAPITAL_OF = re.compile(
+    r"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)(?:\s+city)?(?:\s+proper)?)?\s+of\s+(?:the\s+)?"
+    rf"(?:(?:[A-Z][\w'’-]*\s+){{0,3}}(?:{SUBDIVISIONS})\s+of\s+(?P<subdivision>{_CAPS})|(?P<unit>{_CAPS})(?:\s*\((?P<also>[^)]*)\))?)")
+"""What follows "capital" where a passage says what a city is the capital of: "... and most populous city of the
+Australian state of Victoria" (a state or a province: "Victoria"), "city of Canada" ("Canada"), "city of the United
+Arab Emirates (UAE)" ("United Arab Emirates", also "UAE")."""
+NOT_THE_CAPITAL = (r"former|financial|commercial|economic|cultural|business|old|first|royal|"
+                   r"ceremonial|spiritual|religious|fashion|entertainment|judicial|regional|summer|winter")
+"""Words by which a passage calls a city a capital that is not the capital asked ("the former capital of Ivory
+Coast", "the financial capital ... of India")."""
+_CAPITAL = re.compile(rf"\b(?:(?P<kind>{NOT_THE_CAPITAL})\s+)?capital\b", re.IGNORECASE)
+
+
+def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str]) -> str | None:
+    """What an evidence item calls the city it holds a capital of, when that is not the capital of ``place`` (its
+    words, folded): "the capital of Victoria" (a state, or another place: :data:`CAPITAL_OF`) or "the financial
+    capital of India" (:data:`NOT_THE_CAPITAL`); ``None`` where it calls it the capital of the place, or a capital
+    it does not say of what, or no capital at all. A capital "of" the answer itself ("the state capital of
+    Tallahassee") says nothing of what the answer is the capital of; a state or a canton may share its name ("the
+    capital of the canton of Zurich")."""
+    called: list[str] = []
+    for mention in _CAPITAL.finditer(item["text"]):
+        of = CAPITAL_OF.match(item["text"], mention.end())
+        unit = (of["subdivision"] or of["unit"]) if of else None
+        if of and of["unit"] and set(claim) & {comparable(w) for w in content_words(of["unit"])}:
+            continue  # "the state capital of Tallahassee"; "the capital of the canton of Zurich" is the canton's
+        kind = mention["kind"]
+        if kind:
+            called.append(f"the {kind.lower()} capital" + (f" of {unit}" if unit else ""))
+        elif unit is None or place & folded_words(f"{unit} {'' if of is None or of['subdivision'] else of['also'] or ''}"):
+            return None
+        else:
+            called.append(f"the capital of {unit}")
+    return called[0] if called else None
 
 
 def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks the capital of a place
     (:data:`CAPITAL_ASKED`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds them)
-    calls it the capital of a state or a province (:data:`SUBDIVISION_CAPITAL`) that the place does not name (no word
-    of the one, accents aside, is the other's); ``None`` otherwise. Found trying the API (session 69): "What is the
-    capital of Australia?" was answered "Melbourne", cited to "Melbourne is the capital and most populous city of the
-    Australian state of Victoria", and given at 81% (the summaries hold no article on Canberra)."""
+    calls it the capital of somewhere else, or a capital that is not the one asked (:func:`capital_called`);
+    ``None`` otherwise. Found trying the API (session 69): "What is the capital of Australia?" was answered
+    "Melbourne", cited to "Melbourne is the capital and most populous city of the Australian state of Victoria", and
+    given at 81% (the summaries hold no article on Canberra). Session 70: "Mumbai" for India's capital, from "It is
+    the financial capital and the most populous city proper of India"; "Ottawa" for Ontario's, from "Ottawa is the
+    capital city of Canada"."""
     asked = CAPITAL_ASKED.match(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -319,15 +352,10 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     place = {w for w in folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
     if not place:
         return None
-
-    def unit(item: EvidenceItem) -> str | None:
-        found = SUBDIVISION_CAPITAL.search(item["text"])
-        return None if found is None or place & folded_words(found["unit"]) else found["unit"]
-
-    elsewhere = every_holder(claim, evidence, unit)
+    elsewhere = every_holder(claim, evidence, lambda item: capital_called(item, place, claim))
     if elsewhere is None:
         return None
-    return f"the capital of {elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
+    return f"{elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
 
 
 OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"

@@ -320,7 +320,7 @@ class AnswerabilityTrace(TypedDict):
     # question that asks where or who, withheld whatever its score: nodes.check_answer.number_asked_of), or "subject" (an
     # answer to a named person's life that only passages on someone else hold: nodes.check_answer.subject_elsewhere), or
     # "rank" (an answer its passages rank second or lower, asked for the first: nodes.check_answer.ranked_below), or
-    # "capital" (a state's or a province's capital, asked the capital of another place:
+    # "capital" (a capital the passages call another place's, or not the capital asked, asked the capital of a place:
     # nodes.check_answer.capital_elsewhere), or "past" (someone dead or out of office, asked who holds an office
     # now: nodes.check_answer.out_of_office), or "echo" (only words of the prompt's instructions that neither the
     # evidence nor the question has: nodes.check_answer.echoes_instructions)

@@ -502,11 +502,35 @@ class TestCheckAnswer:
     OTTAWA = {"n": 3, "passage_id": "p3", "title": "Ottawa",
               "text": "Ottawa is the capital city of Canada, in the province of Ontario."}
 
+    MUMBAI = {"n": 4, "passage_id": "p4", "title": "Mumbai",
+              "text": "It is the financial capital and the most populous city proper of India, with an estimated "
+                      "population of 12.5 million (1.25 crore)."}
+    ABIDJAN = {"n": 5, "passage_id": "p5", "title": "Abidjan",
+               "text": "Abidjan is the largest city and the former capital of Ivory Coast."}
+    ABU_DHABI = {"n": 6, "passage_id": "p6", "title": "Abu Dhabi",
+                 "text": "Abu Dhabi is the capital city of the United Arab Emirates (UAE), and of the Emirate of Abu Dhabi."}
+    FLORIDA = {"n": 7, "passage_id": "p7", "title": "Florida",
+               "text": "Florida's other major population centers include Tampa Bay, Orlando, Cape Coral, and the state "
+                       "capital of Tallahassee."}
+    ZURICH = {"n": 9, "passage_id": "p9", "title": "Zurich",
+              "text": "Zurich is the largest city in Switzerland and the capital of the canton of Zurich."}
+    PRAGUE = {"n": 8, "passage_id": "p8", "title": "Prague",
+              "text": "Prague is the capital and largest city of the Czech Republic and the historical capital of Bohemia."}
+
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("What is the capital of Australia?", "Melbourne", [MELBOURNE],
          "the capital of Victoria by the passages that hold it, and the question asks the capital of Australia"),
         ("What's the capital city of Canada?", "Toronto", [TORONTO, OTTAWA],
          "the capital of Ontario by the passages that hold it, and the question asks the capital of Canada"),
+        # session 70: any other place's capital, and a capital a word makes another than the one asked
+        ("What is the capital of Ontario?", "Ottawa", [TORONTO, OTTAWA],
+         "the capital of Canada by the passages that hold it, and the question asks the capital of Ontario"),
+        ("What is the capital of India?", "Mumbai", [MUMBAI],
+         "the financial capital of India by the passages that hold it, and the question asks the capital of India"),
+        ("What is the capital of Switzerland?", "Zurich", [ZURICH],  # a canton named as its capital
+         "the capital of Zurich by the passages that hold it, and the question asks the capital of Switzerland"),
+        ("What is the capital of Ivory Coast?", "Abidjan", [ABIDJAN],
+         "the former capital of Ivory Coast by the passages that hold it, and the question asks the capital of Ivory Coast"),
     ])
     def test_a_states_capital_given_for_another_place_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                      evidence, reason):
@@ -523,6 +547,10 @@ class TestCheckAnswer:
         ("What is the capital of Canada?", "Ottawa", [TORONTO, OTTAWA], 0.1),  # "capital city of Canada"
         ("Of which state is Melbourne the capital?", "Victoria", [MELBOURNE], 0.1),  # no place's capital asked
         ("What is the capital of Australia?", "Melbourne", [MELBOURNE], 0.0),  # the knob at 0
+        ("What is the capital of the UAE?", "Abu Dhabi", [ABU_DHABI], 0.1),  # the place as the passage writes it after
+        ("What is the capital of Florida?", "Tallahassee", [FLORIDA], 0.1),  # "capital of Tallahassee": of the answer
+        ("What is the capital of the Czech Republic?", "Prague", [PRAGUE], 0.1),  # the capital, and a historical one
+        ("What is the capital of Bohemia?", "Prague", [PRAGUE], 0.1),  # historically the capital: not another's
     ])
     def test_a_capital_of_the_place_asked_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
