@@ -214,7 +214,7 @@ class TestRecordedRuns:
         from eval.rescore import ruled
 
         blocks = {"squad-dev-s53-heldout", "squad-dev-s57-heldout2", "squad-dev-s57-heldout3", "squad-dev-s58-heldout4",
-                  "squad-dev-s68-heldout5", "squad-dev-s69-heldout6", "hotpotqa-dev-s50"}
+                  "squad-dev-s68-heldout5", "squad-dev-s69-heldout6", "squad-dev-s70-heldout7", "hotpotqa-dev-s50"}
         paths = sorted((Path(__file__).parents[1] / "docs" / "results").glob("*/records.jsonl"))
         assert blocks <= {p.parent.name for p in paths}
         withheld = [(path.parent.name, r["system"], r["question"], r["f1"]) for path in paths
