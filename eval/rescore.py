@@ -49,10 +49,12 @@ def recorded_evidence(record: Mapping[str, Any]) -> list[EvidenceItem]:
 def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
     """The rule that withholds a recorded answer whatever its score, and its reason, as the check applies them
     (:func:`nodes.check_answer.rule_of`) to the answer as written and as given, with the recorded evidence; ``None``
-    where none does. The record keeps no citations, settings or index, so an age no passage states and someone out
-    of office are not replayed (no benchmark question asks an age, and no benchmark index holds the descriptions
-    that say who is out of office), and a passage that holds the answer is read without the passages before it, so
-    the replay withholds at least the answers the check would by ``subject``."""
+    where none does. The record keeps no citations, settings or index, so an age no passage states, someone out
+    of office and a population held by another place's passages are not replayed (no benchmark question asks an
+    age, no benchmark index holds the descriptions that say who is out of office, and the one dev question that asks
+    a population, "What is the population of the Netherlands?", is unanswerable), and a passage that holds the
+    answer is read without the passages before it, so the replay withholds at least the answers the check would by
+    ``subject``."""
     return rule_of(record["question"], written_answer(record), record["prediction_unchecked"], recorded_evidence(record))
 
 

@@ -29,7 +29,8 @@ question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
 "subject"``), and an answer its passages rank second or lower to a question that asks for the first
 (:func:`ranked_below`; ``by: "rank"``), and a capital its passages call another place's, or not the capital asked
-(:func:`capital_elsewhere`; ``by: "capital"``), and someone dead or out of office, by the knowledge base, to a question
+(:func:`capital_elsewhere`; ``by: "capital"``), and a population only other places' passages hold
+(:func:`population_elsewhere`; ``by: "population"``), and someone dead or out of office, by the knowledge base, to a question
 that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an answer made only of the
 instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
@@ -152,11 +153,11 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "capital", "past", "echo")
+RULED = ("age", "kind", "subject", "rank", "capital", "population", "past", "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
-:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`,
+:func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`, :func:`population_elsewhere`,
 :func:`out_of_office`, :func:`echoes_instructions`)."""
-REASON_TOLD = ("kind", "subject", "rank", "capital", "past", "echo")
+REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "past", "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -358,6 +359,30 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     return f"{elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
 
 
+POPULATION_ASKED = re.compile(
+    r"^\W*(?:how\s+many\s+(?:people|inhabitants|residents)\s+(?:live|lived|reside|resided)\s+in|"
+    r"what\s+(?:is|was)\s+the\s+population\s+of)\s+(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
+"""A question that asks a place's population: "How many people live in Germany?", "What is the population of Tokyo?"."""
+
+
+def population_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem], index: PassageIndex) -> str | None:
+    """The check's reason for withholding ``answer`` when ``question`` asks the population of a place the index has
+    a document titled as (:data:`POPULATION_ASKED`; :func:`nodes.describe.titled_document`, as written) and every
+    evidence item that holds the answer (as :func:`subject_elsewhere` finds them) is a passage of another document;
+    ``None`` otherwise, and where one is not a passage of the index. Found trying the chat (session 69): "How many
+    people live in Germany?" was answered "613,111", cited to "Stuttgart has a population of 613,111 as of 2023,
+    making it the sixth largest city in Germany" (Germany's own passage ranked second)."""
+    asked = POPULATION_ASKED.match(question)
+    claim = claim_words(question, answer)
+    document = titled_document(index, asked["place"], spelling=False) if asked is not None and claim else None
+    held = holders(claim, evidence) if document is not None else []
+    if (asked is None or not held or any(item["passage_id"] not in index for item in held)
+            or any(index.document_of(index.passage(item["passage_id"])) == document for item in held)):
+        return None
+    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
+    return f"held only by passages of {titles}, and the question asks the population of {asked['place']}"
+
+
 OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"
            r"chair(?:man|woman|person)?|king|queen|monarch|emperor|empress|pope|mayor|governor|leader|"
            r"head\s+of\s+(?:state|government)|secretary[- ]general|director[- ]general")
@@ -441,6 +466,8 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence)),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence)),
+                       ("population", lambda: population_elsewhere(question, answer, evidence, index) if index is not None
+                        else None),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):
         if said := reason():

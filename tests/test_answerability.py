@@ -611,6 +611,41 @@ class TestCheckAnswer:
             assert check["decision"] == "abstain" and check["by"] == "past" and check["reason"] == reason
             assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
 
+    @pytest.mark.parametrize("question, answer, reason", [
+        ("How many people live in Germany?", "613,111",
+         "held only by passages of \u201cStuttgart\u201d, and the question asks the population of Germany"),
+        ("What is the population of Germany?", "613,111",
+         "held only by passages of \u201cStuttgart\u201d, and the question asks the population of Germany"),
+        ("How many people live in Germany?", "84 million", None),  # held by Germany's own passage
+        ("How many people live in Stuttgart?", "613,111", None),  # the place asked
+        ("How many people live in Bavaria?", "613,111", None),  # no document titled so: nothing to say
+        ("How many people live in the sixth largest city?", "613,111", None),  # no place named
+        ("How many cities does Germany have?", "613,111", None),  # no population asked
+    ])
+    def test_a_population_held_only_by_another_places_passages_is_withheld(self, ctx, question, answer, reason):
+        """Found trying the chat (session 69): "How many people live in Germany?" was answered "613,111", cited to
+        Stuttgart's "sixth largest city in Germany" (Germany's own passage ranked second), and given."""
+        import numpy as np
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        texts = {"Germany": "Germany has a population of over 84 million.",
+                 "Stuttgart": "Stuttgart has a population of 613,111 as of 2023, making it the sixth largest city in Germany."}
+        passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
+                            metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
+        index = PassageIndex("e", 2)
+        index.add(passages, np.eye(2, dtype=np.float32))
+        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(passages, 1)]
+        out = check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
+            ctx, answerability=self.EVEN, index=index)))
+        check = out["trace"]["answerability"]
+        if reason is None:
+            assert check["by"] == "score" and check["decision"] == "answer"
+        else:
+            assert check["decision"] == "abstain" and check["by"] == "population" and check["reason"] == reason
+            assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
     KING = {"n": 1, "passage_id": "p1", "title": "Martin Luther King Jr.",
             "text": "Martin Luther King Jr. was a prominent leader of the civil rights movement until his assassination in 1968."}
 

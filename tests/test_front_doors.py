@@ -163,6 +163,9 @@ def test_an_age_no_passage_states_is_told_as_withheld_for_that():
     # session 69: "What is the capital of Australia?" answered "Melbourne" (nodes.check_answer.capital_elsewhere)
     ("capital", "Melbourne", "the capital of Victoria by the passages that hold it, and the question asks the capital of "
                              "Australia"),
+    # session 70: "How many people live in Germany?" answered Stuttgart's figure (nodes.check_answer.population_elsewhere)
+    ("population", "613,111", "held only by passages of \u201cStuttgart\u201d, and the question asks the population of "
+                              "Germany"),
     ("past", "Angela Merkel", "someone whose time as chancellor ended in 2021, by the knowledge base, and the question "
                               "asks who is the chancellor now"),
 ])
