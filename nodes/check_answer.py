@@ -61,7 +61,8 @@ from components.reranker import content_terms, content_words, folded_words
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
 from nodes.base import context_of, finished_turn, timed
-from nodes.describe import possessive, titled_document
+from components.titles import titled_document
+from nodes.describe import possessive
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject

@@ -17,16 +17,14 @@ on in the same document, :data:`MORE_PASSAGES` at a time, and then says there is
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 from langgraph.runtime import Runtime
 
-from components.index import PassageIndex, document_id
+from components.index import document_id
 from components.passages import Passage
-from components.reranker import folded
+from components.titles import ARTICLE, WORD, plain, title_match, titled_document
 from nodes.base import (NOTHING_EVALUATED, context_of, direct_reply, finished_turn, timed, traced_passages,
                         unscored_check)
 from nodes.condense_question import topical
@@ -35,7 +33,6 @@ from pipeline.context import RAGContext
 from pipeline.state import Citation, PassageHit, State
 from prompts import format_evidence
 
-_ARTICLE = r"(?:the|a|an)"
 DESCRIBE = (
     ("who", re.compile(r"^\W*(?:who(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 5),
     ("what", re.compile(r"^\W*(?:what(?:\s+(?:is|was|are|were)|['’]s)\s+)(?P<thing>[^?]+?)[\s?.!]*$", re.IGNORECASE), 4),
@@ -62,9 +59,6 @@ order ("the first president"), a clause ("what is it made of", "who is the presi
 pronoun; or more than one thing ("What are fan-tan and faro?"). With them the question asks a fact of the
 thing, which the model answers."""
 
-_WORD = re.compile(r"[\w.’'-]+")
-
-
 def described_subject(question: str) -> str | None:
     """The thing a question only asks to be described ("Who was Napoleon?" gives "Napoleon", "What is
     a black hole?" "a black hole", "Tell me about Marie Curie" "Marie Curie"), or ``None``: a question
@@ -78,8 +72,8 @@ def described_subject(question: str) -> str | None:
         thing = " ".join(found["thing"].split())
         if thing_named(thing, most) is None:
             return None
-        words = _WORD.findall(thing)
-        body = words[1:] if words and re.fullmatch(_ARTICLE, words[0], re.IGNORECASE) else words
+        words = WORD.findall(thing)
+        body = words[1:] if words and re.fullmatch(ARTICLE, words[0], re.IGNORECASE) else words
         if kind == "who" and body is not words and not all(w[:1].isupper() for w in body):
             return None
         if kind == "name" and len(body) > MOST_PLAIN_WORDS and not all(w[:1].isupper() for w in body):
@@ -102,115 +96,14 @@ def thing_named(thing: str, most: int) -> str | None:
     after an article; ``None`` when it asks a fact of a thing (:data:`NOT_A_THING`), holds a possessive ("Kublai
     Khan's grandfather"), a participle ("the label renamed"), a superlative, or a comma, colon or semicolon."""
     thing = " ".join(thing.split())
-    words = _WORD.findall(thing)
-    body = words[1:] if words and re.fullmatch(_ARTICLE, words[0], re.IGNORECASE) else words
+    words = WORD.findall(thing)
+    body = words[1:] if words and re.fullmatch(ARTICLE, words[0], re.IGNORECASE) else words
     if (not body or len(body) > most or len(thing) > 80 or re.search(r"[,:;]", thing)
             or any(w.lower().strip(".") in NOT_A_THING or possessive(w) for w in words)
             or any(w.islower() and len(w) > 4 and w.endswith("ed") for w in body)
             or any(len(w) > 5 and w.lower().endswith("est") and w.islower() for w in body)):
         return None
     return thing
-
-
-def _plain(text: str) -> str:
-    text = re.sub(r"\s*\([^()]*\)\s*$", "", text.replace("_", " "))  # a disambiguation: "Mercury (planet)"
-    text = " ".join(_WORD.findall(folded(text)))
-    return re.sub(rf"^{_ARTICLE}\s+", "", text)
-
-
-def plain_words(text: str) -> list[str]:
-    """The words of ``text`` as titles are compared (:func:`title_match`, :func:`misspelt`): accents, case, a
-    leading article and a disambiguation aside ("The Eiffel Tower (Paris)": "eiffel", "tower")."""
-    return _plain(text).split()
-
-
-def singulars(words: str) -> list[str]:
-    """``words`` with its last word read as a plural, each way English makes one ("volcanoes":
-    "volcano", "volcanoe"; "cities": "city"); none for a word that does not end in "s"."""
-    if not words.endswith("s") or words.endswith("ss"):
-        return []
-    stem = words[:-1]
-    return [stem, *([words[:-2]] if words.endswith("es") else []), *([words[:-3] + "y"] if words.endswith("ies") else [])]
-
-
-def title_match(thing: str, title: str) -> int:
-    """2 when ``title`` names ``thing`` (up to case, an article, a disambiguation and a plural: "the
-    Eiffel Tower" and "Eiffel Tower", "Mercury" and "Mercury (planet)", "volcanoes" and "Volcano"), 1
-    when ``thing`` is one word that ends the title (a surname: "Einstein" and "Albert Einstein"), else 0."""
-    asked, named = _plain(thing), _plain(title)
-    if not asked or not named:
-        return 0
-    if asked == named or named in singulars(asked):
-        return 2
-    return 1 if " " not in asked and named.endswith(f" {asked}") else 0
-
-
-def one_edit_apart(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one letter added, dropped or changed, or two next to each other swapped."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
-                                  and a[diff[1]] == b[diff[0]])
-    short, long = sorted((a, b), key=len)
-    i = next((k for k, (x, y) in enumerate(zip(short, long, strict=False)) if x != y), len(short))
-    return short[i:] == long[i + 1:]
-
-
-MISSPELT_WORD = 5
-"""The fewest letters a word of a name of two or more words has to be read as misspelt by one ("Newtn"); a name of
-one word needs :data:`MISSPELT_NAME` ("Mario" is not "Maria")."""
-MISSPELT_NAME = 7
-
-
-def misspelt(asked: Sequence[str], named: Sequence[str], surname: bool = True) -> bool:
-    """Whether the words ``asked`` read as the title ``named`` misspelt (both :func:`plain_words`): a name of two or
-    more words with each word as the title's or one edit from it (:func:`one_edit_apart`, words of
-    :data:`MISSPELT_WORD` letters or more: "Isaac Newtn"), or one word of :data:`MISSPELT_NAME` letters or more one
-    edit from the title or, with ``surname``, from its last word ("Einstien"). The title itself is no misspelling."""
-    if not asked or not named or asked == named:
-        return False
-    if len(asked) == 1:
-        return (len(asked[0]) >= MISSPELT_NAME and (surname or len(named) == 1)
-                and one_edit_apart(asked[0], named[-1]))
-    return len(asked) == len(named) and all(a == n or (len(a) >= MISSPELT_WORD and one_edit_apart(a, n))
-                                            for a, n in zip(asked, named, strict=True))
-
-
-_TITLES: "weakref.WeakKeyDictionary[PassageIndex, tuple[str, dict[str, set[str]]]]" = weakref.WeakKeyDictionary()
-"""Each index's titles as :func:`title_match` reads them (plain), with the documents of each, at its revision."""
-_TITLES_LOCK = threading.Lock()
-
-
-def plain_titles(index: PassageIndex) -> dict[str, set[str]]:
-    """The ids of ``index``'s documents by their plain titles (up to case, an article and a disambiguation: "mercury"
-    for "Mercury (planet)" and "Mercury (element)"), read once per revision of the index."""
-    with _TITLES_LOCK:
-        known = _TITLES.get(index)
-        if known is not None and known[0] == index.revision:
-            return known[1]
-    revision = index.revision
-    titles: dict[str, set[str]] = {}
-    for document in index.documents():
-        titles.setdefault(_plain(document["title"]), set()).add(document["doc_id"])
-    with _TITLES_LOCK:
-        _TITLES[index] = (revision, titles)
-    return titles
-
-
-def titled_document(index: PassageIndex, thing: str, spelling: bool = True) -> str | None:
-    """The id of the one document of ``index`` titled as ``thing`` (as :func:`title_match` names it, a surname aside),
-    else the one whose whole title it misspells by a letter, else, for one word, the one whose last word it
-    misspells (:func:`misspelt`: "democrasy" is "Democracy", not also "Social democracy"); ``None`` where none is,
-    or two or more are ("Mercury": the planet and the element). With ``spelling`` false, only the title named."""
-    titles, asked = plain_titles(index), _plain(thing)
-    named = set().union(*(titles.get(t, set()) for t in (asked, *singulars(asked))))
-    words = asked.split()
-    for surname in (False, True):
-        if not named and spelling:
-            named = {doc for plain, docs in titles.items() if misspelt(words, plain.split(), surname) for doc in docs}
-    return next(iter(named)) if len(named) == 1 else None
 
 
 def described_by(thing: str, passages: Sequence[PassageHit]) -> PassageHit | None:
@@ -313,12 +206,12 @@ def names_title(question: str, title: str) -> bool:
     """Whether ``question`` names the document titled ``title``: the title (plain, :func:`title_match`'s reading)
     among its words, or a title of two words or more by its last, a capitalized word of the question ("Where was
     Beethoven born?" names "Ludwig van Beethoven"; "Which city …?" does not name "New York City")."""
-    named = _plain(title)
+    named = plain(title)
     if not named:
         return False
-    if f" {named} " in f" {_plain(question)} ":
+    if f" {named} " in f" {plain(question)} ":
         return True
-    capitalized = {w.casefold() for w in _WORD.findall(question) if w[:1].isupper()}
+    capitalized = {w.casefold() for w in WORD.findall(question) if w[:1].isupper()}
     return " " in named and named.rsplit(" ", 1)[1] in capitalized
 
 

@@ -21,7 +21,8 @@ from langgraph.runtime import Runtime
 
 from components.query_cache import scope_key
 from nodes.base import context_of, finished_turn, timed
-from nodes.describe import described_subject, title_match
+from components.titles import title_match
+from nodes.describe import described_subject
 from nodes.retrieve import files_followed, user_files
 from pipeline.configuration import PipelineConfig
 from pipeline.context import RAGContext

@@ -36,7 +36,7 @@ from components.requests import missing_document, subject_of, summarized_thing
 from components.reranker import content_terms
 from nodes.base import context_of, direct_reply, finished_turn, timed, traced_passages, unscored_check
 from nodes.compress import shortened
-from nodes.describe import title_match
+from components.titles import title_match
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, fit_to_context, grounds, is_abstention, split_citations
 from nodes.retrieve import cut_and_embed, user_files
 from pipeline.context import RAGContext

@@ -97,7 +97,8 @@ class TestDatasets:
         has the shape; the four SQuAD 2.0 train questions that would be are in the README."""
         import json
 
-        from nodes.describe import described_subject, misspelt, plain_words, title_match
+        from components.titles import misspelt, plain_words, title_match
+        from nodes.describe import described_subject
 
         def described(split):
             articles = json.loads((data_dir / "squad_v2" / f"{split}.json").read_text())["data"]

@@ -320,7 +320,7 @@ class TestDescribedSubject:
         ("Mitterand", "François Mitterrand", 0),
     ])
     def test_title_match(self, thing, title, match):
-        from nodes.describe import title_match
+        from components.titles import title_match
 
         assert title_match(thing, title) == match
 
@@ -335,8 +335,8 @@ class TestDescribedSubject:
         ("Antonin Dvorrak", "Antonín Dvořák", True),  # a dropped accent costs no edit
     ])
     def test_misspelt(self, thing, title, misspelt):
-        from nodes.describe import misspelt as read_as_misspelt
-        from nodes.describe import plain_words
+        from components.titles import misspelt as read_as_misspelt
+        from components.titles import plain_words
 
         assert read_as_misspelt(plain_words(thing), plain_words(title)) is misspelt
 
@@ -1754,7 +1754,7 @@ class TestSubjectAskedOf:
         ("a jet engine", "Engine", False), ("engine", "Jet engine", False),
     ])
     def test_a_title_is_the_subjects_when_it_names_the_same_thing(self, subject, title, titled):
-        from nodes.describe import title_match
+        from components.titles import title_match
 
         assert (title_match(subject, title) == 2) is titled
 
