@@ -160,3 +160,15 @@ def asks_two_things(question: str) -> bool:
     Thomas both composers?") or between relative clauses ("whose main campus is in Lawrence and whose branch
     campuses are ...") asks one thing. No SQuAD 2.0 or HotpotQA dev question reads so (a test counts them)."""
     return _TWO_THINGS.search(question) is not None
+
+
+POPULATION_ASKED = re.compile(
+    r"^\W*(?:how\s+many\s+(?:people|inhabitants|residents)\s+(?:live|lived|reside|resided)\s+in|"
+    r"what\s+(?:is|was)\s+the\s+population\s+of)\s+(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
+"""A question that asks a place's population: "How many people live in Germany?", "What is the population of Tokyo?"."""
+
+
+def population_place(question: str) -> str | None:
+    """The place whose population ``question`` asks (:data:`POPULATION_ASKED`: "Germany"), or ``None``."""
+    found = POPULATION_ASKED.match(question)
+    return " ".join(found["place"].split()) if found else None

@@ -58,6 +58,7 @@ from components.answerability import (
 from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
 from components.reranker import content_terms, content_words, folded_words
+from components.requests import population_place
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
 from nodes.base import context_of, finished_turn, timed
@@ -360,28 +361,22 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     return f"{elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
 
 
-POPULATION_ASKED = re.compile(
-    r"^\W*(?:how\s+many\s+(?:people|inhabitants|residents)\s+(?:live|lived|reside|resided)\s+in|"
-    r"what\s+(?:is|was)\s+the\s+population\s+of)\s+(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
-"""A question that asks a place's population: "How many people live in Germany?", "What is the population of Tokyo?"."""
-
-
 def population_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem], index: PassageIndex) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks the population of a place the index has
-    a document titled as (:data:`POPULATION_ASKED`; :func:`nodes.describe.titled_document`, as written) and every
-    evidence item that holds the answer (as :func:`subject_elsewhere` finds them) is a passage of another document;
-    ``None`` otherwise, and where one is not a passage of the index. Found trying the chat (session 69): "How many
-    people live in Germany?" was answered "613,111", cited to "Stuttgart has a population of 613,111 as of 2023,
-    making it the sixth largest city in Germany" (Germany's own passage ranked second)."""
-    asked = POPULATION_ASKED.match(question)
+    a document titled as (:func:`components.requests.population_place`; :func:`components.titles.titled_document`,
+    as written) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds them) is a passage
+    of another document; ``None`` otherwise, and where one is not a passage of the index. Found trying the chat
+    (session 69): "How many people live in Germany?" was answered "613,111", cited to "Stuttgart has a population of
+    613,111 as of 2023, making it the sixth largest city in Germany" (Germany's own passage ranked second)."""
+    place = population_place(question)
     claim = claim_words(question, answer)
-    document = titled_document(index, asked["place"], spelling=False) if asked is not None and claim else None
+    document = titled_document(index, place, spelling=False) if place is not None and claim else None
     held = holders(claim, evidence) if document is not None else []
-    if (asked is None or not held or any(item["passage_id"] not in index for item in held)
+    if (not held or any(item["passage_id"] not in index for item in held)
             or any(index.document_of(index.passage(item["passage_id"])) == document for item in held)):
         return None
     titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
-    return f"held only by passages of {titles}, and the question asks the population of {asked['place']}"
+    return f"held only by passages of {titles}, and the question asks the population of {place}"
 
 
 OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"
@@ -403,7 +398,7 @@ Brazil (1930–1945; 1951–1954))"."""
 def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks who holds an office now
     (:data:`OFFICE_NOW`, nothing of the past: :data:`OF_THE_PAST`) and the answer is the title of one document of
-    the Wikipedia summaries in the index (:func:`nodes.describe.titled_document`; a benchmark's passages are no
+    the Wikipedia summaries in the index (:func:`components.titles.titled_document`; a benchmark's passages are no
     source's descriptions), or is with the place the question names ("Philip II" for "the king of Spain": "Philip
     II of Spain"), whose first passage spells a death (the Wikipedia reader's
     "; born 1955, died 2011, aged 55 or 56)": :data:`components.sources.SPELLED_LIFE`) or ends with a closed term

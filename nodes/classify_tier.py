@@ -166,6 +166,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "named_documents": pipeline.named_documents,
         "follow_up_file_score": pipeline.follow_up_file_score,
         "file_first_score": pipeline.file_first_score,
+        "place_first": pipeline.place_first,
         "summarize": pipeline.summarize,
         "summarize_tokens": pipeline.summarize_tokens,
         "living_ages": pipeline.living_ages,

@@ -139,6 +139,7 @@ class Settings(TypedDict):
     file_first_score: NotRequired[float | None]  # a question that names no file searches the files from this score
     summarize: NotRequired[bool]  # a request to summarize a document it names is answered with a summary of it
     summarize_tokens: NotRequired[int]  # the most tokens of the document a summary reads
+    place_first: NotRequired[bool]  # a place's population is searched for in the place's own document
     living_ages: NotRequired[bool]  # a living person's age today is spelled beside their description's birth year
     two_things: NotRequired[bool]  # a question that asks two things is told to answer each
     evidence_order: NotRequired[str]  # the reranked passages' order: "score" or "title_diverse"
@@ -356,6 +357,11 @@ class NamedDocumentTrace(TypedDict):
     title: str
     followed: NotRequired[bool]  # not named by the question: the question before searched it, and it follows on
     near: NotRequired[bool]  # not named, not followed: a passage of it scores at least file_first_score
+
+
+class PlaceDocumentTrace(TypedDict):
+    doc_id: str  # the document titled as the place whose population the question asks: retrieval searched it only
+    title: str
 
 
 class SummarizedTrace(TypedDict):

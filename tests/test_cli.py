@@ -195,6 +195,16 @@ class TestAsk:
             PipelineConfig(living_ages="yes")  # type: ignore[arg-type]
 
 
+    def test_a_places_population_read_in_its_own_article_can_be_turned_on(self):
+        from app.cli import _pipeline, build_parser
+        from pipeline.configuration import ConfigurationError, PipelineConfig
+
+        assert _pipeline(build_parser().parse_args(["ask", "How many people live in Germany?"])).place_first is False
+        assert _pipeline(build_parser().parse_args(["chat", "--place-first"])).place_first is True
+        assert PipelineConfig().with_overrides({"place_first": True}).place_first is True
+        with pytest.raises(ConfigurationError, match="place_first is true or false"):
+            PipelineConfig(place_first="yes")  # type: ignore[arg-type]
+
 class TestChat:
     def test_follow_up_in_the_terminal_chat(self, index_dir):
         result = subprocess.run(

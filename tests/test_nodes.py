@@ -1002,6 +1002,48 @@ class TestFollowedDocuments(UserFileIndex):
         assert follow_up_scope(ctx, ctx.pipeline, named) == ()  # it names the file: the question says the scope
 
 
+class TestPlaceDocument:
+    """Found trying the chat (session 69): "How many people live in Germany?" read Stuttgart's "sixth largest city
+    in Germany" first and was answered 613,111. With the setting ``place_first`` (off by default), a question that
+    asks a place's population searches the document titled as the place only."""
+
+    PASSAGES = [("wiki/Stuttgart", "Stuttgart", "Stuttgart has a population of 613,111, making it the sixth largest city "
+                 "in Germany."),
+                ("wiki/Germany", "Germany", "Germany is a country in Central Europe."),
+                ("wiki/Germany", "Germany", "Its 16 constituent states have a total population of over 83 million."),
+                ("wiki/Mercury (planet)", "Mercury (planet)", "Mercury has no people living on it."),
+                ("wiki/Mercury (element)", "Mercury (element)", "Mercury is a chemical element.")]
+
+    @pytest.fixture
+    def places(self, runtime, embedder):
+        from components.passages import Passage
+
+        return over(runtime, embedder, [Passage(f"{doc}#p0s{i}", title, text, {"source": "wikipedia", "doc_id": doc})
+                                        for i, (doc, title, text) in enumerate(self.PASSAGES)])
+
+    def asked(self, places, question, **overrides):
+        overrides = {"place_first": True, **overrides}
+        return run(retrieve, classified(places, question=question, tier="medium", **overrides), places)
+
+    @pytest.mark.parametrize("question", ["How many people live in Germany?", "What is the population of Germany?",
+                                          "what was the population of germany"])
+    def test_a_places_population_is_searched_in_its_document(self, places, question):
+        out = self.asked(places, question)
+        assert {p["metadata"]["doc_id"] for p in out["passages"]} == {"wiki/Germany"}
+        assert out["trace"]["place_document"] == {"doc_id": "wiki/Germany", "title": "Germany"}
+
+    @pytest.mark.parametrize(("question", "overrides"), [
+        ("How many people live in Germany?", {"place_first": False}),  # the setting off, the default
+        ("How many people live in Mercury?", {}),  # two documents titled so
+        ("How many people live in Bavaria?", {}),  # none
+        ("Which is the sixth largest city in Germany?", {}),  # no population asked
+    ])
+    def test_the_whole_index_is_searched(self, places, question, overrides):
+        out = self.asked(places, question, **overrides)
+        assert "place_document" not in out.get("trace", {})
+        assert len({p["metadata"]["doc_id"] for p in out["passages"]}) > 1
+
+
 class TestNearFiles(UserFileIndex):
     """Found trying the API (session 69): with a travel policy uploaded, "Who leads the finance office?" searched
     the whole index, where Wikipedia's finance outranked the policy's "The finance office, led by Karin Weiss, ...".
