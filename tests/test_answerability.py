@@ -494,28 +494,25 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
-    MELBOURNE = {"n": 1, "passage_id": "p1", "title": "Melbourne",
-                 "text": "Melbourne is the capital and most populous city of the Australian state of Victoria and the "
-                         "second-most populous city in Australia."}
-    TORONTO = {"n": 2, "passage_id": "p2", "title": "Toronto",
-               "text": "Toronto is the capital city of the Canadian province of Ontario."}
-    OTTAWA = {"n": 3, "passage_id": "p3", "title": "Ottawa",
-              "text": "Ottawa is the capital city of Canada, in the province of Ontario."}
+    @staticmethod
+    def item(n, title, text):
+        """An evidence item ``n`` (passage ``p<n>``)."""
+        return {"n": n, "passage_id": f"p{n}", "title": title, "text": text}
 
-    MUMBAI = {"n": 4, "passage_id": "p4", "title": "Mumbai",
-              "text": "It is the financial capital and the most populous city proper of India, with an estimated "
-                      "population of 12.5 million (1.25 crore)."}
-    ABIDJAN = {"n": 5, "passage_id": "p5", "title": "Abidjan",
-               "text": "Abidjan is the largest city and the former capital of Ivory Coast."}
-    ABU_DHABI = {"n": 6, "passage_id": "p6", "title": "Abu Dhabi",
-                 "text": "Abu Dhabi is the capital city of the United Arab Emirates (UAE), and of the Emirate of Abu Dhabi."}
-    FLORIDA = {"n": 7, "passage_id": "p7", "title": "Florida",
-               "text": "Florida's other major population centers include Tampa Bay, Orlando, Cape Coral, and the state "
-                       "capital of Tallahassee."}
-    ZURICH = {"n": 9, "passage_id": "p9", "title": "Zurich",
-              "text": "Zurich is the largest city in Switzerland and the capital of the canton of Zurich."}
-    PRAGUE = {"n": 8, "passage_id": "p8", "title": "Prague",
-              "text": "Prague is the capital and largest city of the Czech Republic and the historical capital of Bohemia."}
+    MELBOURNE = item(1, "Melbourne", "Melbourne is the capital and most populous city of the Australian state of Victoria "
+                                     "and the second-most populous city in Australia.")
+    TORONTO = item(2, "Toronto", "Toronto is the capital city of the Canadian province of Ontario.")
+    OTTAWA = item(3, "Ottawa", "Ottawa is the capital city of Canada, in the province of Ontario.")
+    MUMBAI = item(4, "Mumbai", "It is the financial capital and the most populous city proper of India, with an estimated "
+                               "population of 12.5 million (1.25 crore).")
+    ABIDJAN = item(5, "Abidjan", "Abidjan is the largest city and the former capital of Ivory Coast.")
+    ABU_DHABI = item(6, "Abu Dhabi", "Abu Dhabi is the capital city of the United Arab Emirates (UAE), and of the Emirate "
+                                     "of Abu Dhabi.")
+    FLORIDA = item(7, "Florida", "Florida's other major population centers include Tampa Bay, Orlando, Cape Coral, and "
+                                 "the state capital of Tallahassee.")
+    PRAGUE = item(8, "Prague", "Prague is the capital and largest city of the Czech Republic and the historical capital "
+                               "of Bohemia.")
+    ZURICH = item(9, "Zurich", "Zurich is the largest city in Switzerland and the capital of the canton of Zurich.")
 
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("What is the capital of Australia?", "Melbourne", [MELBOURNE],
@@ -556,6 +553,33 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    def checked_on_summaries(self, ctx, question, answer, texts, more=()):
+        """``question`` answered ``answer``, checked over an index of Wikipedia summaries' passages (``texts``: title
+        to text; ``more`` passages beside them), every passage of it the evidence."""
+        import numpy as np
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
+                            metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
+        passages += list(more)
+        index = PassageIndex("e", 2)
+        index.add(passages, np.eye(2, dtype=np.float32)[[i % 2 for i in range(len(passages))]])
+        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(passages, 1)]
+        return check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
+            ctx, answerability=self.EVEN, index=index)))
+
+    @staticmethod
+    def assert_ruled(out, by, reason, answer):
+        """The check withheld ``answer`` by the rule ``by`` for ``reason``; with no reason, the score gave it."""
+        check = out["trace"]["answerability"]
+        if reason is None:
+            assert check["by"] == "score" and check["decision"] == "answer"
+        else:
+            assert check["decision"] == "abstain" and check["by"] == by and check["reason"] == reason
+            assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
     @pytest.mark.parametrize("question, answer, reason", [
         ("Who is the CEO of Apple?", "Steve Jobs", "someone who died in 2011, by the knowledge base, and the question "
                                                    "asks who is the CEO now"),
@@ -582,12 +606,8 @@ class TestCheckAnswer:
         cited to "(President of France from 1981 to 1995)", given at 72%; "Who is the CEO of Apple?" "Steve Jobs",
         whose description spells his death, at 69%. The rule reads the first passage of the document titled as the
         answer."""
-        import numpy as np
-
-        from components.index import PassageIndex
         from components.passages import Passage
 
-        index = PassageIndex("e", 2)
         texts = {"Steve Jobs": "Steven Paul Jobs was an American businessman. (American businessman and inventor; born "
                                "1955, died 2011, aged 55 or 56)",
                  "François Mitterrand": "François Mitterrand was President of France from 1981 to 1995. (President of "
@@ -596,20 +616,9 @@ class TestCheckAnswer:
                  "Getúlio Vargas": "Getúlio Vargas served as president of Brazil. (President of Brazil (1930–1945; "
                                    "1951–1954))",
                  "Philip II of Spain": "Philip II was King of Spain. (King of Spain from 1556 to 1598)"}
-        passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
-                            metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
-        passages.append(Passage(id="squad/Steven_Jobs#p0s0", title="Steven Jobs", text=texts["Steve Jobs"],
-                                metadata={"source": "squad"}))  # a benchmark's passage: no description
-        index.add(passages, np.eye(2, dtype=np.float32)[[0, 1, 0, 1, 0, 1]])
-        evidence = [{"n": 1, "passage_id": p.id, "title": p.title, "text": p.text} for p in passages]
-        out = check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
-            ctx, answerability=self.EVEN, index=index)))
-        check = out["trace"]["answerability"]
-        if reason is None:
-            assert check["by"] == "score" and check["decision"] == "answer"
-        else:
-            assert check["decision"] == "abstain" and check["by"] == "past" and check["reason"] == reason
-            assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+        benchmark = Passage(id="squad/Steven_Jobs#p0s0", title="Steven Jobs", text=texts["Steve Jobs"],
+                            metadata={"source": "squad"})  # a benchmark's passage: no description
+        self.assert_ruled(self.checked_on_summaries(ctx, question, answer, texts, [benchmark]), "past", reason, answer)
 
     @pytest.mark.parametrize("question, answer, reason", [
         ("How many people live in Germany?", "613,111",
@@ -625,26 +634,9 @@ class TestCheckAnswer:
     def test_a_population_held_only_by_another_places_passages_is_withheld(self, ctx, question, answer, reason):
         """Found trying the chat (session 69): "How many people live in Germany?" was answered "613,111", cited to
         Stuttgart's "sixth largest city in Germany" (Germany's own passage ranked second), and given."""
-        import numpy as np
-
-        from components.index import PassageIndex
-        from components.passages import Passage
-
         texts = {"Germany": "Germany has a population of over 84 million.",
                  "Stuttgart": "Stuttgart has a population of 613,111 as of 2023, making it the sixth largest city in Germany."}
-        passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
-                            metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
-        index = PassageIndex("e", 2)
-        index.add(passages, np.eye(2, dtype=np.float32))
-        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(passages, 1)]
-        out = check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
-            ctx, answerability=self.EVEN, index=index)))
-        check = out["trace"]["answerability"]
-        if reason is None:
-            assert check["by"] == "score" and check["decision"] == "answer"
-        else:
-            assert check["decision"] == "abstain" and check["by"] == "population" and check["reason"] == reason
-            assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+        self.assert_ruled(self.checked_on_summaries(ctx, question, answer, texts), "population", reason, answer)
 
     KING = {"n": 1, "passage_id": "p1", "title": "Martin Luther King Jr.",
             "text": "Martin Luther King Jr. was a prominent leader of the civil rights movement until his assassination in 1968."}
