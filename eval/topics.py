@@ -4,7 +4,7 @@
 they went down the question path, which reads the few sentences nearest the request and asks the model for
 as few words as possible, and the check withheld 10 of the 12 of :data:`OF_A_SUBJECT`. Since then the
 subject's own document, when retrieval finds it, is summarized (:func:`components.requests.subject_of`,
-:func:`nodes.describe.title_match`). This asks the 12, each of whose subject is an article of the summaries,
+:func:`components.titles.title_match`). This asks the 12, each of whose subject is an article of the summaries,
 and 6 (:data:`NO_ARTICLE`) whose subject none is, which must not be summarized from another article
 ("How do hurricanes work?" must not read "Hurricane Katrina"); then requests for facts about a subject
 (:data:`FACTS`, :data:`FACTS_NO_ARTICLE`), with no query cache. The requests were written before the first

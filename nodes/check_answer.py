@@ -61,8 +61,8 @@ from components.reranker import content_terms, content_words, folded_words
 from components.requests import population_place
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
-from nodes.base import context_of, finished_turn, timed
 from components.titles import titled_document
+from nodes.base import context_of, finished_turn, timed
 from nodes.describe import possessive
 from nodes.generate import SUPPORT_COVERAGE, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
@@ -346,8 +346,8 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     ``None`` otherwise. Found trying the API (session 69): "What is the capital of Australia?" was answered
     "Melbourne", cited to "Melbourne is the capital and most populous city of the Australian state of Victoria", and
     given at 81% (the summaries hold no article on Canberra). Session 70: "Mumbai" for India's capital, from "It is
-    the financial capital and the most populous city proper of India"; "Ottawa" for Ontario's, from "Ottawa is the
-    capital city of Canada"."""
+    the financial capital and the most populous city proper of India", and "Abidjan" for Ivory Coast's, "the former
+    capital of Ivory Coast"."""
     asked = CAPITAL_ASKED.match(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:

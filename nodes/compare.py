@@ -6,7 +6,7 @@ Asked to compare two things, the 1.5B model gave a fragment of one side ("Compar
 (session 66, ``runs/preregistered-s66.md``). A request that only asks to compare or tell apart two things
 (:func:`compared_subjects`: "Compare X and Y", "X vs Y", "What is the difference between X and Y?", "How
 does X differ from Y?"), each a name as :func:`nodes.describe.thing_named` reads one, is answered, when a
-document is titled as each (:func:`nodes.describe.title_match`), by the first passage of each, as written
+document is titled as each (:func:`components.titles.title_match`), by the first passage of each, as written
 and cited: the definitions side by side, which the reader compares. The two are looked for among the
 reranked passages, then among the passages closest to each name alone (a request retrieves mostly one of
 them). No model call. Where either is not found, the request goes on to the model as any other question.

@@ -68,7 +68,7 @@ def summarized_documents(state: State, index: PassageIndex, thing: str) -> list[
     """The documents (id, title) a request to summarize ``thing`` names: the user's files retrieval searched
     only (the trace's ``named_documents``); else the first of the retrieved passages' documents, trying in turn
     one titled as the whole of ``thing`` ("History of Japan" for "the history of Japan", as
-    :func:`nodes.describe.title_match` reads a title: up to case, an article, a plural and a disambiguation);
+    :func:`components.titles.title_match` reads a title: up to case, an article, a plural and a disambiguation);
     for a request that asks of a subject as a whole (:func:`components.requests.subject_of`: "the history of the
     Roman Empire", "how vaccines work"), one titled as the subject ("Roman Empire"; not "Hurricane Katrina" for
     "hurricanes": the subject is the whole of what the document is about), then one whose title is a name the
