@@ -1227,3 +1227,20 @@ class TestEmbedSpeedSummary:
         assert figures["p50_ms"] == pytest.approx(5.5)
         assert figures["p90_ms"] == pytest.approx(9.1)
         assert figures["mean_ms"] == pytest.approx(5.5)
+
+
+class TestPlaces:
+    def test_the_written_questions_have_the_shapes_the_rules_read(self):
+        """eval.places' lists, written before they were asked (session 70): every capital question is one the capital
+        rule reads, every population question names the place the population rule and place_first read."""
+        from components.requests import population_place
+        from eval.places import CAPITALS, POPULATIONS, POPULATIONS_HELD_OUT, POPULATIONS_PLACE_FIRST, POPULATIONS_SEEN
+        from nodes.check_answer import CAPITAL_ASKED
+
+        assert len(CAPITALS) == len(set(CAPITALS)) == 20
+        assert all(CAPITAL_ASKED.match(q) for q in CAPITALS)
+        assert [len(p) for p in (POPULATIONS_SEEN, POPULATIONS_HELD_OUT, POPULATIONS_PLACE_FIRST)] == [20, 20, 20]
+        assert len(set(POPULATIONS)) == 60
+        assert population_place(POPULATIONS_SEEN[0]) == "Germany"
+        assert population_place(POPULATIONS_PLACE_FIRST[1]) == "the Philippines"
+        assert all(population_place(q) for q in POPULATIONS)

@@ -1,0 +1,91 @@
+"""Questions on places written before they were asked (session 70): capitals and populations.
+
+Session 69's walks gave "Mumbai" for India's capital and Stuttgart's 613,111 for "How many people live in
+Germany?". Each list below was written down before any of its questions was asked (``runs/preregistered-s70.md``
+§2, §4, §5 and §6 of that session, gitignored), and judged by hand against the real capital or the place's own
+figure; the judgements are in the README ("A capital the passages call another place's", "A population held only
+by passages of another place").
+
+    python -m eval.places rules         # the capital and population lists once each, default settings (~2 min)
+    python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
+
+``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
+place's capital or a qualified one, :func:`nodes.check_answer.capital_elsewhere`; ``by population``: only other
+places' passages hold the figure, :func:`nodes.check_answer.population_elsewhere`). ``place-first`` compares the
+setting ``place_first`` (a place's population searched in the place's own document) on and off. A small comparison
+on one machine, not a benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from typing import Any, Sequence
+
+CAPITALS = tuple(f"What is the capital of {place}?" for place in (
+    "India", "Ontario", "Ivory Coast", "Cameroon", "Bangladesh", "Nigeria", "Turkey", "Brazil", "South Africa",
+    "the United Arab Emirates", "Canada", "Pakistan", "Tanzania", "Morocco", "Punjab", "Kazakhstan", "Vietnam",
+    "Switzerland", "Poland", "Bolivia"))
+"""Twenty capital questions (§2), written after session 69 found "Mumbai" for India's."""
+
+
+def _asked(places: str) -> tuple[str, ...]:
+    """The population of each place, asked the two ways in turn: "How many people live in X?", "What is the
+    population of X?"."""
+    return tuple(f"How many people live in {place}?" if i % 2 == 0 else f"What is the population of {place}?"
+                 for i, place in enumerate(places.split(", ")))
+
+
+POPULATIONS_SEEN = _asked("Germany, France, Tokyo, Canada, Australia, Brazil, London, India, Egypt, Nigeria, "
+                          "New York City, Mexico, Italy, Spain, Kenya, Argentina, Poland, Sweden, Vietnam, Iran")
+"""The first twenty (§4): their answers were read before the population rule was written, so they do not judge it."""
+POPULATIONS_HELD_OUT = _asked("Japan, China, Russia, Indonesia, Pakistan, Turkey, South Africa, Colombia, Portugal, "
+                              "Greece, Paris, Berlin, Rome, Moscow, Cairo, Sydney, Toronto, Chicago, Mumbai, Shanghai")
+"""Twenty more (§5), written after the rule and before any was asked: they judged the population rule."""
+POPULATIONS_PLACE_FIRST = _asked("Thailand, the Philippines, Ethiopia, Peru, the Netherlands, Belgium, Austria, "
+                                 "Norway, Ukraine, Saudi Arabia, Malaysia, Venezuela, Cuba, Iraq, Istanbul, Lagos, "
+                                 "Bangkok, Seoul, Los Angeles, Vienna")
+"""Twenty more (§6), written before ``place_first`` was first run: they judged it."""
+POPULATIONS = POPULATIONS_SEEN + POPULATIONS_HELD_OUT + POPULATIONS_PLACE_FIRST
+
+
+def place_first_report(ctx: Any, questions: Sequence[str]) -> str:
+    """Each of ``questions`` with ``place_first`` on and off, no query cache, the order alternating: the answer as
+    given or withheld, by what, cited or not, and the document searched; then how many each way gave."""
+    from eval.side_by_side import alternating
+
+    ways = {way: replace(ctx, pipeline=replace(ctx.pipeline, place_first=way == "on"), query_cache=None)
+            for way in ("on", "off")}
+    lines, given = [], {way: 0 for way in ways}
+    for question, way, out, ms in alternating(ways, questions):
+        check = out["trace"].get("answerability") or {}
+        shown = check.get("withheld_answer") or out["answer"]
+        place = (out["trace"].get("place_document") or {}).get("title")
+        given[way] += check.get("decision") == "answer"
+        lines.append(f"{way:3} {question!r}: {shown[:50]!r} ({check.get('decision')} by {check.get('by')}, "
+                     f"{'cited' if out['citations'] else 'not cited'}{f', searched {place!r} only' if place else ''}, "
+                     f"{ms:.0f} ms)")
+    lines += [f"{way}: {given[way]} of {len(questions)} given" for way in ways]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from eval.ages import checked_report
+    from eval.side_by_side import add_resource_options, loaded
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", choices=("rules", "place-first"),
+                        help="rules: the capital and population questions once each; place-first: the population "
+                             "questions with place_first on and off")
+    add_resource_options(parser)
+    args = parser.parse_args(argv)
+    ctx = loaded(args.index, args.model)
+    if args.what == "rules":
+        print(checked_report(ctx, CAPITALS + POPULATIONS))
+    else:
+        print(place_first_report(ctx, POPULATIONS))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
