@@ -1,19 +1,19 @@
-"""Questions on places written before they were asked (session 70): capitals and populations.
+"""Questions on places written before they were asked (session 70): capitals, populations, largest cities.
 
 Session 69's walks gave "Mumbai" for India's capital and Stuttgart's 613,111 for "How many people live in
-Germany?". Each list below was written down before any of its questions was asked (``runs/preregistered-s70.md``
-§2, §4, §5 and §6 of that session, gitignored), and judged by hand against the real capital or the place's own
-figure; the judgements are in the README ("A capital the passages call another place's", "A population held only
-by passages of another place").
+Germany?"; session 70's "Brisbane" for the largest city in Australia. Each list below was written down before any
+of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6 and §8 of that session, gitignored), and
+judged by hand; the judgements are in the README ("A capital the passages call another place's", "A population
+held only by passages of another place", "An answer its passages rank second or lower").
 
-    python -m eval.places rules         # the capital and population lists once each, default settings (~2 min)
+    python -m eval.places rules         # the capital, population and "largest city" lists once each (~3 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
 place's capital or a qualified one, :func:`nodes.check_answer.capital_elsewhere`; ``by population``: only other
-places' passages hold the figure, :func:`nodes.check_answer.population_elsewhere`). ``place-first`` compares the
-setting ``place_first`` (a place's population searched in the place's own document) on and off. A small comparison
-on one machine, not a benchmark.
+places' passages hold the figure, :func:`nodes.check_answer.population_elsewhere`; ``by rank``: a passage ranks it
+lower, :func:`nodes.check_answer.ranked_below`). ``place-first`` compares the setting ``place_first`` (a place's
+population searched in the place's own document) on and off. A small comparison on one machine, not a benchmark.
 """
 
 from __future__ import annotations
@@ -47,6 +47,14 @@ POPULATIONS_PLACE_FIRST = _asked("Thailand, the Philippines, Ethiopia, Peru, the
                                  "Bangkok, Seoul, Los Angeles, Vienna")
 """Twenty more (§6), written before ``place_first`` was first run: they judged it."""
 POPULATIONS = POPULATIONS_SEEN + POPULATIONS_HELD_OUT + POPULATIONS_PLACE_FIRST
+LARGEST = ("What is the largest city in Australia?",
+           *(f"What is the largest city in {place}?" for place in (
+               "Canada", "the United States", "India", "Brazil", "Germany", "China", "Pakistan", "Nigeria", "Turkey",
+               "Italy", "Spain", "Japan", "Mexico", "Russia", "South Africa", "Switzerland", "Scotland")),
+           "What is the most populous city in Australia?", "What is the largest state in the United States?")
+"""Twenty superlative questions (§8): the first found trying the API ("Brisbane"), the others written before they
+were asked; for a superlative a passage scopes to a state the question does not name
+(:func:`nodes.check_answer.ranked_below`, ``by rank``)."""
 
 
 def place_first_report(ctx: Any, questions: Sequence[str]) -> str:
@@ -81,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
-        print(checked_report(ctx, CAPITALS + POPULATIONS))
+        print(checked_report(ctx, CAPITALS + POPULATIONS + LARGEST))
     else:
         print(place_first_report(ctx, POPULATIONS))
     return 0

@@ -253,6 +253,10 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     return f"held only by passages of {titles}, which do not name {name}"
 
 
+SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory"
+_CAPS = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|the|and|de|du|la)\s+)*[A-Z][\w'’-]*)*"
+"""A country's parts a passage may scope a superlative or a capital to ("the Australian state of Queensland"), and a
+place's name as a passage writes it (capitalized words, "of", "the", "and" between them)."""
 SUPERLATIVES = frozenset("""largest biggest greatest tallest highest longest deepest widest smallest shortest lowest
     oldest youngest fastest slowest heaviest lightest hottest coldest richest poorest busiest brightest densest nearest
     farthest furthest""".split())
@@ -262,6 +266,11 @@ _RANKED = re.compile(rf"\b(?:{_ORDINAL}[\s-]+|(?:one|some|among)\s+(?:of\s+)?the
                      r"(?:(?:most|least)[\s-]+[^\W\d_]+|[^\W\d_]+est)\b", re.IGNORECASE)
 """A rank below the first, or none: "fourth-largest", "second largest", "second-most populous", "one of the oldest",
 "among the largest"."""
+_IN_A_PART = re.compile(
+    r"\b(?:(?:most|least)\s+[^\W\d_]+|[^\W\d_]+est)(?:\s+city)?\s+(?:of|in)\s+the\s+(?:[A-Z][\w'’-]*\s+){0,3}"
+    rf"(?:{SUBDIVISIONS})\b(?:\s+of\s+(?P<unit>{_CAPS}))?")
+"""A superlative a passage scopes to a part of a country: "largest city of the Australian state of Queensland",
+"largest city in the province of Quebec", "largest city of the province"."""
 _SUPERLATIVE = re.compile(r"\b(?:(?:most|least)\s+(?!(?:of|the|a|an|to|in|at|people|likely)\b)[^\W\d_]+|[^\W\d_]+est)\b",
                           re.IGNORECASE)
 
@@ -279,20 +288,28 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
     (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
     them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous") or among others
-    ("one of the oldest"), with no word of the superlative asked outside such a rank; ``None`` otherwise. Found
-    trying the chat (session 68): "What is the largest planet in the solar system?" was answered "Neptune", cited
-    to "It is the fourth-largest planet in the Solar System", given at 68%; "Which country has the largest
-    population?" "China", cited to "It is the world's second-most populous country after India"."""
+    ("one of the oldest"), with no word of the superlative asked outside such a rank or a part of a country the
+    question does not name (:data:`_IN_A_PART`); ``None`` otherwise. Found trying the chat (session 68): "What is
+    the largest planet in the solar system?" was answered "Neptune", cited to "It is the fourth-largest planet in
+    the Solar System", given at 68%; "Which country has the largest population?" "China", cited to "It is the
+    world's second-most populous country after India". Session 70: "What is the largest city in Australia?"
+    "Brisbane", cited to "the capital and largest city of the Australian state of Queensland and the third-most
+    populous city in Australia", given at 72%."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
     asked_here = re.compile(r"\b" + r"[\s-]+".join(asked.split()) + r"\b", re.IGNORECASE)
+    question_words = folded_words(question)
+
+    def elsewhere(part: re.Match[str]) -> str:  # a superlative of a part the question does not name is not its scope
+        return " " if part["unit"] is None or not question_words & folded_words(part["unit"]) else part[0]
 
     def rank(item: EvidenceItem) -> str | None:
         found = _RANKED.search(item["text"])
         titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
-        return None if found is None or not titled or asked_here.search(_RANKED.sub(" ", item["text"])) else found[0]
+        unranked = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
+        return None if found is None or not titled or asked_here.search(unranked) else found[0]
 
     ranked = every_holder(claim, evidence, rank)
     return None if ranked is None else f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}"
@@ -301,8 +318,6 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"
                            r"(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
 """A question that asks a place's capital: "What is the capital of Australia?", "What's the capital city of Canada?"."""
-SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory"
-_CAPS = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|the|and|de|du|la)\s+)*[A-Z][\w'’-]*)*"
 CAPITAL_OF = re.compile(
     r"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)(?:\s+city)?(?:\s+proper)?)?\s+of\s+(?:the\s+)?"
     rf"(?:(?:[A-Z][\w'’-]*\s+){{0,3}}(?:{SUBDIVISIONS})\s+of\s+(?P<subdivision>{_CAPS})|(?P<unit>{_CAPS})(?:\s*\((?P<also>[^)]*)\))?)")

@@ -457,6 +457,9 @@ class TestCheckAnswer:
 
     BEIRUT = {"n": 1, "passage_id": "p1", "title": "Beirut",
               "text": "Beirut has been inhabited for more than 5,000 years, making it one of the oldest cities in the world."}
+    BRISBANE = {"n": 1, "passage_id": "p1", "title": "Brisbane",
+                "text": "Brisbane is the capital and largest city of the Australian state of Queensland and the third-most "
+                        "populous city in Australia."}
 
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("What is the largest planet in the solar system?", "Neptune", [NEPTUNE, SATURN],
@@ -469,6 +472,9 @@ class TestCheckAnswer:
          "ranked second-most populous by the passages that hold it, and the question asks for the most populous"),
         ("What is the oldest city in the world?", "Beirut", [BEIRUT],  # "one of" the oldest is not the oldest
          "ranked one of the oldest by the passages that hold it, and the question asks for the oldest"),
+        # session 70: the largest of a state the question does not name is not the largest asked
+        ("What is the largest city in Australia?", "Brisbane", [BRISBANE],
+         "ranked third-most populous by the passages that hold it, and the question asks for the largest"),
     ])
     def test_an_answer_its_passages_rank_below_the_first_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                          evidence, reason):
@@ -488,6 +494,7 @@ class TestCheckAnswer:
         ("What is Neptune's rank by size?", "fourth-largest", [NEPTUNE, SATURN], 0.1),  # no superlative asked
         ("What is the largest planet in the solar system?", "Neptune", [NEPTUNE, SATURN], 0.0),  # the knob at 0
         ("What is the largest planet in the solar system?", "Jupiter", [NEPTUNE, SATURN], 0.1),  # held: "after Jupiter"
+        ("What is the largest city in Queensland?", "Brisbane", [BRISBANE], 0.1),  # the state asked
     ])
     def test_an_answer_its_passages_do_not_rank_below_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
                                                                                            evidence, threshold):

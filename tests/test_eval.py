@@ -1234,8 +1234,9 @@ class TestPlaces:
         """eval.places' lists, written before they were asked (session 70): every capital question is one the capital
         rule reads, every population question names the place the population rule and place_first read."""
         from components.requests import population_place
-        from eval.places import CAPITALS, POPULATIONS, POPULATIONS_HELD_OUT, POPULATIONS_PLACE_FIRST, POPULATIONS_SEEN
-        from nodes.check_answer import CAPITAL_ASKED
+        from eval.places import (CAPITALS, LARGEST, POPULATIONS, POPULATIONS_HELD_OUT, POPULATIONS_PLACE_FIRST,
+                                 POPULATIONS_SEEN)
+        from nodes.check_answer import CAPITAL_ASKED, asked_superlative
 
         assert len(CAPITALS) == len(set(CAPITALS)) == 20
         assert all(CAPITAL_ASKED.match(q) for q in CAPITALS)
@@ -1244,3 +1245,4 @@ class TestPlaces:
         assert population_place(POPULATIONS_SEEN[0]) == "Germany"
         assert population_place(POPULATIONS_PLACE_FIRST[1]) == "the Philippines"
         assert all(population_place(q) for q in POPULATIONS)
+        assert len(set(LARGEST)) == 20 and all(asked_superlative(q) in ("largest", "most populous") for q in LARGEST)
