@@ -84,24 +84,6 @@ def people_by_years(articles: dict[str, dict], *, seed: int, size: int, today: d
     return random.Random(seed).sample(found, min(size, len(found)))
 
 
-def checked_report(ctx: Any, questions: Sequence[str]) -> str:
-    """Each of ``questions`` ("How old is X?" of :func:`people_by_years`), default settings, no query cache: each
-    answer, the check's decision and by what, the answer withheld, and whether a passage holds it (cited).
-    Right and wrong are not scored: the knowledge base does not hold these ages, and where a person was born is
-    read by hand."""
-    from eval.side_by_side import alternating
-
-    lines, by = [], []
-    for question, _, out, ms in alternating({"default": replace(ctx, query_cache=None)}, questions):
-        check = out["trace"].get("answerability") or {}
-        shown = check.get("withheld_answer") or out["answer"]
-        by.append(f"{check.get('decision')} by {check.get('by')}")
-        lines.append(f"{question!r}: {shown[:60]!r} ({by[-1]}, {'cited' if out['citations'] else 'not cited'}, "
-                     f"{ms:.0f} ms)")
-    lines += [f"{decision}: {by.count(decision)} of {len(by)}" for decision in sorted(set(by))]
-    return "\n".join(lines)
-
-
 def questions(person: Person, today: date) -> list[tuple[str, str, tuple[str, ...]]]:
     """(kind, question, the numbers that answer it): today's age is one of two from the year alone."""
     age = today.year - int(person.born)
@@ -134,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import json
 
     from components.sources import wikipedia_summaries_file
-    from eval.side_by_side import add_resource_options, loaded
+    from eval.side_by_side import add_resource_options, checked_report, loaded
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_resource_options(parser)

@@ -78,8 +78,7 @@ def place_first_report(ctx: Any, questions: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from eval.ages import checked_report
-    from eval.side_by_side import add_resource_options, loaded
+    from eval.side_by_side import add_resource_options, checked_report, loaded
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=("rules", "place-first"),

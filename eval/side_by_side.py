@@ -29,6 +29,24 @@ def alternating(ways: Mapping[str, Any], questions: Sequence[str]) -> Iterator[t
             yield question, way, out, (time.perf_counter() - start) * 1000
 
 
+def checked_report(ctx: Any, questions: Sequence[str]) -> str:
+    """Each of ``questions`` asked once, default settings, no query cache: each answer (as given, or as withheld),
+    the check's decision and by what, and whether a passage holds it (cited); then how many of each decision.
+    Right and wrong are not scored: these comparisons' answers are read by hand (:mod:`eval.ages`,
+    :mod:`eval.places`)."""
+    from dataclasses import replace
+
+    lines, by = [], []
+    for question, _, out, ms in alternating({"default": replace(ctx, query_cache=None)}, questions):
+        check = out["trace"].get("answerability") or {}
+        shown = check.get("withheld_answer") or out["answer"]
+        by.append(f"{check.get('decision')} by {check.get('by')}")
+        lines.append(f"{question!r}: {shown[:60]!r} ({by[-1]}, {'cited' if out['citations'] else 'not cited'}, "
+                     f"{ms:.0f} ms)")
+    lines += [f"{decision}: {by.count(decision)} of {len(by)}" for decision in sorted(set(by))]
+    return "\n".join(lines)
+
+
 def add_resource_options(parser: argparse.ArgumentParser) -> None:
     """``--index`` and ``--model``, as :func:`loaded` takes them."""
     parser.add_argument("--index", type=Path, help="the index (default: the Wikipedia summaries' in the cache folder)")

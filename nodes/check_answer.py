@@ -214,6 +214,12 @@ def every_holder(claim: Sequence[str], evidence: Sequence[EvidenceItem],
     return read[0] if read and all(r is not None for r in read) else None
 
 
+def held_only_by(held: Sequence[EvidenceItem]) -> str:
+    """How a rule says whose passages hold an answer: "held only by passages of “Stuttgart” and “Baden”"."""
+    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
+    return f"held only by passages of {titles}"
+
+
 BEFORE = 2
 """How many passages before one that holds an answer are read with it for the name its pronoun stands for: a
 sentence ("She was born in Lyon.") is a passage, and the one before it names her."""
@@ -249,8 +255,7 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     if not held or not named or any(named & folded_words(f"{item['title']} {item['text']} {before(item) if before else ''}")
                                     for item in held):
         return None
-    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
-    return f"held only by passages of {titles}, which do not name {name}"
+    return f"{held_only_by(held)}, which do not name {name}"
 
 
 SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory"
@@ -390,8 +395,7 @@ def population_elsewhere(question: str, answer: str, evidence: Sequence[Evidence
     if (not held or any(item["passage_id"] not in index for item in held)
             or any(index.document_of(index.passage(item["passage_id"])) == document for item in held)):
         return None
-    titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
-    return f"held only by passages of {titles}, and the question asks the population of {place}"
+    return f"{held_only_by(held)}, and the question asks the population of {place}"
 
 
 OFFICES = (r"president|vice[- ]president|prime\s+minister|premier|chancellor|ceo|chief\s+executive(?:\s+officer)?|"

@@ -1152,7 +1152,7 @@ class TestAges:
             "Ada Example", "Bo Example", "Di Example"]
 
     def test_checked_report(self, ctx):
-        from eval.ages import checked_report
+        from eval.side_by_side import checked_report
 
         said = checked_report(ctx, ["How old is Isaac Newton?", "Where was Isaac Newton born?"])
         assert said.startswith("'How old is Isaac Newton?': ") and "\n'Where was Isaac Newton born?': " in said
