@@ -2,11 +2,11 @@
 
 Session 69's walks gave "Mumbai" for India's capital and Stuttgart's 613,111 for "How many people live in
 Germany?"; session 70's "Brisbane" for the largest city in Australia. Each list below was written down before any
-of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6 and §8 of that session, gitignored), and
+of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6, §8 and §9 of that session, gitignored), and
 judged by hand; the judgements are in the README ("A capital the passages call another place's", "A population
 held only by passages of another place", "An answer its passages rank second or lower").
 
-    python -m eval.places rules         # the capital, population and "largest city" lists once each (~3 min)
+    python -m eval.places rules         # the capital, population and "largest city" lists once each (~4 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
@@ -55,6 +55,10 @@ LARGEST = ("What is the largest city in Australia?",
 """Twenty superlative questions (§8): the first found trying the API ("Brisbane"), the others written before they
 were asked; for a superlative a passage scopes to a state the question does not name
 (:func:`nodes.check_answer.ranked_below`, ``by rank``)."""
+LARGEST_MORE = tuple(f"What is the largest city in {place}?" for place in (
+    "Egypt", "Indonesia", "Argentina", "Colombia", "Vietnam", "Iran", "Poland", "Ukraine", "Saudi Arabia", "Morocco",
+    "Kenya", "Peru", "Chile", "Sweden", "New Zealand", "Ireland", "the Philippines", "Malaysia", "Thailand", "Greece"))
+"""Twenty more (§9), written before the rank rule let a passage on another subject stay silent."""
 
 
 def place_first_report(ctx: Any, questions: Sequence[str]) -> str:
@@ -88,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
-        print(checked_report(ctx, CAPITALS + POPULATIONS + LARGEST))
+        print(checked_report(ctx, CAPITALS + POPULATIONS + LARGEST + LARGEST_MORE))
     else:
         print(place_first_report(ctx, POPULATIONS))
     return 0

@@ -207,11 +207,12 @@ def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[Evid
 
 def every_holder(claim: Sequence[str], evidence: Sequence[EvidenceItem],
                  says: Callable[[EvidenceItem], str | None]) -> str | None:
-    """What ``says`` reads in the first evidence item that holds ``claim`` (:func:`holders`) when it reads something
-    in every one; ``None`` when one says nothing, or none holds it: how a rule withholds an answer only where every
-    passage its citations come from says so (:func:`ranked_below`, :func:`capital_elsewhere`)."""
+    """What ``says`` reads in the first evidence item that holds ``claim`` (:func:`holders`) and reads something
+    in, when it reads something (or "", nothing either way) in every one; ``None`` when one says nothing, or none
+    holds it: how a rule withholds an answer only where every passage its citations come from says so, or is silent
+    (:func:`ranked_below`, :func:`capital_elsewhere`)."""
     read = [says(item) for item in holders(claim, evidence)]
-    return read[0] if read and all(r is not None for r in read) else None
+    return next((r for r in read if r), None) if read and all(r is not None for r in read) else None
 
 
 def held_only_by(held: Sequence[EvidenceItem]) -> str:
@@ -310,14 +311,15 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     def elsewhere(part: re.Match[str]) -> str:  # a superlative of a part the question does not name is not its scope
         return " " if part["unit"] is None or not question_words & folded_words(part["unit"]) else part[0]
 
-    def rank(item: EvidenceItem) -> str | None:
+    def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
         titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
-        unranked = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
-        return None if found is None or not titled or asked_here.search(unranked) else found[0]
+        if asked_here.search(_IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))):
+            return None
+        return found[0] if found is not None and titled else "" if not titled else None
 
     ranked = every_holder(claim, evidence, rank)
-    return None if ranked is None else f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}"
+    return f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"

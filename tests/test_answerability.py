@@ -457,6 +457,11 @@ class TestCheckAnswer:
 
     BEIRUT = {"n": 1, "passage_id": "p1", "title": "Beirut",
               "text": "Beirut has been inhabited for more than 5,000 years, making it one of the oldest cities in the world."}
+    PUNJAB = {"n": 2, "passage_id": "p2", "title": "Punjab, Pakistan",
+              "text": "Lahore is the capital and largest city of the province."}
+    LAHORE = {"n": 3, "passage_id": "p3", "title": "Lahore",
+              "text": "It is the second-largest city in Pakistan, after Karachi, with a population of over 14 million."}
+    PAKISTAN = {"n": 4, "passage_id": "p4", "title": "Pakistan", "text": "Lahore is the largest city in Pakistan."}
     BRISBANE = {"n": 1, "passage_id": "p1", "title": "Brisbane",
                 "text": "Brisbane is the capital and largest city of the Australian state of Queensland and the third-most "
                         "populous city in Australia."}
@@ -475,6 +480,9 @@ class TestCheckAnswer:
         # session 70: the largest of a state the question does not name is not the largest asked
         ("What is the largest city in Australia?", "Brisbane", [BRISBANE],
          "ranked third-most populous by the passages that hold it, and the question asks for the largest"),
+        # a passage on another subject that holds it without the superlative asked ("of the province") keeps nothing
+        ("What is the largest city in Pakistan?", "Lahore", [PUNJAB, LAHORE],
+         "ranked second-largest by the passages that hold it, and the question asks for the largest"),
     ])
     def test_an_answer_its_passages_rank_below_the_first_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                          evidence, reason):
@@ -495,6 +503,8 @@ class TestCheckAnswer:
         ("What is the largest planet in the solar system?", "Neptune", [NEPTUNE, SATURN], 0.0),  # the knob at 0
         ("What is the largest planet in the solar system?", "Jupiter", [NEPTUNE, SATURN], 0.1),  # held: "after Jupiter"
         ("What is the largest city in Queensland?", "Brisbane", [BRISBANE], 0.1),  # the state asked
+        ("What is the largest city in Pakistan?", "Lahore", [PAKISTAN, LAHORE], 0.1),  # another passage says it is
+        ("What is the largest city in Pakistan?", "Lahore", [PUNJAB], 0.1),  # no passage titled as it ranks it
     ])
     def test_an_answer_its_passages_do_not_rank_below_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
                                                                                            evidence, threshold):
