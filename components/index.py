@@ -18,8 +18,9 @@ import json
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
-from typing import Any, Collection, Iterable, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Collection, Generic, Hashable, Iterable, Mapping, NamedTuple, Sequence, TypeVar
 
 import faiss
 import numpy as np
@@ -357,3 +358,32 @@ def _read_manifest(directory: Path, hint: str | None = None) -> dict:
             f"{FORMAT_VERSION}; rebuild the index ({hint})"
         )
     return manifest
+
+
+V = TypeVar("V")
+
+
+class PerRevision(Generic[V]):
+    """Values worked out from an index's contents (its titles, a document's words), each worked out once per
+    revision of the index (:attr:`PassageIndex.revision`) and kept per index, not by it: an index no one holds any
+    more is freed with them (so a value must not hold its index). Thread-safe; two threads may both work out a
+    value that neither had."""
+
+    def __init__(self) -> None:
+        self._kept: weakref.WeakKeyDictionary[PassageIndex, tuple[str, dict[Hashable, V]]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, index: PassageIndex, key: Hashable, work_out: Callable[[], V]) -> V:
+        """The value ``work_out()`` gave for ``key`` at ``index``'s present revision, worked out now if it has none."""
+        revision = index.revision
+        with self._lock:
+            known = self._kept.get(index)
+            if known is not None and known[0] == revision and key in known[1]:
+                return known[1][key]
+        value = work_out()
+        with self._lock:
+            known = self._kept.get(index)
+            if known is None or known[0] != revision:
+                known = self._kept[index] = (revision, {})
+            known[1][key] = value
+        return value

@@ -6,11 +6,9 @@ the description of a thing (:mod:`nodes.describe`), the check's rules (:mod:`nod
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from typing import Sequence
 
-from components.index import PassageIndex
+from components.index import PassageIndex, PerRevision
 from components.reranker import folded
 
 ARTICLE = r"(?:the|a|an)"
@@ -86,25 +84,19 @@ def misspelt(asked: Sequence[str], named: Sequence[str], surname: bool = True) -
                                             for a, n in zip(asked, named, strict=True))
 
 
-_TITLES: "weakref.WeakKeyDictionary[PassageIndex, tuple[str, dict[str, set[str]]]]" = weakref.WeakKeyDictionary()
-"""Each index's titles as :func:`title_match` reads them (plain), with the documents of each, at its revision."""
-_TITLES_LOCK = threading.Lock()
+_TITLES: PerRevision[dict[str, set[str]]] = PerRevision()
 
 
 def plain_titles(index: PassageIndex) -> dict[str, set[str]]:
     """The ids of ``index``'s documents by their plain titles (up to case, an article and a disambiguation: "mercury"
     for "Mercury (planet)" and "Mercury (element)"), read once per revision of the index."""
-    with _TITLES_LOCK:
-        known = _TITLES.get(index)
-        if known is not None and known[0] == index.revision:
-            return known[1]
-    revision = index.revision
-    titles: dict[str, set[str]] = {}
-    for document in index.documents():
-        titles.setdefault(plain(document["title"]), set()).add(document["doc_id"])
-    with _TITLES_LOCK:
-        _TITLES[index] = (revision, titles)
-    return titles
+    def read() -> dict[str, set[str]]:
+        titles: dict[str, set[str]] = {}
+        for document in index.documents():
+            titles.setdefault(plain(document["title"]), set()).add(document["doc_id"])
+        return titles
+
+    return _TITLES.get(index, None, read)
 
 
 def titled_document(index: PassageIndex, thing: str, spelling: bool = True) -> str | None:

@@ -27,7 +27,7 @@ import numpy as np
 from langgraph.runtime import Runtime
 
 from components.embedder import Embedder
-from components.index import PassageIndex, SearchHit
+from components.index import PassageIndex, PerRevision, SearchHit
 from components.passages import Passage, SourceDocument, chunk_document
 from components.reranker import folded_words
 from components.requests import DETERMINERS, DOCUMENT_WORDS, called_after, population_place, summarized_thing
@@ -146,13 +146,12 @@ def named_documents(question: str, files: Sequence[tuple[str, str, str]]) -> lis
 
 def user_files(index: PassageIndex) -> tuple[UserFile, ...]:
     """The user's files in ``index`` (passages whose source is a file), listed once per revision."""
-    return _user_files(index, index.revision)
+    return _FILES.get(index, None, lambda: tuple(
+        UserFile(d["doc_id"], d["title"], d["metadata"].get("name") or PurePath(d["metadata"].get("path") or "").name)
+        for d in index.documents() if d["metadata"].get("source") == "file"))
 
 
-@lru_cache(maxsize=4)
-def _user_files(index: PassageIndex, revision: str) -> tuple[UserFile, ...]:
-    return tuple(UserFile(d["doc_id"], d["title"], d["metadata"].get("name") or PurePath(d["metadata"].get("path") or "").name)
-                 for d in index.documents() if d["metadata"].get("source") == "file")
+_FILES: PerRevision[tuple[UserFile, ...]] = PerRevision()
 
 
 def files_followed(question: str, turns: Sequence[Turn], files: Sequence[UserFile]) -> list[str]:
@@ -228,16 +227,17 @@ def names_held(question: str, index: PassageIndex, documents: set[str]) -> bool:
     return not names or names <= set().union(*(document_words(index, doc) for doc in documents))
 
 
+_WORDS: PerRevision[frozenset[str]] = PerRevision()
+
+
 def document_words(index: PassageIndex, doc_id: str) -> frozenset[str]:
     """The words of a document's passages, titles and texts (:func:`components.reranker.folded_words`), read once
     per revision of ``index``."""
-    return _document_words(index, index.revision, doc_id)
+    def read() -> frozenset[str]:
+        passages = (index.passage(pid) for pid in index.document_passages(doc_id))
+        return frozenset().union(*(folded_words(f"{p.title} {p.text}") for p in passages))
 
-
-@lru_cache(maxsize=256)
-def _document_words(index: PassageIndex, revision: str, doc_id: str) -> frozenset[str]:
-    passages = (index.passage(pid) for pid in index.document_passages(doc_id))
-    return frozenset().union(*(folded_words(f"{p.title} {p.text}") for p in passages))
+    return _WORDS.get(index, doc_id, read)
 
 
 def place_document(state: State, index: PassageIndex) -> PlaceDocumentTrace | None:

@@ -400,3 +400,33 @@ class TestChunkingRecorded:
         (tmp_path / MANIFEST).write_text(json.dumps({**manifest, "chunking": value}))
         with pytest.raises(IndexLoadError, match="chunking.*rebuild the index"):
             PassageIndex.load(tmp_path)
+
+
+class TestPerRevision:
+    """Values worked out from an index are worked out once per revision and kept per index, not by it."""
+
+    def test_a_value_is_worked_out_once_per_revision(self):
+        from components.index import PerRevision
+
+        index, made = PassageIndex("emb", 3), []
+        kept: PerRevision[int] = PerRevision()
+        assert kept.get(index, "n", lambda: made.append(1) or len(index)) == 0
+        assert kept.get(index, "n", lambda: made.append(1) or len(index)) == 0 and len(made) == 1
+        assert kept.get(index, "other", lambda: 7) == 7  # another key is another value
+        index.add([Passage("d#0", "D", "Some text.", {})], np.array([[1.0, 0.0, 0.0]]))
+        assert kept.get(index, "n", lambda: made.append(1) or len(index)) == 1 and len(made) == 2
+        assert kept.get(index.copy(), "n", lambda: -1) == -1  # another index, even a copy, has its own
+
+    def test_an_index_no_one_holds_is_freed(self):
+        import gc
+        import weakref
+
+        from components.index import PerRevision
+
+        index = PassageIndex("emb", 3)
+        kept: PerRevision[int] = PerRevision()
+        assert kept.get(index, "n", lambda: 1) == 1
+        held = weakref.ref(index)
+        del index
+        gc.collect()
+        assert held() is None

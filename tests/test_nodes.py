@@ -1122,6 +1122,28 @@ class TestNearFiles(UserFileIndex):
         index.add([team(1, "Karin Weiss runs the finance office.")], embedder.embed_documents(["y"]))
         assert names_held("Where was Karin Weiss born?", index, {"upload/t"}) and len(read) == 2
 
+    def test_a_files_words_do_not_keep_the_index_alive(self, embedder):
+        """The word sets, the user's files and the titles are kept per index, not by it: an index no one holds any
+        more is freed with them (a cache keyed on the index object held the last ones it had read, and their
+        passages)."""
+        import gc
+        import weakref
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+        from components.titles import plain_titles
+        from nodes.retrieve import document_words, user_files
+
+        index = PassageIndex(embedder.name, embedder.dimension)
+        index.add([Passage("upload/t#p0s0", "Team", "Maria Lopez leads the chemistry group.",
+                           {"source": "file", "name": "team.txt", "doc_id": "upload/t"})], embedder.embed_documents(["x"]))
+        assert "lopez" in document_words(index, "upload/t")
+        assert [f.doc_id for f in user_files(index)] == ["upload/t"] and plain_titles(index) == {"team": {"upload/t"}}
+        held = weakref.ref(index)
+        del index
+        gc.collect()
+        assert held() is None
+
     def test_followed_files_come_before_near_ones(self, mine):
         out = run(retrieve, self.asked(mine, "Who is the manager?"), mine)
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "followed": True}]
