@@ -204,12 +204,13 @@ def near_files(settings: Mapping[str, Any], question: str, files: Sequence[UserF
     bar = settings.get("file_first_score")
     if bar is None or not files or (settings.get("summarize") and summarized_thing(question) is not None):
         return [], None
-    near = {index.document_of(hit.passage) for hit in index.search(query, k, within={f.doc_id for f in files})
-            if hit.score >= bar}
+    hits = index.search(query, k, within={f.doc_id for f in files})
+    near = {index.document_of(hit.passage) for hit in hits if hit.score >= bar}
     if not near or not names_held(question, index, near):
         return [], None
-    return ([{"doc_id": f.doc_id, "title": f.title, "near": True} for f in files if f.doc_id in near],
-            index.search(query, k, within=near))
+    if any(index.document_of(hit.passage) not in near for hit in hits):  # else they are the near files' k best
+        hits = index.search(query, k, within=near)
+    return [{"doc_id": f.doc_id, "title": f.title, "near": True} for f in files if f.doc_id in near], hits
 
 
 def given_names(question: str) -> set[str]:

@@ -1059,6 +1059,30 @@ class TestNearFiles(UserFileIndex):
         assert out["passages"][0]["text"] == "The manager is Ruth Okafor."
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "near": True}]
 
+    @pytest.mark.parametrize(("team_too", "searches"), [(False, 1), (True, 2)])
+    def test_files_whose_best_passages_are_all_near_are_searched_once(self, runtime, embedder, team_too, searches):
+        """The k best passages of all the files, where every one is a passage of a near file, are the near files' k
+        best: they are read as found, not searched for again. Where one is not (the team list's, far from the
+        question), the near files are searched again for their own k best."""
+        from components.passages import Passage
+
+        def file(doc, title, texts):
+            return [Passage(f"{doc}#p{i}s0", title, t, {"source": "file", "name": f"{doc}.md", "doc_id": doc})
+                    for i, t in enumerate(texts)]
+
+        files = file("upload/p", "Travel policy", ["The finance office, led by Karin Weiss, answers questions on expenses.",
+                                                   "Meals are paid up to 45 euros."])
+        if team_too:
+            files += file("upload/t", "Team", ["Maria Lopez leads the chemistry group.", "She was born in Lyon."])
+        mine = over(runtime, embedder, files)
+        index, calls = mine.context.index, []
+        search = index.search
+        index.search = lambda *a, **kw: calls.append(kw.get("within")) or search(*a, **kw)  # type: ignore[method-assign]
+        out = self.first(mine, "Who leads the finance office?")
+        assert out["trace"]["named_documents"] == [{"doc_id": "upload/p", "title": "Travel policy", "near": True}]
+        assert [p["metadata"]["doc_id"] for p in out["passages"]] == ["upload/p", "upload/p"]
+        assert out["passages"][0]["text"].startswith("The finance office") and len(calls) == searches
+
     def test_a_follow_up_of_a_question_that_read_the_whole_index_reads_a_file_near_it(self, mine):
         out = run(retrieve, self.asked(mine, "Who is the manager?", None), mine)  # the question before read the index
         assert out["trace"]["named_documents"] == [{**self.HANDBOOK[0], "near": True}]
