@@ -171,6 +171,12 @@ class PassageIndex:
                 entry["passages"] += 1
             return list(found.values())
 
+    def document_title(self, doc_id: str) -> str:
+        """A document's title (its first passage's, as added), without reading its passages in order; ``KeyError``
+        for a document the index does not hold."""
+        with self._lock:
+            return self.passage(self._documents[doc_id][0]).title
+
     def document_passages(self, doc_id: str) -> list[str]:
         """The ids of a document's passages in the document's order (by paragraph and sentence, where
         its passages record them; else in the order they were added: a document read again, the

@@ -251,7 +251,7 @@ def place_document(state: State, index: PassageIndex) -> PlaceDocumentTrace | No
     if not state["settings"].get("place_first") or place is None:
         return None
     doc_id = titled_document(index, place, spelling=False)
-    return None if doc_id is None else {"doc_id": doc_id, "title": index.passage(index.document_passages(doc_id)[0]).title}
+    return None if doc_id is None else {"doc_id": doc_id, "title": index.document_title(doc_id)}
 
 
 @timed("retrieve")

@@ -97,6 +97,9 @@ class TestPassageIndex:
             {"doc_id": "a", "title": "A", "passages": 2, "metadata": {"path": "/x/a.md"}},
             {"doc_id": "b", "title": "B", "passages": 1, "metadata": {"path": "/x/b.md"}}]
         assert index.document_passages("a") == ["a#p0", "a#p1"]
+        assert [index.document_title(d["doc_id"]) for d in index.documents()] == ["A", "B"]
+        with pytest.raises(KeyError):
+            index.document_title("gone")
 
     def test_a_document_is_listed_by_its_title_whatever_section_its_first_passage_is_in(self):
         index = PassageIndex("emb", 3)
