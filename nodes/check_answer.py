@@ -69,7 +69,7 @@ from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
 from pipeline.context import RAGContext
-from pipeline.state import AnswerabilityTrace, Citation, EvidenceItem, PassageHit, State, Step
+from pipeline.state import AnswerabilityTrace, Citation, EvidenceItem, PassageHit, PlaceDocumentTrace, State, Step, Trace
 from prompts import ABSTENTION, check_messages, template
 
 
@@ -383,16 +383,19 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     return f"{elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
 
 
-def population_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem], index: PassageIndex) -> str | None:
+def population_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem], index: PassageIndex,
+                         found: PlaceDocumentTrace | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks the population of a place the index has
     a document titled as (:func:`components.requests.population_place`; :func:`components.titles.titled_document`,
-    as written) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds them) is a passage
-    of another document; ``None`` otherwise, and where one is not a passage of the index. Found trying the chat
-    (session 69): "How many people live in Germany?" was answered "613,111", cited to "Stuttgart has a population of
-    613,111 as of 2023, making it the sixth largest city in Germany" (Germany's own passage ranked second)."""
+    as written: ``found``, where retrieval found it with the setting ``place_first``) and every evidence item that
+    holds the answer (as :func:`subject_elsewhere` finds them) is a passage of another document; ``None`` otherwise,
+    and where one is not a passage of the index. Found trying the chat (session 69): "How many people live in
+    Germany?" was answered "613,111", cited to "Stuttgart has a population of 613,111 as of 2023, making it the sixth
+    largest city in Germany" (Germany's own passage ranked second)."""
     place = population_place(question)
     claim = claim_words(question, answer)
-    document = titled_document(index, place, spelling=False) if place is not None and claim else None
+    document = None if place is None or not claim else found["doc_id"] if found else titled_document(index, place,
+                                                                                                     spelling=False)
     held = holders(claim, evidence) if document is not None else []
     if (not held or any(item["passage_id"] not in index for item in held)
             or any(index.document_of(index.passage(item["passage_id"])) == document for item in held)):
@@ -470,12 +473,13 @@ def echoes_instructions(question: str, answer: str, evidence: Sequence[EvidenceI
 
 def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceItem], *,
             citations: Sequence[Citation] | None = None, settings: Mapping[str, Any] | None = None,
-            index: PassageIndex | None = None) -> tuple[str, str] | None:
+            index: PassageIndex | None = None, place_document: PlaceDocumentTrace | None = None) -> tuple[str, str] | None:
     """The rule (its ``by``, :data:`RULED`) that withholds ``answer`` (``shown``: as it would be given) whatever its
     score, and its reason; ``None`` where none does. A rule whose inputs are not given is not applied (a replay of
     recorded answers keeps no citations, settings or index: :func:`eval.rescore.ruled`): an age no passage states
     needs the citations and the settings; someone out of office, the index; without the index, a passage that holds
-    the answer is read without the passages before it."""
+    the answer is read without the passages before it. ``place_document``: the document retrieval searched as the
+    place whose population the question asks (:func:`nodes.retrieve.place_document`)."""
     if citations is not None and settings is not None and age_unstated(question, citations, settings):
         return "age", AGE_UNSTATED
     before = (lambda item: passages_before(index, item)) if index is not None else None
@@ -483,8 +487,8 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence)),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence)),
-                       ("population", lambda: population_elsewhere(question, answer, evidence, index) if index is not None
-                        else None),
+                       ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
+                        if index is not None else None),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):
         if said := reason():
@@ -564,8 +568,10 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         if score < threshold and settings.get("extend_before_abstaining") and can_extend(state):
             return extended(state, [*steps[:-1], {**step, "decision": "extend", "extended_by": "check", "check_score": score}])
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
+        searched: Trace = state.get("trace") or {}
         ruled = rule_of(question, answer, shown, evidence, citations=state.get("citations") or [], settings=settings,
-                        index=ctx.index) if check["decision"] == "answer" and knob > 0 else None
+                        index=ctx.index, place_document=searched.get("place_document"),
+                        ) if check["decision"] == "answer" and knob > 0 else None
         if ruled is not None:
             check.update({"decision": "abstain", "by": ruled[0], "reason": ruled[1]})
     if features is not None:

@@ -385,6 +385,7 @@ class Trace(TypedDict, total=False):
     rewrite: RewriteTrace  # follow-ups in a conversation only
     described: DescribedTrace  # an answer that is the first passage of the document about the thing asked (describe)
     named_documents: list[NamedDocumentTrace]  # the user's files the question named: retrieval searched only them
+    place_document: PlaceDocumentTrace  # with place_first: the place's document retrieval searched only; check reads it
     summarized: SummarizedTrace  # an answer that is a summary of the document the request names (summarize)
     aged: AgedTrace  # an answer that is an age told from the years a person's description gives (tell_age)
     compared: ComparedTrace  # an answer that is the first passages of the two documents a request compares (compare)

@@ -2,6 +2,7 @@
 
 import json
 import math
+import sys
 from dataclasses import replace
 
 import pytest
@@ -570,9 +571,10 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
-    def checked_on_summaries(self, ctx, question, answer, texts, more=()):
+    def checked_on_summaries(self, ctx, question, answer, texts, more=(), trace=None):
         """``question`` answered ``answer``, checked over an index of Wikipedia summaries' passages (``texts``: title
-        to text; ``more`` passages beside them), every passage of it the evidence."""
+        to text; ``more`` passages beside them), every passage of it the evidence; ``trace``, what the steps before
+        wrote."""
         import numpy as np
 
         from components.index import PassageIndex
@@ -584,8 +586,8 @@ class TestCheckAnswer:
         index = PassageIndex("e", 2)
         index.add(passages, np.eye(2, dtype=np.float32)[[i % 2 for i in range(len(passages))]])
         evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(passages, 1)]
-        return check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(
-            ctx, answerability=self.EVEN, index=index)))
+        state = {**self.subject_state(question, answer, evidence), **({"trace": trace} if trace else {})}
+        return check_answer(state, Runtime(context=replace(ctx, answerability=self.EVEN, index=index)))
 
     @staticmethod
     def assert_ruled(out, by, reason, answer):
@@ -654,6 +656,23 @@ class TestCheckAnswer:
         texts = {"Germany": "Germany has a population of over 84 million.",
                  "Stuttgart": "Stuttgart has a population of 613,111 as of 2023, making it the sixth largest city in Germany."}
         self.assert_ruled(self.checked_on_summaries(ctx, question, answer, texts), "population", reason, answer)
+
+    def test_the_place_document_retrieval_found_is_not_looked_up_again(self, ctx, monkeypatch):
+        """With the setting ``place_first``, retrieval found the document titled as the place (its trace's
+        ``place_document``); the check reads it there, not in the index's titles again."""
+        checking = sys.modules["nodes.check_answer"]  # the package's check_answer is the node function
+
+        def looked_up(*args, **kwargs):
+            raise AssertionError("the titles were looked up again")
+
+        monkeypatch.setattr(checking, "titled_document", looked_up)
+        texts = {"Germany": "Germany has a population of over 84 million.",
+                 "Stuttgart": "Stuttgart has a population of 613,111 as of 2023, making it the sixth largest city in Germany."}
+        found = {"place_document": {"doc_id": "wiki/Germany", "title": "Germany"}}
+        for answer, reason in (("613,111", "held only by passages of \u201cStuttgart\u201d, and the question asks the "
+                                           "population of Germany"), ("84 million", None)):
+            out = self.checked_on_summaries(ctx, "How many people live in Germany?", answer, texts, trace=found)
+            self.assert_ruled(out, "population", reason, answer)
 
     KING = {"n": 1, "passage_id": "p1", "title": "Martin Luther King Jr.",
             "text": "Martin Luther King Jr. was a prominent leader of the civil rights movement until his assassination in 1968."}
