@@ -30,7 +30,7 @@ from eval.datasets import load
 from eval import time_model
 from eval.report import headline_system, markdown_report
 from eval.run_setup import previous_peak_rss
-from eval.runner import RECORDS, answer_all, read_records, sample
+from eval.runner import RECORDS, answer_all, read_records, sample, seen_questions
 from eval.systems import select
 from pipeline.arguments import whole_number
 
@@ -44,14 +44,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", type=whole_number(), default=0,
                         help="leave out the first N questions of the seeded order (an earlier run's --limit N): "
                              "a sample of questions that run never saw")
+    parser.add_argument("--unseen-by", type=Path, nargs="+", default=[], metavar="PATH",
+                        help="leave out every question the records under these files or folders name (by id; a folder: "
+                             "each *.jsonl under it), before the seeded sample is drawn: questions no earlier run or fit "
+                             "saw, whatever its seed (--unseen-by training/labels docs/results)")
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--report-only", action="store_true",
                         help="write summary.json, report.md and the figures again from the run's records; answer nothing")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
-    examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed, args.skip)
+    seen = seen_questions(args.unseen_by)
+    examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed, args.skip, seen)
     skipped = f"-skip{args.skip}" if args.skip else ""
+    skipped += "-unseen" if args.unseen_by else ""
     out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}{skipped}-{args.adaptive_tier or 'router'}"
     if args.report_only:
         try:
@@ -79,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),
+        **({"unseen_by": {"paths": [str(p) for p in args.unseen_by], "questions_left_out": len(seen)}}
+           if args.unseen_by else {}),
         "wall_s": time.perf_counter() - start,
         "answering_s": sum(r["latency_ms"] for r in records) / 1000,  # over every invocation that added records
         "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, previous_peak_rss(out)),

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterable, Iterator
 
 from components.reranker import Reranker, load_reranker
-from eval.datasets import Example
+from eval.datasets import DatasetError, Example
 from eval.run_setup import check_run_setup, run_setup
 from eval.scoring import score
 from eval.systems import System
@@ -34,16 +34,31 @@ RECORDS = "records.jsonl"
 RETRIEVAL_METRICS = ("recall@5", "recall@10", "precision@5", "mrr")
 
 
-def sample(examples: Iterable[Example], limit: int | None, seed: int, skip: int = 0) -> list[Example]:
+def sample(examples: Iterable[Example], limit: int | None, seed: int, skip: int = 0,
+           leave_out: Collection[str] = ()) -> list[Example]:
     """A seeded sample: the same command always picks the same questions, and a larger limit picks
     the same ones first (so a run can be extended with more questions). ``skip``: leave out the
     first ``skip`` of that order, the questions an earlier run of the same seed answered, so the
-    sample holds none of them."""
+    sample holds none of them. ``leave_out``: ids of questions left out before the order is drawn
+    (those earlier runs and fits of any seed saw: :func:`seen_questions`)."""
     if skip < 0:
         raise ValueError(f"skip must be >= 0, got {skip}")
-    examples = list(examples)
+    examples = [e for e in examples if e.id not in leave_out]
     random.Random(seed).shuffle(examples)
     return examples[skip:skip + limit] if limit else examples[skip:]
+
+
+def seen_questions(paths: Iterable[Path]) -> set[str]:
+    """The ids of the questions the records in ``paths`` name: each a records file (JSON lines, an ``id`` each) or
+    a folder, every ``*.jsonl`` under it (a run's records, a fit's labels); lines that are no record are passed
+    over. :class:`eval.datasets.DatasetError` for a path that does not exist (a mistyped one would leave nothing out)."""
+    seen: set[str] = set()
+    for path in paths:
+        if not path.exists():
+            raise DatasetError(f"no records at {path}: it is missing")
+        for file in sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]:
+            seen.update(r["id"] for r in read_records(file) if isinstance(r, dict) and isinstance(r.get("id"), str))
+    return seen
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:

@@ -192,6 +192,26 @@ class TestDatasets:
             sample(examples, 5, 1, skip=-1)
 
 
+    def test_questions_earlier_records_name_are_left_out(self, tmp_path):
+        """``--unseen-by``: the questions any record under the given files or folders names (by id) are left out
+        before the seeded sample is drawn, so it holds none an earlier run or fit saw."""
+        from eval.runner import seen_questions
+
+        (tmp_path / "fit").mkdir()
+        (tmp_path / "fit" / "labels.jsonl").write_text('{"id": "3"}\n{"id": "7", "system": "baseline"}\n\n',
+                                                      encoding="utf-8")
+        (tmp_path / "run.jsonl").write_text('{"id": "11"}\nnot json\n{"question": "no id"}\n', encoding="utf-8")
+        (tmp_path / "fit" / "notes.txt").write_text('{"id": "12"}\n', encoding="utf-8")  # not a records file
+        seen = seen_questions([tmp_path / "fit", tmp_path / "run.jsonl"])
+        assert seen == {"3", "7", "11"}
+        examples = [Example(str(i), "q", ("a",), "x") for i in range(50)]
+        unseen = sample(examples, None, 1, leave_out=seen)
+        assert len(unseen) == 47 and not seen & {e.id for e in unseen}
+        assert [e.id for e in sample(examples, 5, 1, leave_out=seen)] == [e.id for e in unseen][:5]
+        with pytest.raises(DatasetError, match="missing"):
+            seen_questions([tmp_path / "missing"])
+
+
 class TestRecordedRuns:
     def test_no_recorded_answer_is_a_number_to_a_question_that_asks_where_or_who(self):
         """The README's figures stand with such an answer withheld whatever its score (session 67,
@@ -526,6 +546,7 @@ class TestRunAndAggregate:
     (["--dataset", "triviaqa", "--split", "dev"], "unknown dataset split triviaqa/dev; valid: "),
     (["--dataset", "squad", "--systems", "baseline,nonsense"], "unknown system(s) ['nonsense']"),
     (["--dataset", "squad", "--data-dir", "/nonexistent"], "benchmark data folder not found: /nonexistent"),
+    (["--dataset", "squad", "--unseen-by", "/nonexistent/labels"], "no records at /nonexistent/labels: it is missing"),
 ])
 def test_benchmark_command_says_what_it_cannot_run(args, message, tiny_squad, tmp_path, capsys):
     """A mistyped split or system, or a missing data folder: one line and exit status 2, no traceback,
