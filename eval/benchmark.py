@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
     systems = select(args.systems, args.adaptive_tier)
     seen = seen_questions(args.unseen_by)
-    examples = sample(load(args.dataset, args.split, args.data_dir), args.limit or None, args.seed, args.skip, seen)
+    split = list(load(args.dataset, args.split, args.data_dir))
+    examples = sample(split, args.limit or None, args.seed, args.skip, seen)
     skipped = f"-skip{args.skip}" if args.skip else ""
     skipped += "-unseen" if args.unseen_by else ""
     out = args.out or Path("runs") / f"{args.dataset}-{args.split}-s{args.seed}{skipped}-{args.adaptive_tier or 'router'}"
@@ -85,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),
-        **({"unseen_by": {"paths": [str(p) for p in args.unseen_by], "questions_left_out": len(seen)}}
-           if args.unseen_by else {}),
+        **({"unseen_by": {"paths": [str(p) for p in args.unseen_by], "ids_named": len(seen),  # of any split
+                          "questions_left_out": sum(e.id in seen for e in split)}} if args.unseen_by else {}),
         "wall_s": time.perf_counter() - start,
         "answering_s": sum(r["latency_ms"] for r in records) / 1000,  # over every invocation that added records
         "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, previous_peak_rss(out)),

@@ -51,13 +51,18 @@ def sample(examples: Iterable[Example], limit: int | None, seed: int, skip: int 
 def seen_questions(paths: Iterable[Path]) -> set[str]:
     """The ids of the questions the records in ``paths`` name: each a records file (JSON lines, an ``id`` each) or
     a folder, every ``*.jsonl`` under it (a run's records, a fit's labels); lines that are no record are passed
-    over. :class:`eval.datasets.DatasetError` for a path that does not exist (a mistyped one would leave nothing out)."""
+    over. :class:`eval.datasets.DatasetError` for a path that does not exist (a mistyped one would leave nothing out)
+    or a file that is not text (a figure named by a shell pattern)."""
     seen: set[str] = set()
     for path in paths:
         if not path.exists():
             raise DatasetError(f"no records at {path}: it is missing")
         for file in sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]:
-            seen.update(r["id"] for r in read_records(file) if isinstance(r, dict) and isinstance(r.get("id"), str))
+            try:
+                records = read_records(file)
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{file} is no records file (JSON lines): {exc}") from exc
+            seen.update(r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str))
     return seen
 
 

@@ -210,6 +210,9 @@ class TestDatasets:
         assert [e.id for e in sample(examples, 5, 1, leave_out=seen)] == [e.id for e in unseen][:5]
         with pytest.raises(DatasetError, match="missing"):
             seen_questions([tmp_path / "missing"])
+        (tmp_path / "cost.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00")
+        with pytest.raises(DatasetError, match="cost.png is no records file"):
+            seen_questions([tmp_path / "cost.png"])
 
 
 class TestRecordedRuns:
@@ -627,6 +630,20 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     assert len(read_records(out / "records.jsonl")) == 4
     with pytest.raises(SystemExit, match="needs a finished run"):
         benchmark_main([*argv[:-1], str(tmp_path / "no-run"), "--report-only"])
+
+
+def test_benchmark_command_leaves_out_the_questions_earlier_records_name(tmp_path, tiny_squad):
+    """``--unseen-by``: a question an earlier run's records name is not asked, and the run says how many of the
+    split's questions were left out, beside how many ids the records name (of any split)."""
+    earlier = tmp_path / "earlier.jsonl"
+    earlier.write_text('{"id": "a1"}\n{"id": "elsewhere"}\n', encoding="utf-8")
+    out = tmp_path / "run"
+    assert benchmark_main(["--dataset", "squad", "--split", "dev", "--limit", "0", "--systems", "baseline", "--model",
+                           "smollm2-135m", "--data-dir", str(tiny_squad), "--unseen-by", str(earlier), "--out",
+                           str(out), "--no-figures"]) == 0
+    assert [r["id"] for r in read_records(out / "records.jsonl")] == ["u1"]
+    meta = json.loads((out / "summary.json").read_text())["meta"]
+    assert meta["unseen_by"] == {"paths": [str(earlier)], "ids_named": 2, "questions_left_out": 1}
 
 
 def test_cross_dataset_figure(tmp_path):
