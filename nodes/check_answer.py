@@ -394,8 +394,9 @@ def population_elsewhere(question: str, answer: str, evidence: Sequence[Evidence
     largest city in Germany" (Germany's own passage ranked second)."""
     place = population_place(question)
     claim = claim_words(question, answer)
-    document = None if place is None or not claim else found["doc_id"] if found else titled_document(index, place,
-                                                                                                     spelling=False)
+    if place is None or not claim:
+        return None
+    document = found["doc_id"] if found else titled_document(index, place, spelling=False)
     held = holders(claim, evidence) if document is not None else []
     if (not held or any(item["passage_id"] not in index for item in held)
             or any(index.document_of(index.passage(item["passage_id"])) == document for item in held)):
@@ -568,9 +569,9 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         if score < threshold and settings.get("extend_before_abstaining") and can_extend(state):
             return extended(state, [*steps[:-1], {**step, "decision": "extend", "extended_by": "check", "check_score": score}])
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
-        searched: Trace = state.get("trace") or {}
+        retrieved: Trace = state.get("trace") or {}  # what the steps before wrote: retrieval's place_document
         ruled = rule_of(question, answer, shown, evidence, citations=state.get("citations") or [], settings=settings,
-                        index=ctx.index, place_document=searched.get("place_document"),
+                        index=ctx.index, place_document=retrieved.get("place_document"),
                         ) if check["decision"] == "answer" and knob > 0 else None
         if ruled is not None:
             check.update({"decision": "abstain", "by": ruled[0], "reason": ruled[1]})
