@@ -58,7 +58,10 @@ _DISCONNECT_POLL_S = 0.25
 
 
 class AskRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # the API page's "Try it out" sends its example as given: a question alone, every setting its default (it filled
+    # each field with a placeholder, "policy": "string", and was refused)
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [
+        {"question": "Who wrote Pride and Prejudice?", "session_id": "api-example"}]})
 
     question: StrictStr = Field(description="the question; non-empty, at most max_question_chars characters")
     session_id: Optional[StrictStr] = Field(None, max_length=128,
@@ -86,6 +89,20 @@ class AskRequest(BaseModel):
     fresh: StrictBool = Field(False, description="answer afresh, not from the query cache (a retry: the cache may "
                                                  "have served an answer given to a similar question); the fresh "
                                                  "answer is cached in its place")
+
+
+class ErrorDetail(BaseModel):
+    detail: str = Field(description="what was wrong, in words a user can act on")
+
+
+ASK_REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorDetail, "description": "the question or a setting is refused: empty or too long, an unknown "
+                                               "policy, tier or model, a threshold outside 0 to 1, a prompt longer "
+                                               "than the model's window"},
+    429: {"model": ErrorDetail, "description": "too many questions in flight: ask again shortly (retry-after)"},
+    503: {"model": ErrorDetail, "description": "a model or the index cannot be loaded"},
+}
+"""Why /ask and /ask/stream refuse a question (:func:`app.errors.describe`), for the API's page."""
 
 
 class NamedDocument(BaseModel):
@@ -449,7 +466,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
     def health() -> dict[str, Any]:
         return service.status()
 
-    @app.post("/ask", response_model=AskResponse)
+    @app.post("/ask", response_model=AskResponse, responses=ASK_REFUSALS)
     async def ask(body: AskRequest, request: Request) -> Any:
         cancel = threading.Event()
         task = asyncio.ensure_future(run_in_threadpool(
@@ -521,7 +538,8 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         service.reset_session(session_id, owner=_user(request))
         return {"session_id": session_id, "turns": []}
 
-    @app.post("/ask/stream", responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"}})
+    @app.post("/ask/stream", responses={200: {"content": {"text/event-stream": {}}, "description": "server-sent events"},
+                                        **ASK_REFUSALS})
     async def ask_stream(body: AskRequest, request: Request) -> StreamingResponse:
         cancel = threading.Event()
         events = service.stream(body.question, session_id=body.session_id, policy=body.policy, tier=body.tier,

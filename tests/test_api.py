@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.security import parse_users
-from app.server import create_app
+from app.server import AskRequest, create_app
 from app.service import RAGService
 from components.answerability import FALLBACK_MODEL
 from components.index import PassageIndex
@@ -248,6 +248,19 @@ class TestHealthAndAuth:
     def test_openapi(self, client):
         paths = client.get("/openapi.json").json()["paths"]
         assert {"/ask", "/ask/stream", "/health"} <= set(paths)
+
+    def test_the_api_page_documents_why_a_question_is_refused_and_gives_an_example_it_takes(self, client):
+        """Found trying POST /ask on the API's page (session 71): a refused request showed "400 Undocumented", and
+        "Try it out" filled every field with a placeholder ("policy": "string"), which the server refuses."""
+        schema = client.get("/openapi.json").json()
+        for path in ("/ask", "/ask/stream"):
+            responses = schema["paths"][path]["post"]["responses"]
+            assert {"400", "429", "503"} <= set(responses), path
+            detail = responses["400"]["content"]["application/json"]["schema"]
+            assert detail == {"$ref": "#/components/schemas/ErrorDetail"} and responses["400"]["description"]
+        assert schema["components"]["schemas"]["ErrorDetail"]["properties"]["detail"]["type"] == "string"
+        example = schema["components"]["schemas"]["AskRequest"]["examples"][0]
+        assert set(example) == {"question", "session_id"} and AskRequest(**example).question.endswith("?")
 
     @pytest.mark.parametrize("method,path,allowed", [
         ("GET", "/ask", "POST"), ("PUT", "/ask", "POST"), ("POST", "/health", "GET"),

@@ -734,6 +734,34 @@ def test_the_api_page_uploads_files_through_a_file_picker(browser, server, tmp_p
                 urllib.request.urlopen(urllib.request.Request(f"{url}/documents/{doc['doc_id']}", method="DELETE"))
 
 
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_api_pages_example_question_is_answered_as_given(browser, server, tmp_path, width):
+    """Found trying POST /ask on the API's page at 390 px (session 71): "Try it out" filled every field of the
+    request with a placeholder ("policy": "string", "abstain_threshold": 1) and Execute as given answered
+    422-like "unknown policy 'string'". The example is now a question the server answers."""
+    import json
+
+    url, _ = server
+    context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
+                                  has_touch=width < 768)
+    try:
+        docs = context.new_page()
+        docs.goto(f"{url}/docs")
+        operation = docs.locator("#operations-default-ask_ask_post")
+        operation.locator(".opblock-summary").click()
+        operation.get_by_role("button", name="Try it out").click()
+        operation.get_by_role("button", name="Execute").click()
+        status = operation.locator(".live-responses-table .response .response-col_status").first
+        status.wait_for(timeout=120000)
+        body = operation.locator(".live-responses-table .response-col_description pre").first
+        answered = json.loads(body.inner_text())
+        docs.screenshot(path=str(tmp_path / f"api-ask-{width}.png"), full_page=True)
+        assert status.inner_text().strip() == "200", answered
+        assert answered["answer"] and "citations" in answered
+    finally:
+        context.close()
+
+
 def test_a_waiting_question_says_how_many_are_ahead(browser, server):
     """Defect 5: with several questions in flight, "waiting for N earlier questions" never showed."""
     url, _ = server
