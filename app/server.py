@@ -103,6 +103,14 @@ ASK_REFUSALS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorDetail, "description": "a model or the index cannot be loaded"},
 }
 """Why /ask and /ask/stream refuse a question (:func:`app.errors.describe`), for the API's page."""
+BAD_SESSION: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorDetail, "description": "the session id is not 1 to 128 letters, digits, '.', '_' or '-'"}}
+NO_TURN: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorDetail, "description": "the session has no turn to take back"}}
+NO_DOCUMENT: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorDetail, "description": "the knowledge base holds no document with this id"}}
+TOO_LARGE: dict[int | str, dict[str, Any]] = {
+    413: {"model": ErrorDetail, "description": "the body is over the upload limit (/health's max_upload_bytes)"}}
 
 
 class NamedDocument(BaseModel):
@@ -482,13 +490,13 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         except Cancelled:
             return JSONResponse({"detail": "cancelled: the client disconnected"}, status_code=499)
 
-    @app.get("/session/{session_id}", response_model=SessionResponse)
+    @app.get("/session/{session_id}", response_model=SessionResponse, responses=BAD_SESSION)
     def session_history(session_id: str, request: Request) -> dict[str, Any]:
         """The conversation so far: each turn's question, standalone rewrite and answer, as it was given
         (its citations, or its closest passages where none holds an answer, and the check's decision)."""
         return {"session_id": session_id, "turns": service.history(session_id, owner=_user(request))}
 
-    @app.post("/session/{session_id}/undo", response_model=UndoResponse)
+    @app.post("/session/{session_id}/undo", response_model=UndoResponse, responses={**BAD_SESSION, **NO_TURN})
     def session_undo(session_id: str, request: Request) -> dict[str, Any]:
         """Take the last question and its answer back (before asking it again, for instance)."""
         removed = service.undo_last_turn(session_id, owner=_user(request))
@@ -503,7 +511,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         docs = [d for d in service.documents() if kind is None or d["kind"] == kind]
         return {"total": len(docs), "documents": docs[offset:offset + limit]}
 
-    @app.post("/documents", response_model=DocumentsAdded)
+    @app.post("/documents", response_model=DocumentsAdded, responses=TOO_LARGE)
     def add_documents(files: Annotated[list[UploadFile], File(description=".pdf, .txt or .md files",
                                                               json_schema_extra={"items": UPLOADED_FILE})]) -> dict[str, Any]:
         """Add files to the knowledge base (shared by all users) as the chat's upload does: each is
@@ -528,12 +536,12 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         report.skipped[:0] = unreceived
         return added_documents(service, report, [p.name for p in paths])
 
-    @app.delete("/documents/{doc_id:path}", response_model=DocumentRemoved)
+    @app.delete("/documents/{doc_id:path}", response_model=DocumentRemoved, responses=NO_DOCUMENT)
     def delete_document(doc_id: str) -> dict[str, Any]:
         """Remove a document's passages from the knowledge base; the index is saved atomically."""
         return service.delete_document(doc_id)
 
-    @app.delete("/session/{session_id}", response_model=SessionResponse)
+    @app.delete("/session/{session_id}", response_model=SessionResponse, responses=BAD_SESSION)
     def session_reset(session_id: str, request: Request) -> dict[str, Any]:
         service.reset_session(session_id, owner=_user(request))
         return {"session_id": session_id, "turns": []}

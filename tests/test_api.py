@@ -259,6 +259,13 @@ class TestHealthAndAuth:
             detail = responses["400"]["content"]["application/json"]["schema"]
             assert detail == {"$ref": "#/components/schemas/ErrorDetail"} and responses["400"]["description"]
         assert schema["components"]["schemas"]["ErrorDetail"]["properties"]["detail"]["type"] == "string"
+        for path, method, statuses in (("/session/{session_id}", "get", {"400"}), ("/session/{session_id}", "delete", {"400"}),
+                                       ("/session/{session_id}/undo", "post", {"400", "404"}),
+                                       ("/documents", "post", {"413"}), ("/documents/{doc_id}", "delete", {"404"})):
+            assert statuses <= set(schema["paths"][path][method]["responses"]), (path, method)
+        for method, path in (("GET", "/session/-x"), ("DELETE", "/session/-x"), ("POST", "/session/-x/undo")):
+            refused = client.request(method, path)
+            assert refused.status_code == 400 and "session_id must be" in refused.json()["detail"], (method, path)
         example = schema["components"]["schemas"]["AskRequest"]["examples"][0]
         assert set(example) == {"question", "session_id"} and AskRequest(**example).question.endswith("?")
 
