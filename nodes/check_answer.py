@@ -335,23 +335,42 @@ NOT_THE_CAPITAL = (r"former|financial|commercial|economic|cultural|business|old|
                    r"ceremonial|spiritual|religious|fashion|entertainment|judicial|regional|summer|winter")
 """Words by which a passage calls a city a capital that is not the capital asked ("the former capital of Ivory
 Coast", "the financial capital ... of India")."""
-_CAPITAL = re.compile(rf"\b(?:(?P<kind>{NOT_THE_CAPITAL})\s+)?capital\b", re.IGNORECASE)
+NATIONAL = r"national|nation['’]s|country['’]s|federal"
+"""Words by which a passage calls a city its country's capital ("the nation's capital, Ottawa"), which is not the
+capital of a state or a province asked (:func:`subdivision_asked`)."""
+_CAPITAL = re.compile(rf"\b(?:(?P<kind>{NOT_THE_CAPITAL})\s+|(?P<national>{NATIONAL})\s+)?capital\b", re.IGNORECASE)
+_ITS = re.compile(r"\bits\s+$", re.IGNORECASE)
+"""Before "capital": a passage's "Its capital is Ottawa" says whose capital by the passage's title ("Canada")."""
+_NAMED_AFTER = re.compile(rf",\s+(?P<name>{_CAPS})")
+_NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS}),?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}$")
+"""The city a capital is said of, named beside it: after ("the provincial capital, Quebec City") or before ("Toronto,
+which is Ontario's provincial capital")."""
+SUBDIVISION_DESCRIBED = re.compile(rf"\((?:[^()]*\W)?(?:{SUBDIVISIONS})\b[^()]*\)\s*$", re.IGNORECASE)
+"""A Wikipedia summary's description, ending its first passage, of a part of a country: "(Province of Canada)",
+"(U.S. state)", "(Region of Italy)"."""
 
 
-def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str]) -> str | None:
+def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> str | None:
     """What an evidence item calls the city it holds a capital of, when that is not the capital of ``place`` (its
-    words, folded): "the capital of Victoria" (a state, or another place: :data:`CAPITAL_OF`) or "the financial
-    capital of India" (:data:`NOT_THE_CAPITAL`); ``None`` where it calls it the capital of the place, or a capital
-    it does not say of what, or no capital at all. A capital "of" the answer itself ("the state capital of
-    Tallahassee") says nothing of what the answer is the capital of; a state or a canton may share its name ("the
-    capital of the canton of Zurich")."""
+    words, folded): "the capital of Victoria" (a state, or another place: :data:`CAPITAL_OF`; "Its capital is
+    Ottawa" in a passage titled "Canada": :data:`_ITS`), "the financial capital of India" (:data:`NOT_THE_CAPITAL`)
+    or, where the place asked is a ``subdivision`` of a country, "the nation's capital" (:data:`NATIONAL`); ``None``
+    where it calls it the capital of the place, or a capital it does not say of what, or no capital at all. A capital
+    said of another city named beside it (:data:`_NAMED_AFTER`, :data:`_NAMED_BEFORE`) is passed over. A capital
+    "of" the answer itself ("the state capital of Tallahassee") says nothing of what the answer is the capital of; a
+    state or a canton may share its name ("the capital of the canton of Zurich")."""
     called: list[str] = []
     for mention in _CAPITAL.finditer(item["text"]):
+        named = _NAMED_AFTER.match(item["text"], mention.end()) or _NAMED_BEFORE.search(item["text"], 0, mention.start())
+        if named and not set(claim) & {comparable(w) for w in content_words(named["name"])}:
+            continue  # a capital said of another city the passage names: "the provincial capital, Quebec City"
         of = CAPITAL_OF.match(item["text"], mention.end())
         unit = (of["subdivision"] or of["unit"]) if of else None
         if of and of["unit"] and set(claim) & {comparable(w) for w in content_words(of["unit"])}:
             continue  # "the state capital of Tallahassee"; "the capital of the canton of Zurich" is the canton's
-        kind = mention["kind"]
+        if unit is None and not mention["kind"] and _ITS.search(item["text"], 0, mention.start()):
+            unit = item["title"]  # "Its capital is Ottawa", in Canada's passage
+        kind = mention["kind"] or (mention["national"] if subdivision and unit is None else None)
         if kind:
             called.append(f"the {kind.lower()} capital" + (f" of {unit}" if unit else ""))
         elif unit is None or place & folded_words(f"{unit} {'' if of is None or of['subdivision'] else of['also'] or ''}"):
@@ -361,15 +380,27 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str]) ->
     return called[0] if called else None
 
 
-def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+def subdivision_asked(place: str, index: PassageIndex | None) -> bool:
+    """Whether the index's document titled as ``place`` (:func:`components.titles.titled_document`, as written) is
+    a Wikipedia summary whose description makes it a part of a country (:data:`SUBDIVISION_DESCRIBED`: "Ontario
+    ... (Province of Canada)"); ``False`` without an index."""
+    document = titled_document(index, place, spelling=False) if index is not None else None
+    first = index.passage(index.document_passages(document)[0]) if index is not None and document is not None else None
+    return first is not None and first.metadata.get("source") == "wikipedia" and bool(SUBDIVISION_DESCRIBED.search(first.text))
+
+
+def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
+                      index: PassageIndex | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks the capital of a place
     (:data:`CAPITAL_ASKED`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds them)
-    calls it the capital of somewhere else, or a capital that is not the one asked (:func:`capital_called`);
+    calls it the capital of somewhere else, or a capital that is not the one asked (:func:`capital_called`; a
+    national capital, where the index describes the place as a part of a country: :func:`subdivision_asked`);
     ``None`` otherwise. Found trying the API (session 69): "What is the capital of Australia?" was answered
     "Melbourne", cited to "Melbourne is the capital and most populous city of the Australian state of Victoria", and
     given at 81% (the summaries hold no article on Canberra). Session 70: "Mumbai" for India's capital, from "It is
     the financial capital and the most populous city proper of India", and "Abidjan" for Ivory Coast's, "the former
-    capital of Ivory Coast"."""
+    capital of Ivory Coast". Session 71: "Ottawa" for Ontario's, from "home to the nation's capital, Ottawa" and
+    Canada's "Its capital is Ottawa"."""
     asked = CAPITAL_ASKED.match(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -377,7 +408,8 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     place = {w for w in folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
     if not place:
         return None
-    elsewhere = every_holder(claim, evidence, lambda item: capital_called(item, place, claim))
+    subdivision = subdivision_asked(asked["place"], index)
+    elsewhere = every_holder(claim, evidence, lambda item: capital_called(item, place, claim, subdivision))
     if elsewhere is None:
         return None
     return f"{elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
@@ -487,7 +519,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
     for by, reason in (("kind", lambda: number_asked_of(question, shown)),
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence)),
-                       ("capital", lambda: capital_elsewhere(question, answer, evidence)),
+                       ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
