@@ -332,7 +332,7 @@ CAPITAL_OF = re.compile(
 Australian state of Victoria" (a state or a province: "Victoria"), "city of Canada" ("Canada"), "city of the United
 Arab Emirates (UAE)" ("United Arab Emirates", also "UAE")."""
 NOT_THE_CAPITAL = (r"former|financial|commercial|economic|cultural|business|old|first|royal|"
-                   r"ceremonial|spiritual|religious|fashion|entertainment|judicial|regional|summer|winter")
+                   r"ceremonial|spiritual|religious|fashion|entertainment|judicial|summer|winter")
 """Words by which a passage calls a city a capital that is not the capital asked ("the former capital of Ivory
 Coast", "the financial capital ... of India")."""
 NATIONAL = r"national|nation['’]s|country['’]s|federal"

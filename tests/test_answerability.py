@@ -531,6 +531,7 @@ class TestCheckAnswer:
     PRAGUE = item(8, "Prague", "Prague is the capital and largest city of the Czech Republic and the historical capital "
                                "of Bohemia.")
     ZURICH = item(9, "Zurich", "Zurich is the largest city in Switzerland and the capital of the canton of Zurich.")
+    MILAN = item(11, "Milan", "Milan is the regional capital of Lombardy, in northern Italy.")
     CANADA = item(10, "Canada", "Its capital is Ottawa and its three largest metropolitan areas are Toronto, Montreal, "
                                 "and Vancouver.")
 
@@ -551,6 +552,8 @@ class TestCheckAnswer:
         # session 71: "Its capital is Ottawa", in Canada's passage, is Canada's capital
         ("What is the capital of Alberta?", "Ottawa", [CANADA],
          "the capital of Canada by the passages that hold it, and the question asks the capital of Alberta"),
+        ("What is the capital of Italy?", "Milan", [MILAN],  # a regional capital is its region's
+         "the capital of Lombardy by the passages that hold it, and the question asks the capital of Italy"),
     ])
     def test_a_states_capital_given_for_another_place_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                      evidence, reason):
@@ -572,6 +575,7 @@ class TestCheckAnswer:
         ("What is the capital of the Czech Republic?", "Prague", [PRAGUE], 0.1),  # the capital, and a historical one
         ("What is the capital of Bohemia?", "Prague", [PRAGUE], 0.1),  # historically the capital: not another's
         ("What is the capital of Canada?", "Ottawa", [CANADA], 0.1),  # "Its capital", in the passage of the place asked
+        ("What is the capital of Lombardy?", "Milan", [MILAN], 0.1),  # session 71: withheld as "the regional capital"
     ])
     def test_a_capital_of_the_place_asked_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
