@@ -1,4 +1,4 @@
-"""Questions on places written before they were asked (session 70): capitals, populations, largest cities.
+"""Questions on places written before they were asked (sessions 70 and 71): capitals, populations, largest cities.
 
 Session 69's walks gave "Mumbai" for India's capital and Stuttgart's 613,111 for "How many people live in
 Germany?"; session 70's "Brisbane" for the largest city in Australia. Each list below was written down before any
@@ -6,7 +6,7 @@ of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6, §
 judged by hand; the judgements are in the README ("A capital the passages call another place's", "A population
 held only by passages of another place", "An answer its passages rank second or lower").
 
-    python -m eval.places rules         # the capital, population and "largest city" lists once each (~4 min)
+    python -m eval.places rules         # the capital, population and "largest city" lists once each (~5 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
@@ -27,6 +27,14 @@ CAPITALS = tuple(f"What is the capital of {place}?" for place in (
     "the United Arab Emirates", "Canada", "Pakistan", "Tanzania", "Morocco", "Punjab", "Kazakhstan", "Vietnam",
     "Switzerland", "Poland", "Bolivia"))
 """Twenty capital questions (§2), written after session 69 found "Mumbai" for India's."""
+CAPITALS_PARTS = tuple(f"What is the capital of {place}?" for place in (
+    "British Columbia", "Alberta", "Manitoba", "Nova Scotia", "Saskatchewan", "Saxony", "Hesse", "Illinois",
+    "Pennsylvania", "Florida", "Queensland", "Western Australia", "Tasmania", "Punjab", "Kerala", "Tamil Nadu",
+    "Catalonia", "Andalusia", "Lombardy", "Sicily", "Canada", "Germany", "India", "Australia", "Spain", "Italy",
+    "the United States", "Brazil"))
+"""Twenty-eight (session 71, ``runs/preregistered-s71.md`` §4): twenty provinces, states and regions, and eight
+countries, written after its walk found "Ottawa" for Ontario and Quebec (a national capital, "Its capital is
+Ottawa"), before any was asked."""
 
 
 def _asked(places: str) -> tuple[str, ...]:
@@ -92,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
-        print(checked_report(ctx, CAPITALS + POPULATIONS + LARGEST + LARGEST_MORE))
+        print(checked_report(ctx, CAPITALS + CAPITALS_PARTS + POPULATIONS + LARGEST + LARGEST_MORE))
     else:
         print(place_first_report(ctx, POPULATIONS))
     return 0
