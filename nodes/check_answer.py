@@ -57,6 +57,7 @@ from components.answerability import (
 )
 from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
+from components.passages import Passage
 from components.reranker import content_terms, content_words, folded_words
 from components.requests import population_place
 from components.short_answer import short_answer
@@ -380,13 +381,19 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
     return called[0] if called else None
 
 
+def described(index: PassageIndex, document: str | None) -> Passage | None:
+    """The first passage of ``document`` where it is a Wikipedia summary's, which ends with the article's description
+    ("Ontario is ... (Province of Canada)"; only the summaries' reader writes descriptions); ``None`` otherwise."""
+    first = index.passage(index.document_passages(document)[0]) if document is not None else None
+    return first if first is not None and first.metadata.get("source") == "wikipedia" else None
+
+
 def subdivision_asked(place: str, index: PassageIndex | None) -> bool:
     """Whether the index's document titled as ``place`` (:func:`components.titles.titled_document`, as written) is
     a Wikipedia summary whose description makes it a part of a country (:data:`SUBDIVISION_DESCRIBED`: "Ontario
     ... (Province of Canada)"); ``False`` without an index."""
-    document = titled_document(index, place, spelling=False) if index is not None else None
-    first = index.passage(index.document_passages(document)[0]) if index is not None and document is not None else None
-    return first is not None and first.metadata.get("source") == "wikipedia" and bool(SUBDIVISION_DESCRIBED.search(first.text))
+    first = described(index, titled_document(index, place, spelling=False)) if index is not None else None
+    return first is not None and bool(SUBDIVISION_DESCRIBED.search(first.text))
 
 
 def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
@@ -468,8 +475,8 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
     document = titled_document(index, answer, spelling=False)
     if document is None and asked["place"]:  # a monarch's document is titled with the country: "Philip II of Spain"
         document = titled_document(index, f"{answer} of {asked['place']}", spelling=False)
-    first = index.passage(index.document_passages(document)[0]) if document is not None else None
-    if first is None or first.metadata.get("source") != "wikipedia":  # only the summaries' reader writes descriptions
+    first = described(index, document)
+    if first is None:
         return None
     office = " ".join(asked["office"].split())
     now = f"by the knowledge base, and the question asks who is the {office} now"
