@@ -697,6 +697,17 @@ def test_the_page_points_to_the_http_api_not_to_gradios_handlers(browser, server
     context.close()
 
 
+def tried_out(context, url: str, operation_id: str):
+    """The API's page (/docs) in a new page of ``context``, with the operation ``operation_id`` opened and "Try it
+    out" pressed: the page and the operation's block."""
+    docs = context.new_page()
+    docs.goto(f"{url}/docs")
+    operation = docs.locator(f"#operations-default-{operation_id}")
+    operation.locator(".opblock-summary").click()
+    operation.get_by_role("button", name="Try it out").click()
+    return docs, operation
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_the_api_page_uploads_files_through_a_file_picker(browser, server, tmp_path, width):
     """Found trying POST /documents on the API's page (session 59): its "files" field was a list of
@@ -710,11 +721,7 @@ def test_the_api_page_uploads_files_through_a_file_picker(browser, server, tmp_p
     context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
                                   has_touch=width < 768)
     try:
-        docs = context.new_page()
-        docs.goto(f"{url}/docs")
-        operation = docs.locator("#operations-default-add_documents_documents_post")
-        operation.locator(".opblock-summary").click()
-        operation.get_by_role("button", name="Try it out").click()
+        docs, operation = tried_out(context, url, "add_documents_documents_post")
         pickers = operation.locator("input[type=file]")
         pickers.first.wait_for(timeout=10000)
         assert operation.locator("input[type=text]").count() == 0
@@ -745,11 +752,7 @@ def test_the_api_pages_example_question_is_answered_as_given(browser, server, tm
     context = browser.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 768,
                                   has_touch=width < 768)
     try:
-        docs = context.new_page()
-        docs.goto(f"{url}/docs")
-        operation = docs.locator("#operations-default-ask_ask_post")
-        operation.locator(".opblock-summary").click()
-        operation.get_by_role("button", name="Try it out").click()
+        docs, operation = tried_out(context, url, "ask_ask_post")
         operation.get_by_role("button", name="Execute").click()
         status = operation.locator(".live-responses-table .response .response-col_status").first
         status.wait_for(timeout=120000)
