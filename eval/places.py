@@ -6,7 +6,7 @@ of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6, §
 judged by hand; the judgements are in the README ("A capital the passages call another place's", "A population
 held only by passages of another place", "An answer its passages rank second or lower").
 
-    python -m eval.places rules         # the capital, population and "largest city" lists once each (~5 min)
+    python -m eval.places rules         # the capital, population and "largest city" lists once each (~6 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
@@ -35,6 +35,13 @@ CAPITALS_PARTS = tuple(f"What is the capital of {place}?" for place in (
 """Twenty-eight (session 71, ``runs/preregistered-s71.md`` §4): twenty provinces, states and regions, and eight
 countries, written after its walk found "Ottawa" for Ontario and Quebec (a national capital, "Its capital is
 Ottawa"), before any was asked."""
+CAPITALS_LARGEST = tuple(f"What is the capital of {place}?" for place in (
+    "Michigan", "Nevada", "Oregon", "Kentucky", "Missouri", "Louisiana", "Maryland", "Wisconsin", "Alaska", "Vermont",
+    "North Rhine-Westphalia", "Rhineland-Palatinate", "South Australia", "Gujarat", "Uttar Pradesh", "Karnataka", "Ohio",
+    "Georgia", "New Zealand", "Nigeria", "Turkey", "Vietnam", "Morocco", "Kazakhstan"))
+"""Twenty-four (session 71, §6), mostly places whose largest city is not their capital, written after the
+twenty-eight showed "Frankfurt" for Hesse and "Chicago" for Illinois (called the most populous city, no capital),
+before any was asked (Turkey, Vietnam, Morocco and Kazakhstan are also session 70's)."""
 
 
 def _asked(places: str) -> tuple[str, ...]:
@@ -100,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
-        print(checked_report(ctx, CAPITALS + CAPITALS_PARTS + POPULATIONS + LARGEST + LARGEST_MORE))
+        print(checked_report(ctx, CAPITALS + CAPITALS_PARTS + CAPITALS_LARGEST + POPULATIONS + LARGEST + LARGEST_MORE))
     else:
         print(place_first_report(ctx, POPULATIONS))
     return 0

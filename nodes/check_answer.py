@@ -346,6 +346,9 @@ _NAMED_AFTER = re.compile(rf",\s+(?P<name>{_CAPS})")
 _NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS}),?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}$")
 """The city a capital is said of, named beside it: after ("the provincial capital, Quebec City") or before ("Toronto,
 which is Ontario's provincial capital")."""
+LARGEST_CITY = re.compile(r"\b(?:largest|biggest|most\s+populous)\s+(?:city|municipality|metropolis)\b", re.IGNORECASE)
+"""What a passage on a city that does not call it a capital may call it instead: "the most populous city in the U.S.
+state of Illinois" (Chicago's)."""
 SUBDIVISION_DESCRIBED = re.compile(rf"\((?:[^()]*\W)?(?:{SUBDIVISIONS})\b[^()]*\)\s*$", re.IGNORECASE)
 """A Wikipedia summary's description, ending its first passage, of a part of a country: "(Province of Canada)",
 "(U.S. state)", "(Region of Italy)"."""
@@ -359,7 +362,12 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
     where it calls it the capital of the place, or a capital it does not say of what, or no capital at all. A capital
     said of another city named beside it (:data:`_NAMED_AFTER`, :data:`_NAMED_BEFORE`) is passed over. A capital
     "of" the answer itself ("the state capital of Tallahassee") says nothing of what the answer is the capital of; a
-    state or a canton may share its name ("the capital of the canton of Zurich")."""
+    state or a canton may share its name ("the capital of the canton of Zurich"). A passage titled as the answer that
+    calls it no capital at all but the largest or most populous city (:data:`LARGEST_CITY`: Chicago's "the most
+    populous city in the U.S. state of Illinois") calls it "the most populous city, not called a capital"."""
+    if not _CAPITAL.search(item["text"]):
+        titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
+        return "the most populous city, not called a capital," if titled and LARGEST_CITY.search(item["text"]) else None
     called: list[str] = []
     for mention in _CAPITAL.finditer(item["text"]):
         named = _NAMED_AFTER.match(item["text"], mention.end()) or _NAMED_BEFORE.search(item["text"], 0, mention.start())

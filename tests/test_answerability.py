@@ -532,6 +532,9 @@ class TestCheckAnswer:
                                "of Bohemia.")
     ZURICH = item(9, "Zurich", "Zurich is the largest city in Switzerland and the capital of the canton of Zurich.")
     MILAN = item(11, "Milan", "Milan is the regional capital of Lombardy, in northern Italy.")
+    CHICAGO = item(12, "Chicago", "Chicago is the most populous city in the U.S. state of Illinois and in the Midwestern "
+                                  "United States.")
+    MICHIGAN = item(13, "Michigan", "Detroit is its largest city; Lansing lies inland, on the Grand River.")
     CANADA = item(10, "Canada", "Its capital is Ottawa and its three largest metropolitan areas are Toronto, Montreal, "
                                 "and Vancouver.")
 
@@ -554,6 +557,10 @@ class TestCheckAnswer:
          "the capital of Canada by the passages that hold it, and the question asks the capital of Alberta"),
         ("What is the capital of Italy?", "Milan", [MILAN],  # a regional capital is its region's
          "the capital of Lombardy by the passages that hold it, and the question asks the capital of Italy"),
+        # session 71: "Chicago" for Illinois, cited to its own passage, which calls it no capital
+        ("What is the capital of Illinois?", "Chicago", [CHICAGO], "the most populous city, not called a capital, by "
+                                                                   "the passages that hold it, and the question asks "
+                                                                   "the capital of Illinois"),
     ])
     def test_a_states_capital_given_for_another_place_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                      evidence, reason):
@@ -576,6 +583,9 @@ class TestCheckAnswer:
         ("What is the capital of Bohemia?", "Prague", [PRAGUE], 0.1),  # historically the capital: not another's
         ("What is the capital of Canada?", "Ottawa", [CANADA], 0.1),  # "Its capital", in the passage of the place asked
         ("What is the capital of Lombardy?", "Milan", [MILAN], 0.1),  # session 71: withheld as "the regional capital"
+        ("What is the capital of Michigan?", "Lansing", [MICHIGAN], 0.1),  # a passage on the state, not on the answer
+        ("What is the capital of Queensland?", "Brisbane",  # the largest city, and called the capital
+         [item(14, "Brisbane", "Brisbane is the capital and largest city of the Australian state of Queensland.")], 0.1),
     ])
     def test_a_capital_of_the_place_asked_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
