@@ -503,6 +503,9 @@ def instruction_words() -> frozenset[str]:
 
 
 ECHO = "words of the prompt's instructions, which neither the evidence nor the question has"
+ECHO_NUMBER = "a number that neither the evidence nor the question holds"
+"""The echo's reason as the reader is told it where the answer is only numbers (the instructions' example has "2"):
+what is wrong with "2" for "How many moons does Mars have?" is that nothing read holds it."""
 
 
 def echoes_instructions(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
@@ -511,12 +514,15 @@ def echoes_instructions(question: str, answer: str, evidence: Sequence[EvidenceI
     echoed its instructions, or refused in words of its own; ``None`` otherwise, and with no evidence (closed book).
     Found trying the chat (session 68): "Where did Martin Luther King Jr. die?" was answered "Cite" and given at 55%;
     the committed benchmark runs hold "The evidence does not contain the answer." given 27 times, the instructions'
-    example "Paris [2]" as "Paris" or "2" (51 given answers with evidence, all wrong)."""
+    example "Paris [2]" as "Paris" or "2" (51 given answers with evidence, all wrong). An answer of numbers alone is
+    told as such (:data:`ECHO_NUMBER`)."""
     words = {comparable(w) for w in content_words(answer)}
     if not evidence or not words or not words <= instruction_words():  # closed book: the check does not judge it
         return None
     read = " ".join([question, *(f"{item['title']} {item['text']}" for item in evidence)])
-    return None if words & {comparable(w) for w in content_words(read)} else ECHO
+    if words & {comparable(w) for w in content_words(read)}:
+        return None
+    return ECHO_NUMBER if all(w.isdigit() for w in words) else ECHO
 
 
 def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceItem], *,

@@ -750,6 +750,16 @@ class TestCheckAnswer:
         else:
             assert check["by"] == "score" and check["decision"] == "answer"
 
+    def test_a_number_withheld_as_an_echo_is_told_as_a_number_no_passage_holds(self, ctx):
+        """Found trying the API (session 71): "How many moons does Mars have?" was answered "2" and withheld, rightly
+        (no passage mentions Mars's moons), but the chat said it "is words of the prompt's instructions", which a
+        reader asking for a number cannot make sense of ("2" is the instructions' example, "Paris [2]")."""
+        mars = {"n": 1, "passage_id": "p1", "title": "Mars", "text": "Mars is the fourth planet from the Sun."}
+        out = check_answer(self.subject_state("How many moons does Mars have?", "2", [mars]), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "echo" and check["withheld_answer"] == "2"
+        assert check["reason"] == "a number that neither the evidence nor the question holds"
+
     def test_an_age_a_passage_holds_is_left_to_the_score(self, ctx):
         cited = {**self.OBAMA, "text": "He took office at 44 years old.", "score": 0.7, "metadata": {}}
         out = check_answer(self.age_state([cited]), self.runtime(ctx, self.SURE))
