@@ -216,6 +216,12 @@ def every_holder(claim: Sequence[str], evidence: Sequence[EvidenceItem],
     return next((r for r in read if r), None) if read and all(r is not None for r in read) else None
 
 
+def names_claim(claim: Sequence[str], text: str) -> bool:
+    """Whether ``text`` (a title, a name a passage gives) has a word of ``claim``, as citations compare words
+    (:func:`nodes.generate.comparable`): a passage titled as the answer, a capital said of the answer itself."""
+    return bool(set(claim) & {comparable(w) for w in content_words(text)})
+
+
 def held_only_by(held: Sequence[EvidenceItem]) -> str:
     """How a rule says whose passages hold an answer: "held only by passages of “Stuttgart” and “Baden”"."""
     titles = " and ".join(dict.fromkeys(f"\u201c{item['title']}\u201d" for item in held))
@@ -314,7 +320,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
 
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
-        titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
+        titled = names_claim(claim, item["title"])
         if asked_here.search(_IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))):
             return None
         return found[0] if found is not None and titled else "" if not titled else None
@@ -326,8 +332,10 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"
                            r"(?P<place>[^?]+?)[?.!\s]*$", re.IGNORECASE)
 """A question that asks a place's capital: "What is the capital of Australia?", "What's the capital city of Canada?"."""
+LARGEST = r"largest|biggest|most\s+populous"
+"""How a passage calls a city the largest: "the capital and largest city of", "the most populous city in"."""
 CAPITAL_OF = re.compile(
-    r"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:largest|biggest|most\s+populous)(?:\s+city)?(?:\s+proper)?)?\s+of\s+(?:the\s+)?"
+    rf"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:{LARGEST})(?:\s+city)?(?:\s+proper)?)?\s+of\s+(?:the\s+)?"
     rf"(?:(?:[A-Z][\w'’-]*\s+){{0,3}}(?:{SUBDIVISIONS})\s+of\s+(?P<subdivision>{_CAPS})|(?P<unit>{_CAPS})(?:\s*\((?P<also>[^)]*)\))?)")
 """What follows "capital" where a passage says what a city is the capital of: "... and most populous city of the
 Australian state of Victoria" (a state or a province: "Victoria"), "city of Canada" ("Canada"), "city of the United
@@ -346,7 +354,7 @@ _NAMED_AFTER = re.compile(rf",\s+(?P<name>{_CAPS})")
 _NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS}),?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}$")
 """The city a capital is said of, named beside it: after ("the provincial capital, Quebec City") or before ("Toronto,
 which is Ontario's provincial capital")."""
-LARGEST_CITY = re.compile(r"\b(?:largest|biggest|most\s+populous)\s+(?:city|municipality|metropolis)\b", re.IGNORECASE)
+LARGEST_CITY = re.compile(rf"\b(?:{LARGEST})\s+(?:city|municipality|metropolis)\b", re.IGNORECASE)
 """What a passage on a city that does not call it a capital may call it instead: "the most populous city in the U.S.
 state of Illinois" (Chicago's)."""
 SUBDIVISION_DESCRIBED = re.compile(rf"\((?:[^()]*\W)?(?:{SUBDIVISIONS})\b[^()]*\)\s*$", re.IGNORECASE)
@@ -366,16 +374,16 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
     calls it no capital at all but the largest or most populous city (:data:`LARGEST_CITY`: Chicago's "the most
     populous city in the U.S. state of Illinois") calls it "the most populous city, not called a capital"."""
     if not _CAPITAL.search(item["text"]):
-        titled = set(claim) & {comparable(w) for w in content_words(item["title"])}
+        titled = names_claim(claim, item["title"])
         return "the most populous city, not called a capital," if titled and LARGEST_CITY.search(item["text"]) else None
     called: list[str] = []
     for mention in _CAPITAL.finditer(item["text"]):
         named = _NAMED_AFTER.match(item["text"], mention.end()) or _NAMED_BEFORE.search(item["text"], 0, mention.start())
-        if named and not set(claim) & {comparable(w) for w in content_words(named["name"])}:
+        if named and not names_claim(claim, named["name"]):
             continue  # a capital said of another city the passage names: "the provincial capital, Quebec City"
         of = CAPITAL_OF.match(item["text"], mention.end())
         unit = (of["subdivision"] or of["unit"]) if of else None
-        if of and of["unit"] and set(claim) & {comparable(w) for w in content_words(of["unit"])}:
+        if of and of["unit"] and names_claim(claim, of["unit"]):
             continue  # "the state capital of Tallahassee"; "the capital of the canton of Zurich" is the canton's
         if unit is None and not mention["kind"] and _ITS.search(item["text"], 0, mention.start()):
             unit = item["title"]  # "Its capital is Ottawa", in Canada's passage
