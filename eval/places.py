@@ -79,19 +79,15 @@ LARGEST_MORE = tuple(f"What is the largest city in {place}?" for place in (
 def place_first_report(ctx: Any, questions: Sequence[str]) -> str:
     """Each of ``questions`` with ``place_first`` on and off, no query cache, the order alternating: the answer as
     given or withheld, by what, cited or not, and the document searched; then how many each way gave."""
-    from eval.side_by_side import alternating
+    from eval.side_by_side import alternating, checked_line
 
     ways = {way: replace(ctx, pipeline=replace(ctx.pipeline, place_first=way == "on"), query_cache=None)
             for way in ("on", "off")}
     lines, given = [], {way: 0 for way in ways}
     for question, way, out, ms in alternating(ways, questions):
-        check = out["trace"].get("answerability") or {}
-        shown = check.get("withheld_answer") or out["answer"]
         place = (out["trace"].get("place_document") or {}).get("title")
-        given[way] += check.get("decision") == "answer"
-        lines.append(f"{way:3} {question!r}: {shown[:50]!r} ({check.get('decision')} by {check.get('by')}, "
-                     f"{'cited' if out['citations'] else 'not cited'}{f', searched {place!r} only' if place else ''}, "
-                     f"{ms:.0f} ms)")
+        given[way] += (out["trace"].get("answerability") or {}).get("decision") == "answer"
+        lines.append(f"{way:3} " + checked_line(question, out, ms, 50, f", searched {place!r} only" if place else ""))
     lines += [f"{way}: {given[way]} of {len(questions)} given" for way in ways]
     return "\n".join(lines)
 

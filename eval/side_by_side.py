@@ -39,12 +39,20 @@ def checked_report(ctx: Any, questions: Sequence[str]) -> str:
     lines, by = [], []
     for question, _, out, ms in alternating({"default": replace(ctx, query_cache=None)}, questions):
         check = out["trace"].get("answerability") or {}
-        shown = check.get("withheld_answer") or out["answer"]
         by.append(f"{check.get('decision')} by {check.get('by')}")
-        lines.append(f"{question!r}: {shown[:60]!r} ({by[-1]}, {'cited' if out['citations'] else 'not cited'}, "
-                     f"{ms:.0f} ms)")
+        lines.append(checked_line(question, out, ms))
     lines += [f"{decision}: {by.count(decision)} of {len(by)}" for decision in sorted(set(by))]
     return "\n".join(lines)
+
+
+def checked_line(question: str, out: Mapping[str, Any], ms: float, width: int = 60, searched: str = "") -> str:
+    """One answer as these comparisons show it: the question, the answer as given or as withheld (``width``
+    characters), the check's decision and by what, whether a passage holds it (cited), ``searched`` (what else to
+    say), and the time."""
+    check = out["trace"].get("answerability") or {}
+    shown = check.get("withheld_answer") or out["answer"]
+    return (f"{question!r}: {shown[:width]!r} ({check.get('decision')} by {check.get('by')}, "
+            f"{'cited' if out['citations'] else 'not cited'}{searched}, {ms:.0f} ms)")
 
 
 def add_resource_options(parser: argparse.ArgumentParser) -> None:
