@@ -1,4 +1,4 @@
-"""Questions on places written before they were asked (sessions 70 and 71): capitals, populations, largest cities.
+"""Questions on places written before they were asked (sessions 70 to 72): capitals, populations, largest cities.
 
 Session 69's walks gave "Mumbai" for India's capital and Stuttgart's 613,111 for "How many people live in
 Germany?"; session 70's "Brisbane" for the largest city in Australia. Each list below was written down before any
@@ -6,7 +6,7 @@ of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6, §
 judged by hand; the judgements are in the README ("A capital the passages call another place's", "A population
 held only by passages of another place", "An answer its passages rank second or lower").
 
-    python -m eval.places rules         # the capital, population and "largest city" lists once each (~6 min)
+    python -m eval.places rules         # the capital, population and "largest city" lists once each (~10 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
@@ -42,6 +42,28 @@ CAPITALS_LARGEST = tuple(f"What is the capital of {place}?" for place in (
 """Twenty-four (session 71, §6), mostly places whose largest city is not their capital, written after the
 twenty-eight showed "Frankfurt" for Hesse and "Chicago" for Illinois (called the most populous city, no capital),
 before any was asked (Turkey, Vietnam, Morocco and Kazakhstan are also session 70's)."""
+
+CAPITALS_ARTICLES = tuple(f"What is the capital of {place}?" for place in (
+    "New York", "California", "Texas", "Minnesota", "Kansas", "Nebraska", "South Carolina", "North Carolina",
+    "Delaware", "New Jersey", "Montana", "Maine", "New Hampshire", "Alabama", "Arizona", "Colorado", "Massachusetts",
+    "Tennessee", "Iowa", "Myanmar", "Ecuador", "Benin", "Burundi", "Belize", "the Philippines", "China", "Japan",
+    "Egypt", "Kenya", "Ghana", "Scotland", "Wales", "Sri Lanka", "Saudi Arabia", "Ethiopia", "Argentina", "Chile",
+    "Peru", "Colombia", "Venezuela", "Russia", "Indonesia", "New Brunswick", "Newfoundland and Labrador", "Victoria",
+    "New South Wales", "Northern Territory", "Bavaria", "Baden-Württemberg", "Lower Saxony", "Maharashtra",
+    "West Bengal", "Rajasthan", "Andhra Pradesh", "Tuscany", "Campania", "Veneto", "Galicia", "Basque Country"))
+"""Fifty-nine (session 72, ``runs/preregistered-s72.md`` §1), written after its walk gave "St. Louis" for Missouri,
+"Baltimore" for Maryland and "Dar es Salaam" for Tanzania (whose own articles call them no capital of the place),
+before any was asked: US states, countries, and provinces, states and regions of six others."""
+CAPITALS_UNASKED = tuple(f"What is the capital of {place}?" for place in (
+    "Mississippi", "Arkansas", "Connecticut", "West Virginia", "Wyoming", "North Dakota", "South Dakota", "Idaho",
+    "New Mexico", "Nunavut", "the Northwest Territories", "the Australian Capital Territory", "Odisha",
+    "Madhya Pradesh", "Haryana", "Jharkhand", "Uttarakhand", "Chhattisgarh", "Mecklenburg-Vorpommern", "Saarland",
+    "Emilia-Romagna", "Apulia", "Calabria", "Castile and León", "Extremadura", "Asturias", "Nicaragua", "Honduras",
+    "Paraguay", "Uruguay", "Cambodia", "Laos", "Mongolia", "Syria", "Jordan", "Lebanon", "Tunisia", "Sudan",
+    "Angola", "Mozambique", "Zambia", "Madagascar", "Serbia", "Croatia", "Bulgaria", "Iceland", "Palau",
+    "Liechtenstein", "Montenegro", "the Gambia", "Equatorial Guinea", "Malawi", "Taiwan", "Jamaica", "Panama",
+    "Costa Rica", "Namibia", "Botswana", "Uzbekistan", "Armenia"))
+"""Sixty more (session 72, §1b), written before any was asked, to try the rule as shipped after the fifty-nine."""
 
 
 def _asked(places: str) -> tuple[str, ...]:
@@ -103,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
-        print(checked_report(ctx, CAPITALS + CAPITALS_PARTS + CAPITALS_LARGEST + POPULATIONS + LARGEST + LARGEST_MORE))
+        capitals = CAPITALS + CAPITALS_PARTS + CAPITALS_LARGEST + CAPITALS_ARTICLES + CAPITALS_UNASKED
+        print(checked_report(ctx, capitals + POPULATIONS + LARGEST + LARGEST_MORE))
     else:
         print(place_first_report(ctx, POPULATIONS))
     return 0

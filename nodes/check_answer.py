@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 import time
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -266,7 +266,7 @@ def subject_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     return f"{held_only_by(held)}, which do not name {name}"
 
 
-SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory"
+SUBDIVISIONS = r"state|province|region|county|prefecture|canton|oblast|governorate|territory|autonomous\s+community"
 _CAPS = r"[A-Z][\w'’-]*(?:\s+(?:(?:of|the|and|de|du|la)\s+)*[A-Z][\w'’-]*)*"
 """A country's parts a passage may scope a superlative or a capital to ("the Australian state of Queensland"), and a
 place's name as a passage writes it (capitalized words, "of", "the", "and" between them)."""
@@ -335,11 +335,15 @@ CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['�
 LARGEST = r"largest|biggest|most\s+populous"
 """How a passage calls a city the largest: "the capital and largest city of", "the most populous city in"."""
 CAPITAL_OF = re.compile(
-    rf"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:{LARGEST})(?:\s+city)?(?:\s+proper)?)?\s+of\s+(?:the\s+)?"
-    rf"(?:(?:[A-Z][\w'’-]*\s+){{0,3}}(?:{SUBDIVISIONS})\s+of\s+(?P<subdivision>{_CAPS})|(?P<unit>{_CAPS})(?:\s*\((?P<also>[^)]*)\))?)")
+    rf"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:{LARGEST})(?:\s+city)?(?:\s+proper)?)?\s+(?:of|in)\s+(?:the\s+)?"
+    rf"(?:(?:[\w.'’-]+\s+){{0,3}}?(?:{SUBDIVISIONS})\s+of\s+(?P<subdivision>{_CAPS})"
+    rf"|(?P<part>{_CAPS}(?:\s+[a-z]{{1,3}}\s+{_CAPS})*\s+(?i:{SUBDIVISIONS}))\b"
+    rf"|(?P<unit>{_CAPS})(?:\s*\((?P<also>[^)]*)\))?)")
 """What follows "capital" where a passage says what a city is the capital of: "... and most populous city of the
-Australian state of Victoria" (a state or a province: "Victoria"), "city of Canada" ("Canada"), "city of the United
-Arab Emirates (UAE)" ("United Arab Emirates", also "UAE")."""
+Australian state of Victoria", "city of the U.S. state of California", "of the Spanish autonomous community of
+Andalusia" (a part of a country: "Victoria"), "of the Dar es Salaam Region" (a part named with its kind: "Dar es
+Salaam Region"), "city of Canada" ("Canada"), "city of the United Arab Emirates (UAE)" ("United Arab Emirates", also
+"UAE"), "(Capital and largest city in Massachusetts" (a description: "Massachusetts")."""
 NOT_THE_CAPITAL = (r"former|financial|commercial|economic|cultural|business|old|first|royal|"
                    r"ceremonial|spiritual|religious|fashion|entertainment|judicial|summer|winter")
 """Words by which a passage calls a city a capital that is not the capital asked ("the former capital of Ivory
@@ -347,16 +351,19 @@ Coast", "the financial capital ... of India")."""
 NATIONAL = r"national|nation['’]s|country['’]s|federal"
 """Words by which a passage calls a city its country's capital ("the nation's capital, Ottawa"), which is not the
 capital of a state or a province asked (:func:`subdivision_asked`)."""
-_CAPITAL = re.compile(rf"\b(?:(?P<kind>{NOT_THE_CAPITAL})\s+|(?P<national>{NATIONAL})\s+)?capital\b", re.IGNORECASE)
+_CAPITAL = re.compile(rf"\b(?:(?P<kind>{NOT_THE_CAPITAL})\s+|(?P<national>{NATIONAL})\s+)?(?-i:capital|Capital(?!\s+[A-Z]))\b",
+                      re.IGNORECASE)
+"""A passage calling a city a capital ("the capital of", "the former capital", "(Capital city of Canada)"); a name
+with "Capital" in it is none ("the National Capital Region", "the Australian Capital Territory")."""
 _ITS = re.compile(r"\bits\s+$", re.IGNORECASE)
 """Before "capital": a passage's "Its capital is Ottawa" says whose capital by the passage's title ("Canada")."""
 _NAMED_AFTER = re.compile(rf",\s+(?P<name>{_CAPS})")
 _NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS}),?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}$")
 """The city a capital is said of, named beside it: after ("the provincial capital, Quebec City") or before ("Toronto,
 which is Ontario's provincial capital")."""
-LARGEST_CITY = re.compile(rf"\b(?:{LARGEST})\s+(?:city|municipality|metropolis)\b", re.IGNORECASE)
+LARGEST_CITY = re.compile(rf"\b(?:{LARGEST})\s+(?:city|municipality|metropolis|metropolitan\s+area)\b", re.IGNORECASE)
 """What a passage on a city that does not call it a capital may call it instead: "the most populous city in the U.S.
-state of Illinois" (Chicago's)."""
+state of Illinois" (Chicago's), "the largest metropolitan area in Missouri" (St. Louis's)."""
 SUBDIVISION_DESCRIBED = re.compile(rf"\((?:[^()]*\W)?(?:{SUBDIVISIONS})\b[^()]*\)\s*$", re.IGNORECASE)
 """A Wikipedia summary's description, ending its first passage, of a part of a country: "(Province of Canada)",
 "(U.S. state)", "(Region of Italy)"."""
@@ -377,24 +384,35 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
         titled = names_claim(claim, item["title"])
         return "the most populous city, not called a capital," if titled and LARGEST_CITY.search(item["text"]) else None
     called: list[str] = []
+    for said in capitals_said(item, place, claim, subdivision):
+        if said is None:
+            return None
+        called.append(said)
+    return called[0] if called else None
+
+
+def capitals_said(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> Iterator[str | None]:
+    """Each capital an evidence item calls the city it holds, as :func:`capital_called` reads it: ``None`` for one
+    the question may mean (the capital of ``place``, or a capital it does not say of what), and what it calls it
+    otherwise ("the capital of Victoria"); a capital said of another city named beside it, or "of" the answer
+    itself, is none."""
     for mention in _CAPITAL.finditer(item["text"]):
         named = _NAMED_AFTER.match(item["text"], mention.end()) or _NAMED_BEFORE.search(item["text"], 0, mention.start())
         if named and not names_claim(claim, named["name"]):
             continue  # a capital said of another city the passage names: "the provincial capital, Quebec City"
         of = CAPITAL_OF.match(item["text"], mention.end())
-        unit = (of["subdivision"] or of["unit"]) if of else None
+        unit = (of["subdivision"] or of["part"] or of["unit"]) if of else None
         if of and of["unit"] and names_claim(claim, of["unit"]):
             continue  # "the state capital of Tallahassee"; "the capital of the canton of Zurich" is the canton's
         if unit is None and not mention["kind"] and _ITS.search(item["text"], 0, mention.start()):
             unit = item["title"]  # "Its capital is Ottawa", in Canada's passage
         kind = mention["kind"] or (mention["national"] if subdivision and unit is None else None)
         if kind:
-            called.append(f"the {kind.lower()} capital" + (f" of {unit}" if unit else ""))
+            yield f"the {kind.lower()} capital" + (f" of {unit}" if unit else "")
         elif unit is None or place & folded_words(f"{unit} {'' if of is None or of['subdivision'] else of['also'] or ''}"):
-            return None
+            yield None
         else:
-            called.append(f"the capital of {unit}")
-    return called[0] if called else None
+            yield f"the capital of {unit}"
 
 
 def described(index: PassageIndex, document: str | None) -> Passage | None:
@@ -412,6 +430,26 @@ def subdivision_asked(place: str, index: PassageIndex | None) -> bool:
     return first is not None and bool(SUBDIVISION_DESCRIBED.search(first.text))
 
 
+def keeps_capital(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> bool:
+    """Whether an evidence item calls the city it holds a capital the question may mean: the capital of ``place``,
+    or a capital it does not say of what (:func:`capitals_said`)."""
+    return any(said is None for said in capitals_said(item, place, claim, subdivision))
+
+
+def own_article(answer: str, index: PassageIndex) -> list[EvidenceItem]:
+    """The passages of the answer's own article, as evidence items: the document titled as ``answer``
+    (:func:`components.titles.titled_document`, as written) where it is a Wikipedia summary; none otherwise (a
+    user's file titled as the answer is no article on it). Session 72: "Dar es Salaam" for Tanzania's capital, cited
+    to nothing, whose article calls it "the largest city and financial hub of Tanzania and capital of the Dar es
+    Salaam Region"; "St. Louis" for Missouri's, "the largest metropolitan area in Missouri"."""
+    document = titled_document(index, answer, spelling=False)
+    if document is None or described(index, document) is None:
+        return []
+    title = index.document_title(document)
+    return [EvidenceItem(n=0, passage_id=pid, title=title, text=index.passage(pid).text)
+            for pid in index.document_passages(document)]
+
+
 def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
                       index: PassageIndex | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks the capital of a place
@@ -423,7 +461,10 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     given at 81% (the summaries hold no article on Canberra). Session 70: "Mumbai" for India's capital, from "It is
     the financial capital and the most populous city proper of India", and "Abidjan" for Ivory Coast's, "the former
     capital of Ivory Coast". Session 71: "Ottawa" for Ontario's, from "home to the nation's capital, Ottawa" and
-    Canada's "Its capital is Ottawa"."""
+    Canada's "Its capital is Ottawa". With an index, the answer's own article (:func:`own_article`) is read too: an
+    answer it calls a capital the question may mean (:func:`keeps_capital`) is left to the score, and one that no
+    evidence item holding it calls so is withheld where its article calls it another place's capital or its largest
+    city."""
     asked = CAPITAL_ASKED.match(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -432,10 +473,17 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     if not place:
         return None
     subdivision = subdivision_asked(asked["place"], index)
-    elsewhere = every_holder(claim, evidence, lambda item: capital_called(item, place, claim, subdivision))
-    if elsewhere is None:
+    asks = f"and the question asks the capital of {asked['place']}"
+    article = own_article(answer, index) if index is not None else []
+    if any(keeps_capital(item, place, claim, subdivision) for item in article):
+        return None  # the evidence read may be a passage that only calls it the largest city ("Seville")
+    if elsewhere := every_holder(claim, evidence, lambda item: capital_called(item, place, claim, subdivision)):
+        return f"{elsewhere} by the passages that hold it, {asks}"
+    if any(keeps_capital(item, place, claim, subdivision) for item in holders(claim, evidence)):
         return None
-    return f"{elsewhere} by the passages that hold it, and the question asks the capital of {asked['place']}"
+    if elsewhere := next(filter(None, (capital_called(item, place, claim, subdivision) for item in article)), None):
+        return f"{elsewhere} by its own article in the knowledge base, {asks}"
+    return None
 
 
 def population_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem], index: PassageIndex,

@@ -535,6 +535,10 @@ class TestCheckAnswer:
     CHICAGO = item(12, "Chicago", "Chicago is the most populous city in the U.S. state of Illinois and in the Midwestern "
                                   "United States.")
     MICHIGAN = item(13, "Michigan", "Detroit is its largest city; Lansing lies inland, on the Grand River.")
+    SEVILLE = item(16, "Seville", "Seville is the capital and largest city of the Spanish autonomous community of "
+                                  "Andalusia and the province of Seville.")
+    BOSTON = item(17, "Boston", "Boston is the capital and most populous city of the U.S. state of Massachusetts. "
+                                "(Capital and largest city in Massachusetts, United States)")
     CANADA = item(10, "Canada", "Its capital is Ottawa and its three largest metropolitan areas are Toronto, Montreal, "
                                 "and Vancouver.")
 
@@ -558,6 +562,11 @@ class TestCheckAnswer:
         ("What is the capital of Italy?", "Milan", [MILAN],  # a regional capital is its region's
          "the capital of Lombardy by the passages that hold it, and the question asks the capital of Italy"),
         # session 71: "Chicago" for Illinois, cited to its own passage, which calls it no capital
+        # session 72: a part's kind after any words ("the Spanish autonomous community of Andalusia")
+        ("What is the capital of Spain?", "Seville", [SEVILLE],
+         "the capital of Andalusia by the passages that hold it, and the question asks the capital of Spain"),
+        ("What is the capital of Maine?", "Boston", [BOSTON],  # a description's "(Capital ... in Massachusetts"
+         "the capital of Massachusetts by the passages that hold it, and the question asks the capital of Maine"),
         ("What is the capital of Illinois?", "Chicago", [CHICAGO], "the most populous city, not called a capital, by "
                                                                    "the passages that hold it, and the question asks "
                                                                    "the capital of Illinois"),
@@ -586,6 +595,10 @@ class TestCheckAnswer:
         ("What is the capital of Michigan?", "Lansing", [MICHIGAN], 0.1),  # a passage on the state, not on the answer
         ("What is the capital of Queensland?", "Brisbane",  # the largest city, and called the capital
          [item(14, "Brisbane", "Brisbane is the capital and largest city of the Australian state of Queensland.")], 0.1),
+        # session 72: read as "the capital of U" and "of Spanish" before
+        ("What is the capital of California?", "Sacramento",
+         [item(15, "Sacramento", "Sacramento is the capital city of the U.S. state of California.")], 0.1),
+        ("What is the capital of Andalusia?", "Seville", [SEVILLE], 0.1),
     ])
     def test_a_capital_of_the_place_asked_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
@@ -622,6 +635,83 @@ class TestCheckAnswer:
         ontario = self.item(1, "Ontario", self.PROVINCES["Ontario"])
         checking = sys.modules["nodes.check_answer"]
         assert checking.capital_elsewhere("What is the capital of Ontario?", "Ottawa", [ontario]) is None
+
+    ARTICLES = {
+        "Tanzania": ["Tanzania is a country in East Africa within the African Great Lakes region. (Country in East Africa)"],
+        "Dar es Salaam": ["Dar es Salaam is the largest city and financial hub of Tanzania and capital of the Dar es "
+                          "Salaam Region. (Largest city in Tanzania and capital of Dar es Salaam Region)",
+                          "It is located on the Swahili coast."],
+        "Baltimore": ["Baltimore is the most populous city in the U.S. state of Maryland. (Largest city in Maryland, "
+                      "United States)", "Baltimore was designated as an independent city by the Constitution of "
+                      "Maryland in 1851."],
+        "St. Louis": ["St. Louis is an independent city in the U.S. state of Missouri. (Independent city in Missouri, "
+                      "United States)", "It is the largest metropolitan area in Missouri and the second-largest in "
+                      "Illinois."],
+        "Dodoma": ["Dodoma is the capital city of Tanzania.", "It is the largest city in the Dodoma Region."],
+        "Seville": ["Seville is the largest city of Andalusia.", "It is the capital of the Spanish autonomous community "
+                    "of Andalusia."],
+        "Ottawa": ["Ottawa is the capital city of Canada. (Capital city of Canada)",
+                   "Ottawa forms the core of the National Capital Region."],
+        "Montreal": ["Montreal is the largest city in Quebec.", "Montreal lies east of the national capital, Ottawa, "
+                     "and southwest of the provincial capital, Quebec City."],
+    }
+
+    @pytest.mark.parametrize("question, answer, read, reason", [
+        # found trying the API (session 72): given, cited to nothing (the Easy tier read Tanzania's passage only)
+        ("What is the capital of Tanzania?", "Dar es Salaam", ["Tanzania#0"],
+         "the capital of Dar es Salaam Region by its own article in the knowledge base, and the question asks the "
+         "capital of Tanzania"),
+        ("What is the capital of Maryland?", "Baltimore", ["Baltimore#1"],  # held by a passage that names no capital
+         "the most populous city, not called a capital, by its own article in the knowledge base, and the question "
+         "asks the capital of Maryland"),
+        ("What is the capital of Missouri?", "St. Louis", ["St. Louis#0"],
+         "the most populous city, not called a capital, by its own article in the knowledge base, and the question "
+         "asks the capital of Missouri"),
+        ("What is the capital of Alberta?", "Ottawa", ["Ottawa#1"],  # "Capital" in a name calls it no capital
+         "the capital of Canada by its own article in the knowledge base, and the question asks the capital of Alberta"),
+        ("What is the capital of Manitoba?", "Montreal", ["Montreal#1"],  # each capital there is another city's
+         "the most populous city, not called a capital, by its own article in the knowledge base, and the question asks "
+         "the capital of Manitoba"),
+        ("What is the capital of Tanzania?", "Dodoma", ["Tanzania#0"], None),  # its article calls it the capital
+        ("What is the capital of Andalusia?", "Seville", ["Seville#0"], None),  # its article's second passage does
+        ("What is the capital of Maryland?", "Baltimore",  # a passage that holds it calls it the capital
+         ["Baltimore#1", "Tanzania#0"], None),
+    ])
+    def test_a_capital_its_own_article_calls_another_places_is_withheld(self, ctx, question, answer, read, reason):
+        """Found trying the API (session 72): "What is the capital of Tanzania?" was answered "Dar es Salaam", cited
+        to nothing, and given at 62%; "Baltimore" for Maryland's at 63%, "St. Louis" for Missouri's at 40%. The
+        knowledge base holds no article on either state or on their capitals, but it holds the answers' own, which
+        call them no capital of the place asked. ``read``: the passages given as evidence (title#number)."""
+        articles = dict(self.ARTICLES)
+        if len(read) == 2:  # a passage of another document calls the answer the capital asked
+            articles["Tanzania"] = ["Baltimore, the capital of Maryland, lies on the Patapsco River."]
+        self.assert_ruled(self.checked_on_articles(ctx, question, answer, articles, read), "capital", reason, answer)
+
+    def test_an_answers_own_article_is_read_only_where_it_is_a_wikipedia_summary(self, ctx):
+        """A user's file titled as the answer is no article on it: its words are the user's."""
+        out = self.checked_on_articles(ctx, "What is the capital of Tanzania?", "Dar es Salaam", self.ARTICLES,
+                                       ["Tanzania#0"], source="files")
+        self.assert_ruled(out, "capital", None, "Dar es Salaam")
+        checking = sys.modules["nodes.check_answer"]  # and without an index (a replay of records), nothing is read
+        assert checking.capital_elsewhere("What is the capital of Tanzania?", "Dar es Salaam", []) is None
+
+    def checked_on_articles(self, ctx, question, answer, articles, read, source="wikipedia"):
+        """``question`` answered ``answer``, checked over an index of ``articles`` (title to its passages' texts,
+        from ``source``), the passages ``read`` (title#number) its evidence."""
+        import numpy as np
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+
+        passages = [Passage(id=f"wiki/{title}#p0s{n}", title=title, text=text,
+                            metadata={"doc_id": f"wiki/{title}", "source": source, "sentence": n})
+                    for title, texts in articles.items() for n, text in enumerate(texts)]
+        index = PassageIndex("e", 2)
+        index.add(passages, np.eye(2, dtype=np.float32)[[i % 2 for i in range(len(passages))]])
+        shown = [p for p in passages if f"{p.title}#{p.id.rsplit('s', 1)[1]}" in read]
+        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(shown, 1)]
+        return check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(ctx, answerability=self.EVEN,
+                                                                                                   index=index)))
 
     def checked_on_summaries(self, ctx, question, answer, texts, more=(), trace=None):
         """``question`` answered ``answer``, checked over an index of Wikipedia summaries' passages (``texts``: title
