@@ -6,7 +6,7 @@ of its questions was asked (``runs/preregistered-s70.md`` §2, §4, §5, §6, §
 judged by hand; the judgements are in the README ("A capital the passages call another place's", "A population
 held only by passages of another place", "An answer its passages rank second or lower").
 
-    python -m eval.places rules         # the capital, population and "largest city" lists once each (~10 min)
+    python -m eval.places rules         # the capital, population and "largest city" lists once each (~12 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
@@ -64,6 +64,16 @@ CAPITALS_UNASKED = tuple(f"What is the capital of {place}?" for place in (
     "Liechtenstein", "Montenegro", "the Gambia", "Equatorial Guinea", "Malawi", "Taiwan", "Jamaica", "Panama",
     "Costa Rica", "Namibia", "Botswana", "Uzbekistan", "Armenia"))
 """Sixty more (session 72, §1b), written before any was asked, to try the rule as shipped after the fifty-nine."""
+
+CAPITALS_SHARED_WORDS = tuple(f"What is the capital of {place}?" for place in (
+    "France", "the United Kingdom", "Ireland", "Portugal", "the Netherlands", "Belgium", "Austria", "Hungary",
+    "the Czech Republic", "Greece", "Sweden", "Norway", "Finland", "Denmark", "Ukraine", "Romania", "Mexico", "Cuba",
+    "Thailand", "South Korea", "Iran", "Iraq", "Afghanistan", "Nepal", "Malaysia", "Uganda", "Zimbabwe", "Senegal",
+    "Algeria", "Libya", "Prince Edward Island", "Yukon", "Hawaii", "Utah", "Virginia", "Oklahoma", "Indiana",
+    "Rhode Island", "Brandenburg", "Thuringia", "Schleswig-Holstein", "Saxony-Anhalt", "Bihar", "Telangana", "Goa",
+    "Assam", "Sindh", "Piedmont", "Lazio", "Liguria", "Sardinia", "Aragon", "Northern Ireland", "England"))
+"""Fifty-four more (session 72, §2), whose right capitals were given to the rule before (§1's second model-free
+list) and none asked, asked after "Cape Town" for South Carolina was withheld ("south" names no place)."""
 
 
 def _asked(places: str) -> tuple[str, ...]:
@@ -125,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
-        capitals = CAPITALS + CAPITALS_PARTS + CAPITALS_LARGEST + CAPITALS_ARTICLES + CAPITALS_UNASKED
+        capitals = CAPITALS + CAPITALS_PARTS + CAPITALS_LARGEST + CAPITALS_ARTICLES + CAPITALS_UNASKED + CAPITALS_SHARED_WORDS
         print(checked_report(ctx, capitals + POPULATIONS + LARGEST + LARGEST_MORE))
     else:
         print(place_first_report(ctx, POPULATIONS))

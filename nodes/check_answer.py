@@ -369,6 +369,13 @@ SUBDIVISION_DESCRIBED = re.compile(rf"\((?:[^()]*\W)?(?:{SUBDIVISIONS})\b[^()]*\
 "(U.S. state)", "(Region of Italy)"."""
 
 
+PLACE_WORDS = frozenset("""north south east west northern southern eastern western central upper lower new great
+united republic democratic federal people peoples islands island saint kingdom state states and""".split())
+"""Words many places' names share, which do not name a place alone: a capital "of South Africa" is no capital of
+South Carolina, while one "of the Republic of Korea" is South Korea's ("korea"). A name made only of such words
+("the United States") is compared whole."""
+
+
 def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> str | None:
     """What an evidence item calls the city it holds a capital of, when that is not the capital of ``place`` (its
     words, folded): "the capital of Victoria" (a state, or another place: :data:`CAPITAL_OF`; "Its capital is
@@ -383,12 +390,8 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
     if not _CAPITAL.search(item["text"]):
         titled = names_claim(claim, item["title"])
         return "the most populous city, not called a capital," if titled and LARGEST_CITY.search(item["text"]) else None
-    called: list[str] = []
-    for said in capitals_said(item, place, claim, subdivision):
-        if said is None:
-            return None
-        called.append(said)
-    return called[0] if called else None
+    said = list(capitals_said(item, place, claim, subdivision))
+    return said[0] if said and None not in said else None
 
 
 def capitals_said(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> Iterator[str | None]:
@@ -472,6 +475,7 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     place = {w for w in folded_words(asked["place"]) if len(w) >= 3 and w != "the"}
     if not place:
         return None
+    place = place - PLACE_WORDS or place  # "South Carolina" is not named by "South Africa"
     subdivision = subdivision_asked(asked["place"], index)
     asks = f"and the question asks the capital of {asked['place']}"
     article = own_article(answer, index) if index is not None else []

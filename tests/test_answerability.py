@@ -539,6 +539,7 @@ class TestCheckAnswer:
                                   "Andalusia and the province of Seville.")
     BOSTON = item(17, "Boston", "Boston is the capital and most populous city of the U.S. state of Massachusetts. "
                                 "(Capital and largest city in Massachusetts, United States)")
+    CAPE_TOWN = item(21, "Cape Town", "Cape Town is the legislative capital of South Africa.")
     CANADA = item(10, "Canada", "Its capital is Ottawa and its three largest metropolitan areas are Toronto, Montreal, "
                                 "and Vancouver.")
 
@@ -567,6 +568,13 @@ class TestCheckAnswer:
          "the capital of Andalusia by the passages that hold it, and the question asks the capital of Spain"),
         ("What is the capital of Maine?", "Boston", [BOSTON],  # a description's "(Capital ... in Massachusetts"
          "the capital of Massachusetts by the passages that hold it, and the question asks the capital of Maine"),
+        # session 72: "South Africa" is no name of South Carolina
+        ("What is the capital of South Carolina?", "Cape Town", [CAPE_TOWN],
+         "the capital of South Africa by the passages that hold it, and the question asks the capital of South Carolina"),
+        ("What is the capital of Newfoundland and Labrador?", "Port of Spain",  # "and" names no place
+         [item(22, "Port of Spain", "Port of Spain is the capital of Trinidad and Tobago.")],
+         "the capital of Trinidad and Tobago by the passages that hold it, and the question asks the capital of "
+         "Newfoundland and Labrador"),
         ("What is the capital of Illinois?", "Chicago", [CHICAGO], "the most populous city, not called a capital, by "
                                                                    "the passages that hold it, and the question asks "
                                                                    "the capital of Illinois"),
@@ -599,6 +607,12 @@ class TestCheckAnswer:
         ("What is the capital of California?", "Sacramento",
          [item(15, "Sacramento", "Sacramento is the capital city of the U.S. state of California.")], 0.1),
         ("What is the capital of Andalusia?", "Seville", [SEVILLE], 0.1),
+        ("What is the capital of South Korea?", "Seoul",  # "korea" names it, whatever the rest of the name
+         [item(18, "Seoul", "Seoul is the capital of the Republic of Korea.")], 0.1),
+        ("What is the capital of the United States?", "Washington, D.C.",  # a name of shared words only, whole
+         [item(19, "Washington, D.C.", "Washington, D.C. is the capital city of the United States.")], 0.1),
+        ("What is the capital of Newfoundland and Labrador?", "St. John's",  # "and" names nothing
+         [item(20, "St. John's", "St. John's is the capital of Newfoundland and Labrador.")], 0.1),
     ])
     def test_a_capital_of_the_place_asked_is_left_to_the_score(self, ctx, question, answer, evidence, threshold):
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
