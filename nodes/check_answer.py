@@ -376,6 +376,11 @@ South Carolina, while one "of the Republic of Korea" is South Korea's ("korea").
 ("the United States") is compared whole."""
 
 
+NOT_CALLED = "the most populous city, not called a capital,"
+"""What :func:`capital_called` reads in a passage titled as the answer that calls it the largest city and no capital:
+the one reading the answer's own article overrides where it calls the answer the capital asked."""
+
+
 def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> str | None:
     """What an evidence item calls the city it holds a capital of, when that is not the capital of ``place`` (its
     words, folded): "the capital of Victoria" (a state, or another place: :data:`CAPITAL_OF`; "Its capital is
@@ -389,7 +394,7 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
     populous city in the U.S. state of Illinois") calls it "the most populous city, not called a capital"."""
     if not _CAPITAL.search(item["text"]):
         titled = names_claim(claim, item["title"])
-        return "the most populous city, not called a capital," if titled and LARGEST_CITY.search(item["text"]) else None
+        return NOT_CALLED if titled and LARGEST_CITY.search(item["text"]) else None
     said = list(capitals_said(item, place, claim, subdivision))
     return said[0] if said and None not in said else None
 
@@ -465,9 +470,9 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     the financial capital and the most populous city proper of India", and "Abidjan" for Ivory Coast's, "the former
     capital of Ivory Coast". Session 71: "Ottawa" for Ontario's, from "home to the nation's capital, Ottawa" and
     Canada's "Its capital is Ottawa". With an index, the answer's own article (:func:`own_article`) is read too: an
-    answer it calls a capital the question may mean (:func:`keeps_capital`) is left to the score, and one that no
-    evidence item holding it calls so is withheld where its article calls it another place's capital or its largest
-    city."""
+    answer it calls a capital the question may mean (:func:`keeps_capital`) is not withheld for a passage that only
+    calls it the largest city (:data:`NOT_CALLED`), and one that no evidence item holding it calls so is withheld
+    where its article calls it another place's capital or its largest city."""
     asked = CAPITAL_ASKED.match(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -479,11 +484,11 @@ def capital_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIte
     subdivision = subdivision_asked(asked["place"], index)
     asks = f"and the question asks the capital of {asked['place']}"
     article = own_article(answer, index) if index is not None else []
-    if any(keeps_capital(item, place, claim, subdivision) for item in article):
-        return None  # the evidence read may be a passage that only calls it the largest city ("Seville")
-    if elsewhere := every_holder(claim, evidence, lambda item: capital_called(item, place, claim, subdivision)):
+    kept = any(keeps_capital(item, place, claim, subdivision) for item in article)
+    elsewhere = every_holder(claim, evidence, lambda item: capital_called(item, place, claim, subdivision))
+    if elsewhere and not (kept and elsewhere == NOT_CALLED):  # a passage calling Seville only the largest city
         return f"{elsewhere} by the passages that hold it, {asks}"
-    if any(keeps_capital(item, place, claim, subdivision) for item in holders(claim, evidence)):
+    if kept or any(keeps_capital(item, place, claim, subdivision) for item in holders(claim, evidence)):
         return None
     if elsewhere := next(filter(None, (capital_called(item, place, claim, subdivision) for item in article)), None):
         return f"{elsewhere} by its own article in the knowledge base, {asks}"

@@ -666,6 +666,8 @@ class TestCheckAnswer:
                     "of Andalusia."],
         "Ottawa": ["Ottawa is the capital city of Canada. (Capital city of Canada)",
                    "Ottawa forms the core of the National Capital Region."],
+        "Karachi": ["Karachi is the largest city and the former capital of Pakistan.",
+                    "Karachi formerly served as the country's capital from 1947 to 1959."],
         "Montreal": ["Montreal is the largest city in Quebec.", "Montreal lies east of the national capital, Ottawa, "
                      "and southwest of the provincial capital, Quebec City."],
     }
@@ -686,6 +688,9 @@ class TestCheckAnswer:
         ("What is the capital of Manitoba?", "Montreal", ["Montreal#1"],  # each capital there is another city's
          "the most populous city, not called a capital, by its own article in the knowledge base, and the question asks "
          "the capital of Manitoba"),
+        ("What is the capital of Pakistan?", "Karachi", ["Karachi#0"],  # its article may read as the capital: the
+         # evidence's "former capital" still withholds it (the article overrides only "the largest city")
+         "the former capital of Pakistan by the passages that hold it, and the question asks the capital of Pakistan"),
         ("What is the capital of Tanzania?", "Dodoma", ["Tanzania#0"], None),  # its article calls it the capital
         ("What is the capital of Andalusia?", "Seville", ["Seville#0"], None),  # its article's second passage does
         ("What is the capital of Maryland?", "Baltimore",  # a passage that holds it calls it the capital
