@@ -216,10 +216,13 @@ def every_holder(claim: Sequence[str], evidence: Sequence[EvidenceItem],
     return next((r for r in read if r), None) if read and all(r is not None for r in read) else None
 
 
-def names_claim(claim: Sequence[str], text: str) -> bool:
-    """Whether ``text`` (a title, a name a passage gives) has a word of ``claim``, as citations compare words
-    (:func:`nodes.generate.comparable`): a passage titled as the answer, a capital said of the answer itself."""
-    return bool(set(claim) & {comparable(w) for w in content_words(text)})
+def names_claim(claim: Sequence[str], text: str, every: bool = False) -> bool:
+    """Whether ``text`` (a title, a name a passage gives) has a word of ``claim`` (``every``: all of them), as
+    citations compare words (:func:`nodes.generate.comparable`): a passage titled as the answer; a capital said of
+    the answer itself ("the state capital of Tallahassee", where "the capital of Mexico" is no capital of Mexico
+    City)."""
+    words = {comparable(w) for w in content_words(text)}
+    return set(claim) <= words if every else bool(set(claim) & words)
 
 
 def held_only_by(held: Sequence[EvidenceItem]) -> str:
@@ -335,7 +338,7 @@ CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['�
 LARGEST = r"largest|biggest|most\s+populous"
 """How a passage calls a city the largest: "the capital and largest city of", "the most populous city in"."""
 CAPITAL_OF = re.compile(
-    rf"(?:\s+city)?(?:\s+and\s+(?:the\s+)?(?:{LARGEST})(?:\s+city)?(?:\s+proper)?)?\s+(?:of|in)\s+(?:the\s+)?"
+    rf"(?:\s+city)?(?:(?:\s+of)?\s+and\s+(?:the\s+)?(?:{LARGEST})(?:\s+city)?(?:\s+proper)?)?\s+(?:of|in)\s+(?:the\s+)?"
     rf"(?:(?:[\w.'’-]+\s+){{0,3}}?(?:{SUBDIVISIONS})\s+of\s+(?P<subdivision>{_CAPS})"
     rf"|(?P<part>{_CAPS}(?:\s+[a-z]{{1,3}}\s+{_CAPS})*\s+(?i:{SUBDIVISIONS}))\b"
     rf"|(?P<unit>{_CAPS})(?:\s*\((?P<also>[^)]*)\))?)")
@@ -343,7 +346,8 @@ CAPITAL_OF = re.compile(
 Australian state of Victoria", "city of the U.S. state of California", "of the Spanish autonomous community of
 Andalusia" (a part of a country: "Victoria"), "of the Dar es Salaam Region" (a part named with its kind: "Dar es
 Salaam Region"), "city of Canada" ("Canada"), "city of the United Arab Emirates (UAE)" ("United Arab Emirates", also
-"UAE"), "(Capital and largest city in Massachusetts" (a description: "Massachusetts")."""
+"UAE"), "(Capital and largest city in Massachusetts" (a description: "Massachusetts"), "capital of and most populous
+city in Osaka Prefecture" ("Osaka Prefecture")."""
 NOT_THE_CAPITAL = (r"former|financial|commercial|economic|cultural|business|old|first|royal|"
                    r"ceremonial|spiritual|religious|fashion|entertainment|judicial|summer|winter")
 """Words by which a passage calls a city a capital that is not the capital asked ("the former capital of Ivory
@@ -358,9 +362,14 @@ with "Capital" in it is none ("the National Capital Region", "the Australian Cap
 _ITS = re.compile(r"\bits\s+$", re.IGNORECASE)
 """Before "capital": a passage's "Its capital is Ottawa" says whose capital by the passage's title ("Canada")."""
 _NAMED_AFTER = re.compile(rf",\s+(?P<name>{_CAPS})")
-_NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS}),?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}$")
+_NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS})(?:,?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}|,\s+the\s+)$")
 """The city a capital is said of, named beside it: after ("the provincial capital, Quebec City") or before ("Toronto,
-which is Ontario's provincial capital")."""
+which is Ontario's provincial capital"; "after Moscow, the nation's capital")."""
+_PAST_BEFORE = re.compile(r"\b(?:formerly|once|previously|historically|had\s+been|having\s+(?:been|served))\b[^.;]*$",
+                          re.IGNORECASE)
+_PAST_AFTER = re.compile(r"[^.;]*?\buntil\b")
+"""A capital its sentence makes a past one: "Karachi formerly served as the country's capital", "Yangon was the
+capital city of Myanmar until 2005"."""
 LARGEST_CITY = re.compile(rf"\b(?:{LARGEST})\s+(?:city|municipality|metropolis|metropolitan\s+area)\b", re.IGNORECASE)
 """What a passage on a city that does not call it a capital may call it instead: "the most populous city in the U.S.
 state of Illinois" (Chicago's), "the largest metropolitan area in Missouri" (St. Louis's)."""
@@ -389,14 +398,16 @@ def capital_called(item: EvidenceItem, place: set[str], claim: Sequence[str], su
     where it calls it the capital of the place, or a capital it does not say of what, or no capital at all. A capital
     said of another city named beside it (:data:`_NAMED_AFTER`, :data:`_NAMED_BEFORE`) is passed over. A capital
     "of" the answer itself ("the state capital of Tallahassee") says nothing of what the answer is the capital of; a
-    state or a canton may share its name ("the capital of the canton of Zurich"). A passage titled as the answer that
-    calls it no capital at all but the largest or most populous city (:data:`LARGEST_CITY`: Chicago's "the most
-    populous city in the U.S. state of Illinois") calls it "the most populous city, not called a capital"."""
-    if not _CAPITAL.search(item["text"]):
+    state or a canton may share its name ("the capital of the canton of Zurich"). A capital its sentence makes past
+    ("formerly", "until": :data:`_PAST_BEFORE`, :data:`_PAST_AFTER`) is a former one. A passage titled as the answer
+    that calls it no capital at all (or only other cities') but the largest or most populous city
+    (:data:`LARGEST_CITY`: Chicago's "the most populous city in the U.S. state of Illinois") calls it
+    :data:`NOT_CALLED`."""
+    said = list(capitals_said(item, place, claim, subdivision))
+    if not said:  # no capital, or only other cities' ("after Moscow, the nation's capital")
         titled = names_claim(claim, item["title"])
         return NOT_CALLED if titled and LARGEST_CITY.search(item["text"]) else None
-    said = list(capitals_said(item, place, claim, subdivision))
-    return said[0] if said and None not in said else None
+    return said[0] if None not in said else None
 
 
 def capitals_said(item: EvidenceItem, place: set[str], claim: Sequence[str], subdivision: bool = False) -> Iterator[str | None]:
@@ -410,11 +421,13 @@ def capitals_said(item: EvidenceItem, place: set[str], claim: Sequence[str], sub
             continue  # a capital said of another city the passage names: "the provincial capital, Quebec City"
         of = CAPITAL_OF.match(item["text"], mention.end())
         unit = (of["subdivision"] or of["part"] or of["unit"]) if of else None
-        if of and of["unit"] and names_claim(claim, of["unit"]):
+        if of and of["unit"] and names_claim(claim, of["unit"], every=True):
             continue  # "the state capital of Tallahassee"; "the capital of the canton of Zurich" is the canton's
         if unit is None and not mention["kind"] and _ITS.search(item["text"], 0, mention.start()):
             unit = item["title"]  # "Its capital is Ottawa", in Canada's passage
-        kind = mention["kind"] or (mention["national"] if subdivision and unit is None else None)
+        sentence = item["text"].rfind(". ", 0, mention.start()) + 1
+        past = _PAST_BEFORE.search(item["text"], sentence, mention.start()) or _PAST_AFTER.match(item["text"], mention.end())
+        kind = mention["kind"] or ("former" if past else None) or (mention["national"] if subdivision and unit is None else None)
         if kind:
             yield f"the {kind.lower()} capital" + (f" of {unit}" if unit else "")
         elif unit is None or place & folded_words(f"{unit} {'' if of is None or of['subdivision'] else of['also'] or ''}"):

@@ -607,6 +607,8 @@ class TestCheckAnswer:
         ("What is the capital of California?", "Sacramento",
          [item(15, "Sacramento", "Sacramento is the capital city of the U.S. state of California.")], 0.1),
         ("What is the capital of Andalusia?", "Seville", [SEVILLE], 0.1),
+        ("What is the capital of Mexico?", "Mexico City",  # "of Mexico" is no capital "of the answer itself"
+         [item(23, "Mexico City", "Mexico City is the capital and largest city of Mexico.")], 0.1),
         ("What is the capital of South Korea?", "Seoul",  # "korea" names it, whatever the rest of the name
          [item(18, "Seoul", "Seoul is the capital of the Republic of Korea.")], 0.1),
         ("What is the capital of the United States?", "Washington, D.C.",  # a name of shared words only, whole
@@ -668,6 +670,11 @@ class TestCheckAnswer:
                    "Ottawa forms the core of the National Capital Region."],
         "Karachi": ["Karachi is the largest city and the former capital of Pakistan.",
                     "Karachi formerly served as the country's capital from 1947 to 1959."],
+        "Yangon": ["Yangon was the capital city of Myanmar until 2005."],
+        "Saint Petersburg": ["Saint Petersburg is the second-largest city in Russia, after Moscow, the nation's capital."],
+        "Osaka": ["It is the capital of and most populous city in Osaka Prefecture."],
+        "Canberra": ["Canberra is the capital city of Australia.", "It was once a sheep station, selected as the "
+                     "capital in 1908."],
         "Montreal": ["Montreal is the largest city in Quebec.", "Montreal lies east of the national capital, Ottawa, "
                      "and southwest of the provincial capital, Quebec City."],
     }
@@ -691,6 +698,20 @@ class TestCheckAnswer:
         ("What is the capital of Pakistan?", "Karachi", ["Karachi#0"],  # its article may read as the capital: the
          # evidence's "former capital" still withholds it (the article overrides only "the largest city")
          "the former capital of Pakistan by the passages that hold it, and the question asks the capital of Pakistan"),
+        # session 72 (§4): a former capital, and one said of the city named before it, read as such
+        ("What is the capital of Pakistan?", "Karachi", ["Tanzania#0"],  # "formerly served as the country's capital"
+         "the former capital of Pakistan by its own article in the knowledge base, and the question asks the capital "
+         "of Pakistan"),
+        ("What is the capital of Myanmar?", "Yangon", ["Tanzania#0"],  # "... until 2005"
+         "the former capital of Myanmar by its own article in the knowledge base, and the question asks the capital of "
+         "Myanmar"),
+        ("What is the capital of Russia?", "Saint Petersburg", ["Tanzania#0"],  # "after Moscow, the nation's capital"
+         "the most populous city, not called a capital, by its own article in the knowledge base, and the question "
+         "asks the capital of Russia"),
+        ("What is the capital of Japan?", "Osaka", ["Tanzania#0"],
+         "the capital of Osaka Prefecture by its own article in the knowledge base, and the question asks the capital "
+         "of Japan"),
+        ("What is the capital of Australia?", "Canberra", ["Tanzania#0"], None),  # "once" in another sentence
         ("What is the capital of Tanzania?", "Dodoma", ["Tanzania#0"], None),  # its article calls it the capital
         ("What is the capital of Andalusia?", "Seville", ["Seville#0"], None),  # its article's second passage does
         ("What is the capital of Maryland?", "Baltimore",  # a passage that holds it calls it the capital
