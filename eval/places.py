@@ -8,6 +8,7 @@ held only by passages of another place", "An answer its passages rank second or 
 
     python -m eval.places rules         # the capital, population and "largest city" lists once each (~12 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
+    python -m eval.places capitals      # the capital rule on right and wrong answers, no model (~10 s)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
 place's capital or a qualified one, :func:`nodes.check_answer.capital_elsewhere`; ``by population``: only other
@@ -76,6 +77,85 @@ CAPITALS_SHARED_WORDS = tuple(f"What is the capital of {place}?" for place in (
 list) and none asked, asked after "Cape Town" for South Carolina was withheld ("south" names no place)."""
 
 
+def _capitals(pairs: str) -> tuple[tuple[str, str], ...]:
+    """(place, capital) pairs from "Place: Capital/Other spelling; ..." (each spelling a pair of its own)."""
+    return tuple((place.strip(), capital.strip()) for pair in pairs.split(";")
+                 for place, capitals in [pair.split(":")] for capital in capitals.split("/"))
+
+
+RIGHT_CAPITALS = _capitals(
+    "India: New Delhi; Ontario: Toronto; Ivory Coast: Yamoussoukro; Cameroon: Yaoundé; Bangladesh: Dhaka; "
+    "Nigeria: Abuja; Turkey: Ankara; Brazil: Brasília; South Africa: Pretoria/Cape Town/Bloemfontein; "
+    "the United Arab Emirates: Abu Dhabi; Canada: Ottawa; Pakistan: Islamabad; Tanzania: Dodoma; Morocco: Rabat; "
+    "Punjab: Chandigarh/Lahore; Kazakhstan: Astana; Vietnam: Hanoi; Switzerland: Bern; Poland: Warsaw; "
+    "Bolivia: Sucre/La Paz; British Columbia: Victoria; Alberta: Edmonton; Manitoba: Winnipeg; "
+    "Nova Scotia: Halifax; Saskatchewan: Regina; Saxony: Dresden; Hesse: Wiesbaden; Illinois: Springfield; "
+    "Pennsylvania: Harrisburg; Florida: Tallahassee; Queensland: Brisbane; Western Australia: Perth; "
+    "Tasmania: Hobart; Kerala: Thiruvananthapuram; Tamil Nadu: Chennai; Catalonia: Barcelona; Andalusia: Seville; "
+    "Lombardy: Milan; Sicily: Palermo; Germany: Berlin; Australia: Canberra; Spain: Madrid; Italy: Rome; "
+    "the United States: Washington, D.C.; Michigan: Lansing; Nevada: Carson City; Oregon: Salem; "
+    "Kentucky: Frankfort; Missouri: Jefferson City; Louisiana: Baton Rouge; Maryland: Annapolis; "
+    "Wisconsin: Madison; Alaska: Juneau; Vermont: Montpelier; North Rhine-Westphalia: Düsseldorf; "
+    "Rhineland-Palatinate: Mainz; South Australia: Adelaide; Gujarat: Gandhinagar; Uttar Pradesh: Lucknow; "
+    "Karnataka: Bengaluru/Bangalore; Ohio: Columbus; Georgia: Atlanta/Tbilisi; New Zealand: Wellington; "
+    "New York: Albany; California: Sacramento; Texas: Austin; Minnesota: Saint Paul/St. Paul; Kansas: Topeka; "
+    "Nebraska: Lincoln; South Carolina: Columbia; North Carolina: Raleigh; Delaware: Dover; New Jersey: Trenton; "
+    "Montana: Helena; Maine: Augusta; New Hampshire: Concord; Alabama: Montgomery; Arizona: Phoenix; "
+    "Colorado: Denver; Massachusetts: Boston; Tennessee: Nashville; Iowa: Des Moines; "
+    "Myanmar: Naypyidaw/Nay Pyi Taw; Ecuador: Quito; Benin: Porto-Novo; Burundi: Gitega; Belize: Belmopan; "
+    "the Philippines: Manila; China: Beijing; Japan: Tokyo; Egypt: Cairo; Kenya: Nairobi; Ghana: Accra; "
+    "Scotland: Edinburgh; Wales: Cardiff; Sri Lanka: Sri Jayawardenepura Kotte; Saudi Arabia: Riyadh; "
+    "Ethiopia: Addis Ababa; Argentina: Buenos Aires; Chile: Santiago; Peru: Lima; Colombia: Bogotá; "
+    "Venezuela: Caracas; Russia: Moscow; Indonesia: Jakarta/Nusantara; New Brunswick: Fredericton; "
+    "Newfoundland and Labrador: St. John's; Victoria: Melbourne; New South Wales: Sydney; "
+    "Northern Territory: Darwin; Bavaria: Munich; Baden-Württemberg: Stuttgart; Lower Saxony: Hanover; "
+    "Maharashtra: Mumbai; West Bengal: Kolkata; Rajasthan: Jaipur; Andhra Pradesh: Amaravati; Tuscany: Florence; "
+    "Campania: Naples; Veneto: Venice; Galicia: Santiago de Compostela; Basque Country: Vitoria-Gasteiz"
+    "; "
+    "France: Paris; the United Kingdom: London; Ireland: Dublin; Portugal: Lisbon; the Netherlands: Amsterdam; "
+    "Belgium: Brussels; Austria: Vienna; Hungary: Budapest; the Czech Republic: Prague; Greece: Athens; "
+    "Sweden: Stockholm; Norway: Oslo; Finland: Helsinki; Denmark: Copenhagen; Ukraine: Kyiv/Kiev; "
+    "Romania: Bucharest; Mexico: Mexico City; Cuba: Havana; Thailand: Bangkok; South Korea: Seoul; Iran: Tehran; "
+    "Iraq: Baghdad; Afghanistan: Kabul; Nepal: Kathmandu; Malaysia: Kuala Lumpur; Uganda: Kampala; "
+    "Zimbabwe: Harare; Senegal: Dakar; Algeria: Algiers; Libya: Tripoli; Prince Edward Island: Charlottetown; "
+    "Yukon: Whitehorse; Hawaii: Honolulu; Utah: Salt Lake City; Virginia: Richmond; Oklahoma: Oklahoma City; "
+    "Indiana: Indianapolis; Rhode Island: Providence; Brandenburg: Potsdam; Thuringia: Erfurt; "
+    "Schleswig-Holstein: Kiel; Saxony-Anhalt: Magdeburg; Bihar: Patna; Telangana: Hyderabad; Goa: Panaji; "
+    "Assam: Dispur; Sindh: Karachi; Piedmont: Turin; Lazio: Rome; Liguria: Genoa; Sardinia: Cagliari; "
+    "Aragon: Zaragoza; Northern Ireland: Belfast; England: London"
+    "; "
+    "Kuwait: Kuwait City; Guatemala: Guatemala City; Singapore: Singapore; Luxembourg: Luxembourg City/Luxembourg; "
+    "Djibouti: Djibouti; Monaco: Monaco; San Marino: San Marino/City of San Marino; Andorra: Andorra la Vella; "
+    "Malta: Valletta; Cyprus: Nicosia; Slovenia: Ljubljana; Slovakia: Bratislava; Lithuania: Vilnius; Latvia: Riga; "
+    "Estonia: Tallinn; Belarus: Minsk; Moldova: Chișinău; Azerbaijan: Baku; Qatar: Doha; Bahrain: Manama; "
+    "Oman: Muscat; Yemen: Sanaa; Bhutan: Thimphu; the Maldives: Malé; Brunei: Bandar Seri Begawan; "
+    "East Timor: Dili; Papua New Guinea: Port Moresby; Fiji: Suva; Samoa: Apia; Haiti: Port-au-Prince; "
+    "the Dominican Republic: Santo Domingo; Trinidad and Tobago: Port of Spain; the Bahamas: Nassau; "
+    "Barbados: Bridgetown; Guyana: Georgetown; Suriname: Paramaribo; El Salvador: San Salvador; Rwanda: Kigali; "
+    "Somalia: Mogadishu; Eritrea: Asmara; Mali: Bamako; Niger: Niamey; Chad: N'Djamena; Gabon: Libreville; "
+    "Liberia: Monrovia; Sierra Leone: Freetown; Guinea: Conakry; Togo: Lomé; Burkina Faso: Ouagadougou; "
+    "Mauritania: Nouakchott; Lesotho: Maseru; Eswatini: Mbabane; Kyrgyzstan: Bishkek; Tajikistan: Dushanbe; "
+    "Turkmenistan: Ashgabat; North Korea: Pyongyang; Quebec: Quebec City")
+"""The capital I judge right of every place of the capital lists above but the fifty-four's, and of two lists of
+places asked of no model (session 72, ``runs/preregistered-s72.md`` §1 (a'), §4 (a'')), where a place has two
+(South Africa) or is spelled two ways (Kyiv/Kiev), each: given as the answer with no evidence, the capital rule must
+withhold none (``python -m eval.places capitals``)."""
+WRONG_CAPITALS = _capitals(
+    "Australia: Sydney; Canada: Toronto/Montreal/Vancouver; the United States: New York City/Los Angeles/Chicago; "
+    "India: Mumbai/Kolkata/Chennai/Bangalore; China: Shanghai/Hong Kong; Japan: Kyoto/Yokohama; "
+    "Brazil: São Paulo/Rio de Janeiro/Salvador; Turkey: Istanbul/Izmir; Pakistan: Lahore; Nigeria: Lagos/Kano; "
+    "Germany: Munich/Hamburg/Frankfurt/Bonn; Italy: Milan/Naples/Florence; Spain: Barcelona/Seville; "
+    "Russia: Novosibirsk; Switzerland: Zurich/Geneva; New Zealand: Auckland; South Africa: Johannesburg/Durban; "
+    "Vietnam: Ho Chi Minh City; Morocco: Casablanca/Marrakesh; Kazakhstan: Almaty; Egypt: Alexandria; "
+    "Scotland: Glasgow; Israel: Tel Aviv; Myanmar: Mandalay; the Philippines: Quezon City/Cebu City; "
+    "Indonesia: Surabaya; Saudi Arabia: Jeddah/Mecca; the United Arab Emirates: Dubai; Ecuador: Guayaquil; "
+    "Colombia: Medellín; Mexico: Guadalajara; Argentina: Córdoba; Cameroon: Douala; Ivory Coast: Abidjan; "
+    "Tanzania: Dar es Salaam; Ghana: Kumasi; Kenya: Mombasa; Belgium: Antwerp; the Netherlands: Rotterdam; "
+    "Poland: Kraków; Ukraine: Kharkiv/Odesa; France: Marseille/Lyon; the United Kingdom: Manchester/Birmingham")
+"""Seventy wrong answers, a place and a city that is not its capital (session 72, §4, written before they were run):
+given as the answer with no evidence, how many the capital rule withholds by reading the city's own article."""
+
+
 def _asked(places: str) -> tuple[str, ...]:
     """The population of each place, asked the two ways in turn: "How many people live in X?", "What is the
     population of X?"."""
@@ -124,15 +204,40 @@ def place_first_report(ctx: Any, questions: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def capitals_report(index: Any) -> str:
+    """The capital rule on :data:`RIGHT_CAPITALS` and :data:`WRONG_CAPITALS`, each answer given with no evidence over
+    ``index``: those whose city has an article of its own in it, and which of them the rule withholds."""
+    from components.titles import titled_document
+    from nodes.check_answer import capital_elsewhere
+
+    lines = []
+    for name, pairs in (("right", RIGHT_CAPITALS), ("wrong", WRONG_CAPITALS)):
+        held = [(place, city) for place, city in pairs if titled_document(index, city, spelling=False) is not None]
+        withheld = 0
+        for place, city in held:
+            reason = capital_elsewhere(f"What is the capital of {place}?", city, [], index)
+            withheld += reason is not None
+            lines.append(f"{name} {'withheld' if reason else 'kept    '} {place}: {city}" + (f" ({reason})" if reason else ""))
+        lines.append(f"{name}: {len(pairs)} answers, {len(held)} with an article of their own, {withheld} withheld\n")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from eval.side_by_side import add_resource_options, checked_report, loaded
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("rules", "place-first"),
+    parser.add_argument("what", choices=("rules", "place-first", "capitals"),
                         help="rules: the capital and population questions once each; place-first: the population "
-                             "questions with place_first on and off")
+                             "questions with place_first on and off; capitals: the capital rule on right and wrong "
+                             "answers given with no evidence (no model)")
     add_resource_options(parser)
     args = parser.parse_args(argv)
+    if args.what == "capitals":
+        from components.index import PassageIndex
+        from pipeline.context import default_index_dir
+
+        print(capitals_report(PassageIndex.load(args.index or default_index_dir())))
+        return 0
     ctx = loaded(args.index, args.model)
     if args.what == "rules":
         capitals = CAPITALS + CAPITALS_PARTS + CAPITALS_LARGEST + CAPITALS_ARTICLES + CAPITALS_UNASKED + CAPITALS_SHARED_WORDS

@@ -1293,3 +1293,31 @@ class TestPlaces:
         assert all(population_place(q) for q in POPULATIONS)
         assert len(set(LARGEST + LARGEST_MORE)) == 40
         assert all(asked_superlative(q) in ("largest", "most populous") for q in LARGEST + LARGEST_MORE)
+
+    def test_the_right_and_wrong_capitals_are_pairs_of_a_place_and_a_city(self):
+        """Session 72's model-free lists: every spelling its own pair, no answer both right and wrong."""
+        from eval.places import RIGHT_CAPITALS, WRONG_CAPITALS
+
+        assert len(WRONG_CAPITALS) == 70 and ("Australia", "Sydney") in WRONG_CAPITALS
+        assert ("Ukraine", "Kyiv") in RIGHT_CAPITALS and ("Ukraine", "Kiev") in RIGHT_CAPITALS
+        assert all(place and city and ":" not in place + city for place, city in RIGHT_CAPITALS + WRONG_CAPITALS)
+        assert not set(RIGHT_CAPITALS) & set(WRONG_CAPITALS)
+
+    def test_the_capitals_report_counts_the_answers_with_an_article_and_those_withheld(self, monkeypatch):
+        import numpy as np
+
+        from components.index import PassageIndex
+        from components.passages import Passage
+        from eval import places
+
+        texts = {"Canberra": "Canberra is the capital city of Australia.",
+                 "Sydney": "Sydney is the most populous city in Australia."}
+        index = PassageIndex("e", 2)
+        index.add([Passage(id=f"wiki/{t}#p0s0", title=t, text=text, metadata={"doc_id": f"wiki/{t}", "source": "wikipedia"})
+                   for t, text in texts.items()], np.eye(2, dtype=np.float32))
+        monkeypatch.setattr(places, "RIGHT_CAPITALS", (("Australia", "Canberra"),))
+        monkeypatch.setattr(places, "WRONG_CAPITALS", (("Australia", "Sydney"), ("Australia", "Melbourne")))
+        report = places.capitals_report(index)
+        assert "right: 1 answers, 1 with an article of their own, 0 withheld" in report
+        assert "wrong: 2 answers, 1 with an article of their own, 1 withheld" in report
+        assert "wrong withheld Australia: Sydney (the most populous city, not called a capital, by its own article" in report
