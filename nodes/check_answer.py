@@ -365,11 +365,12 @@ _NAMED_AFTER = re.compile(rf",\s+(?P<name>{_CAPS})")
 _NAMED_BEFORE = re.compile(rf"(?P<name>{_CAPS})(?:,?\s+(?:which|that)\s+is\s+(?:[\w'’]+\s+){{0,3}}|,\s+the\s+)$")
 """The city a capital is said of, named beside it: after ("the provincial capital, Quebec City") or before ("Toronto,
 which is Ontario's provincial capital"; "after Moscow, the nation's capital")."""
-_PAST_BEFORE = re.compile(r"\b(?:formerly|once|previously|historically|had\s+been|having\s+(?:been|served))\b[^.;]*$",
-                          re.IGNORECASE)
-_PAST_AFTER = re.compile(r"[^.;]*?\buntil\b")
-"""A capital its sentence makes a past one: "Karachi formerly served as the country's capital", "Yangon was the
-capital city of Myanmar until 2005"."""
+_PAST_BEFORE = re.compile(r"\b(?:formerly|once|previously|historically|had\s+been|having\s+(?:been|served))\s+"
+                          r"(?:[\w'’-]+\s+){0,4}$", re.IGNORECASE)
+_PAST_AFTER = re.compile(r"(?:(?!\band\b)[^.;,]){0,40}?\buntil\b")
+"""A capital its clause makes a past one, a few words before it or after: "Karachi formerly served as the country's
+capital", "Yangon was the capital city of Myanmar until 2005"; not "Ottawa, once a lumber town, is now the capital"
+or "the capital and the largest city until 1990"."""
 LARGEST_CITY = re.compile(rf"\b(?:{LARGEST})\s+(?:city|municipality|metropolis|metropolitan\s+area)\b", re.IGNORECASE)
 """What a passage on a city that does not call it a capital may call it instead: "the most populous city in the U.S.
 state of Illinois" (Chicago's), "the largest metropolitan area in Missouri" (St. Louis's)."""
@@ -425,8 +426,7 @@ def capitals_said(item: EvidenceItem, place: set[str], claim: Sequence[str], sub
             continue  # "the state capital of Tallahassee"; "the capital of the canton of Zurich" is the canton's
         if unit is None and not mention["kind"] and _ITS.search(item["text"], 0, mention.start()):
             unit = item["title"]  # "Its capital is Ottawa", in Canada's passage
-        sentence = item["text"].rfind(". ", 0, mention.start()) + 1
-        past = _PAST_BEFORE.search(item["text"], sentence, mention.start()) or _PAST_AFTER.match(item["text"], mention.end())
+        past = _PAST_BEFORE.search(item["text"], 0, mention.start()) or _PAST_AFTER.match(item["text"], mention.end())
         kind = mention["kind"] or ("former" if past else None) or (mention["national"] if subdivision and unit is None else None)
         if kind:
             yield f"the {kind.lower()} capital" + (f" of {unit}" if unit else "")

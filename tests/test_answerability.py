@@ -675,6 +675,8 @@ class TestCheckAnswer:
         "Osaka": ["It is the capital of and most populous city in Osaka Prefecture."],
         "Canberra": ["Canberra is the capital city of Australia.", "It was once a sheep station, selected as the "
                      "capital in 1908."],
+        "Wellington": ["Wellington, once a small port, is now the capital of New Zealand and was its largest city until "
+                       "1900."],
         "Montreal": ["Montreal is the largest city in Quebec.", "Montreal lies east of the national capital, Ottawa, "
                      "and southwest of the provincial capital, Quebec City."],
     }
@@ -712,6 +714,7 @@ class TestCheckAnswer:
          "the capital of Osaka Prefecture by its own article in the knowledge base, and the question asks the capital "
          "of Japan"),
         ("What is the capital of Australia?", "Canberra", ["Tanzania#0"], None),  # "once" in another sentence
+        ("What is the capital of New Zealand?", "Wellington", ["Tanzania#0"], None),  # "once", "until" far from it
         ("What is the capital of Tanzania?", "Dodoma", ["Tanzania#0"], None),  # its article calls it the capital
         ("What is the capital of Andalusia?", "Seville", ["Seville#0"], None),  # its article's second passage does
         ("What is the capital of Maryland?", "Baltimore",  # a passage that holds it calls it the capital
