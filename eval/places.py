@@ -8,7 +8,7 @@ held only by passages of another place", "An answer its passages rank second or 
 
     python -m eval.places rules         # the capital, population and "largest city" lists once each (~12 min)
     python -m eval.places place-first   # the population lists with place_first on and off, alternating (~3 min)
-    python -m eval.places capitals      # the capital rule on right and wrong answers, no model (~10 s)
+    python -m eval.places capitals      # the capital rule on right and wrong answers, no model (~2 s)
 
 ``rules`` shows each answer with the check's decision and the rule that withheld it (``by capital``: another
 place's capital or a qualified one, :func:`nodes.check_answer.capital_elsewhere`; ``by population``: only other
@@ -136,10 +136,10 @@ RIGHT_CAPITALS = _capitals(
     "Liberia: Monrovia; Sierra Leone: Freetown; Guinea: Conakry; Togo: Lomé; Burkina Faso: Ouagadougou; "
     "Mauritania: Nouakchott; Lesotho: Maseru; Eswatini: Mbabane; Kyrgyzstan: Bishkek; Tajikistan: Dushanbe; "
     "Turkmenistan: Ashgabat; North Korea: Pyongyang; Quebec: Quebec City")
-"""The capital I judge right of every place of the capital lists above but the fifty-four's, and of two lists of
-places asked of no model (session 72, ``runs/preregistered-s72.md`` §1 (a'), §4 (a'')), where a place has two
-(South Africa) or is spelled two ways (Kyiv/Kiev), each: given as the answer with no evidence, the capital rule must
-withhold none (``python -m eval.places capitals``)."""
+"""The capital I judge right of every place of the capital lists above but the sixty's (:data:`CAPITALS_UNASKED`),
+and of fifty-seven places asked of no model (session 72, ``runs/preregistered-s72.md`` §4 (a'')), each where a place
+has two (South Africa) or is spelled two ways (Kyiv/Kiev): given as the answer with no evidence, the capital rule
+must withhold none (``python -m eval.places capitals``)."""
 WRONG_CAPITALS = _capitals(
     "Australia: Sydney; Canada: Toronto/Montreal/Vancouver; the United States: New York City/Los Angeles/Chicago; "
     "India: Mumbai/Kolkata/Chennai/Bangalore; China: Shanghai/Hong Kong; Japan: Kyoto/Yokohama; "
@@ -233,10 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_resource_options(parser)
     args = parser.parse_args(argv)
     if args.what == "capitals":
-        from components.index import PassageIndex
+        from components.index import IndexLoadError, PassageIndex
         from pipeline.context import default_index_dir
 
-        print(capitals_report(PassageIndex.load(args.index or default_index_dir())))
+        try:
+            index = PassageIndex.load(args.index or default_index_dir())
+        except IndexLoadError as e:
+            parser.error(str(e))
+        print(capitals_report(index))
         return 0
     ctx = loaded(args.index, args.model)
     if args.what == "rules":

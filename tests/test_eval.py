@@ -1321,3 +1321,10 @@ class TestPlaces:
         assert "right: 1 answers, 1 with an article of their own, 0 withheld" in report
         assert "wrong: 2 answers, 1 with an article of their own, 1 withheld" in report
         assert "wrong withheld Australia: Sydney (the most populous city, not called a capital, by its own article" in report
+
+    def test_the_capitals_report_on_a_missing_index_is_a_clear_error(self, tmp_path, capsys):
+        from eval.places import main
+
+        with pytest.raises(SystemExit) as exited:
+            main(["capitals", "--index", str(tmp_path / "none")])
+        assert exited.value.code == 2 and "no index found at" in capsys.readouterr().err
