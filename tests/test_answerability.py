@@ -741,36 +741,35 @@ class TestCheckAnswer:
     def checked_on_articles(self, ctx, question, answer, articles, read, source="wikipedia"):
         """``question`` answered ``answer``, checked over an index of ``articles`` (title to its passages' texts,
         from ``source``), the passages ``read`` (title#number) its evidence."""
-        import numpy as np
-
-        from components.index import PassageIndex
         from components.passages import Passage
 
         passages = [Passage(id=f"wiki/{title}#p0s{n}", title=title, text=text,
                             metadata={"doc_id": f"wiki/{title}", "source": source, "sentence": n})
                     for title, texts in articles.items() for n, text in enumerate(texts)]
-        index = PassageIndex("e", 2)
-        index.add(passages, np.eye(2, dtype=np.float32)[[i % 2 for i in range(len(passages))]])
         shown = [p for p in passages if f"{p.title}#{p.id.rsplit('s', 1)[1]}" in read]
-        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(shown, 1)]
-        return check_answer(self.subject_state(question, answer, evidence), Runtime(context=replace(ctx, answerability=self.EVEN,
-                                                                                                   index=index)))
+        return self.checked_over(ctx, question, answer, passages, shown)
 
     def checked_on_summaries(self, ctx, question, answer, texts, more=(), trace=None):
         """``question`` answered ``answer``, checked over an index of Wikipedia summaries' passages (``texts``: title
         to text; ``more`` passages beside them), every passage of it the evidence; ``trace``, what the steps before
         wrote."""
-        import numpy as np
-
-        from components.index import PassageIndex
         from components.passages import Passage
 
         passages = [Passage(id=f"wiki/{title}#p0s0", title=title, text=text,
                             metadata={"doc_id": f"wiki/{title}", "source": "wikipedia"}) for title, text in texts.items()]
         passages += list(more)
+        return self.checked_over(ctx, question, answer, passages, passages, trace)
+
+    def checked_over(self, ctx, question, answer, passages, shown, trace=None):
+        """``question`` answered ``answer``, checked over an index of ``passages``, those ``shown`` its evidence;
+        ``trace``, what the steps before wrote."""
+        import numpy as np
+
+        from components.index import PassageIndex
+
         index = PassageIndex("e", 2)
         index.add(passages, np.eye(2, dtype=np.float32)[[i % 2 for i in range(len(passages))]])
-        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(passages, 1)]
+        evidence = [{"n": n, "passage_id": p.id, "title": p.title, "text": p.text} for n, p in enumerate(shown, 1)]
         state = {**self.subject_state(question, answer, evidence), **({"trace": trace} if trace else {})}
         return check_answer(state, Runtime(context=replace(ctx, answerability=self.EVEN, index=index)))
 
