@@ -54,8 +54,9 @@ def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
     age, no benchmark index holds the descriptions that say who is out of office, and the one dev question that asks
     a population, "What is the population of the Netherlands?", is unanswerable), and a passage that holds the
     answer is read without the passages before it, so the replay withholds at least the answers the check would by
-    ``subject``."""
-    return rule_of(record["question"], written_answer(record), record["prediction_unchecked"], recorded_evidence(record))
+    ``subject``. The question's multi-hop reading is the one recorded with the check."""
+    return rule_of(record["question"], written_answer(record), record["prediction_unchecked"], recorded_evidence(record),
+                   multi_hop=(record.get("answerability") or {}).get("multi_hop"))
 
 
 def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,

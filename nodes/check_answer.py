@@ -30,9 +30,10 @@ named person was born or died that only passages on someone else hold (:func:`su
 "subject"``), and an answer its passages rank second or lower to a question that asks for the first
 (:func:`ranked_below`; ``by: "rank"``), and a capital its passages call another place's, or not the capital asked
 (:func:`capital_elsewhere`; ``by: "capital"``), and a population only other places' passages hold
-(:func:`population_elsewhere`; ``by: "population"``), and someone dead or out of office, by the knowledge base, to a question
-that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an answer made only of the
-instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
+(:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
+the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and someone dead or out of office, by
+the knowledge base, to a question that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an
+answer made only of the instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -156,11 +157,11 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "capital", "population", "past", "echo")
+RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "past", "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
 :func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`, :func:`population_elsewhere`,
-:func:`out_of_office`, :func:`echoes_instructions`)."""
-REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "past", "echo")
+:func:`year_elsewhere`, :func:`out_of_office`, :func:`echoes_instructions`)."""
+REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "past", "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -573,6 +574,67 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
     return None
 
 
+_YEAR = r"(?<![\d.,])(?:1\d{3}|20\d{2})(?![\d.,]?\d)"
+YEAR = re.compile(_YEAR)
+"""A year as a question or a passage writes it: four digits, 1000–2099, not part of a longer number ("1,500")."""
+_SPAN = re.compile(rf"(?P<start>{_YEAR})(?:\s*[–—-]\s*|\s+(?:to|until|till|through|and)\s+)(?P<end>{_YEAR}|\d{{2}}(?!\d))"
+                   r"|\b(?P<decade>1\d{2}0|20\d0)s\b")
+"""A span of years a passage writes, which any year in it is said of: "from 1969 to 1974", "1939–1945",
+"between 1990 and 2000", "1914–18", "the 1960s"."""
+
+
+def years_named(text: str) -> tuple[set[int], list[range]]:
+    """The years ``text`` names (:data:`YEAR`) and the spans it writes (:data:`_SPAN`), as ranges of years."""
+    spans = []
+    for span in _SPAN.finditer(text):
+        if span["decade"]:
+            start = int(span["decade"])
+            spans.append(range(start, start + 10))
+            continue
+        start, end = int(span["start"]), span["end"]
+        last = int(end) if len(end) == 4 else start // 100 * 100 + int(end)
+        spans.append(range(start, last + 1))
+    return {int(y) for y in YEAR.findall(text)}, spans
+
+
+ELECTED = re.compile(r"\belect(?:s|ed|ion|ions)?\b", re.IGNORECASE)
+"""A question that asks of an election, whose winner's term a passage dates from the year after ("Who won the 2008
+United States presidential election?": "the 44th president of the United States from 2009 to 2017")."""
+
+
+def year_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
+                   before: Callable[[EvidenceItem], str] | None = None, multi_hop: bool | None = None) -> str | None:
+    """The check's reason for withholding ``answer`` when ``question`` names a year (:data:`YEAR`) and every evidence
+    item that holds the answer (those its citations come from) names other years, and neither that year nor a span
+    holding it (:func:`years_named`; for an election, :data:`ELECTED`, a span from the year after), in its title, its
+    text or the passages ``before`` it in its document (:func:`passages_before`); ``None`` otherwise, where one names
+    no year (it says nothing of when), and for a question read as multi-hop (``multi_hop``: its year may be said of
+    another passage's subject, "Who was the writer of These Boots Are Made for Walkin' and who died in 2007?").
+    Found trying the chat (session 73): "Which country hosted the 2016 Summer Olympics?" was answered "France",
+    cited to "The inaugural Games took place in 1896 in Athens ... and the most recent was held in 2024 in Paris,
+    France.", and given at 51%. SQuAD 2.0's unanswerable questions often change a year of their paragraph ("Who
+    founded Cambridge in 1650?": the passage has 1639)."""
+    asked = sorted({int(y) for y in YEAR.findall(question)})
+    claim = claim_words(question, answer)
+    if not asked or not claim or multi_hop:
+        return None
+    elected = ELECTED.search(question) is not None
+    other: set[int] = set()
+
+    def says(item: EvidenceItem) -> str | None:
+        years, spans = years_named(f"{item['title']} {item['text']} {before(item) if before else ''}")
+        if not years or any(year in years or any(year in span or (elected and span.start == year + 1) for span in spans)
+                            for year in asked):
+            return None
+        other.update(years)
+        return "other"
+
+    if every_holder(claim, evidence, says) is None:
+        return None
+    said, named = ", ".join(str(y) for y in sorted(other)), " and ".join(str(y) for y in asked)
+    return f"held only by passages that name other years ({said}), and the question asks of {named}"
+
+
 @lru_cache(maxsize=1)
 def instruction_words() -> frozenset[str]:
     """The content words of the answer prompt's instructions (``prompts/answer_system.txt``), as citations compare
@@ -605,13 +667,16 @@ def echoes_instructions(question: str, answer: str, evidence: Sequence[EvidenceI
 
 def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceItem], *,
             citations: Sequence[Citation] | None = None, settings: Mapping[str, Any] | None = None,
-            index: PassageIndex | None = None, place_document: PlaceDocumentTrace | None = None) -> tuple[str, str] | None:
+            index: PassageIndex | None = None, place_document: PlaceDocumentTrace | None = None,
+            multi_hop: bool | None = None) -> tuple[str, str] | None:
     """The rule (its ``by``, :data:`RULED`) that withholds ``answer`` (``shown``: as it would be given) whatever its
     score, and its reason; ``None`` where none does. A rule whose inputs are not given is not applied (a replay of
     recorded answers keeps no citations, settings or index: :func:`eval.rescore.ruled`): an age no passage states
     needs the citations and the settings; someone out of office, the index; without the index, a passage that holds
     the answer is read without the passages before it. ``place_document``: the document retrieval searched as the
-    place whose population the question asks (:func:`nodes.retrieve.place_document`)."""
+    place whose population the question asks (:func:`nodes.retrieve.place_document`); ``multi_hop``: whether the
+    question reads as multi-hop (the setting ``multi_hop``, :mod:`nodes.classify_tier`), which :func:`year_elsewhere`
+    leaves to the score."""
     if citations is not None and settings is not None and age_unstated(question, citations, settings):
         return "age", AGE_UNSTATED
     before = (lambda item: passages_before(index, item)) if index is not None else None
@@ -621,6 +686,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),
+                       ("year", lambda: year_elsewhere(question, answer, evidence, before, multi_hop)),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):
         if said := reason():
@@ -702,7 +768,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         check.update({"score": score, "by": "score", "decision": "abstain" if score < threshold else "answer"})
         retrieved: Trace = state.get("trace") or {}  # what the steps before wrote: retrieval's place_document
         ruled = rule_of(question, answer, shown, evidence, citations=state.get("citations") or [], settings=settings,
-                        index=ctx.index, place_document=retrieved.get("place_document"),
+                        index=ctx.index, place_document=retrieved.get("place_document"), multi_hop=multi_hop,
                         ) if check["decision"] == "answer" and knob > 0 else None
         if ruled is not None:
             check.update({"decision": "abstain", "by": ruled[0], "reason": ruled[1]})

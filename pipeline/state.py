@@ -323,9 +323,11 @@ class AnswerabilityTrace(TypedDict):
     # "rank" (an answer its passages rank second or lower, asked for the first: nodes.check_answer.ranked_below), or
     # "capital" (a capital the passages call another place's, or not the capital asked, asked the capital of a place:
     # nodes.check_answer.capital_elsewhere), or "population" (a population only other places' passages hold, asked of
-    # a place the index has a document on: nodes.check_answer.population_elsewhere), or "past" (someone dead or out of
-    # office, asked who holds an office now: nodes.check_answer.out_of_office), or "echo" (only words of the prompt's
-    # instructions that neither the evidence nor the question has: nodes.check_answer.echoes_instructions)
+    # a place the index has a document on: nodes.check_answer.population_elsewhere), or "year" (an answer held only by
+    # passages that name other years than the one a single-hop question names: nodes.check_answer.year_elsewhere), or
+    # "past" (someone dead or out of office, asked who holds an office now: nodes.check_answer.out_of_office), or
+    # "echo" (only words of the prompt's instructions that neither the evidence nor the question has:
+    # nodes.check_answer.echoes_instructions)
     by: str
     score: float | None  # the probability that the answer is right; None when unchecked
     threshold: float  # abstain below this score (the knob, carried through a fitted pair: multi-hop, Wikipedia)

@@ -512,6 +512,73 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    OLYMPICS = {"n": 1, "passage_id": "p1", "title": "Summer Olympic Games",
+                "text": "The inaugural Games took place in 1896 in Athens, then part of the Kingdom of Greece, and the most "
+                        "recent was held in 2024 in Paris, France."}
+    OBAMA = {"n": 1, "passage_id": "p1", "title": "Barack Obama",
+             "text": "Barack Obama is an American politician who was the 44th president of the United States from 2009 to "
+                     "2017."}
+    FLEMING = {"n": 1, "passage_id": "p1", "title": "Alexander Fleming",
+               "text": "His discovery in 1928 of what was later named benzylpenicillin was made by Alexander Fleming."}
+    HARVARD = {"n": 2, "passage_id": "p2", "title": "Harvard University",
+               "text": "It was named for its first benefactor, John Harvard, in 1639."}
+    UNDATED = {"n": 3, "passage_id": "p3", "title": "Harvard University",
+               "text": "John Harvard left the college his library and half of his estate."}
+    BEATLES = {"n": 4, "passage_id": "p4", "title": "The Beatles", "text": "The Beatles were led by John Lennon in the 1960s."}
+    WAR = {"n": 5, "passage_id": "p5", "title": "World War I",
+           "text": "The war of 1914–18 was fought by the Allies, among them France."}
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        ("Which country hosted the 2016 Summer Olympics?", "France", [OLYMPICS],
+         "held only by passages that name other years (1896, 2024), and the question asks of 2016"),
+        # SQuAD 2.0's unanswerable questions change a year of their paragraph
+        ("Who founded Cambridge in 1650?", "John Harvard", [HARVARD],
+         "held only by passages that name other years (1639), and the question asks of 1650"),
+        # a term's span holds the years of the term; only an election is the year before it
+        ("Who was the President of the United States in 2008?", "Barack Obama", [OBAMA],
+         "held only by passages that name other years (2009, 2017), and the question asks of 2008"),
+    ])
+    def test_an_answer_held_only_by_passages_on_other_years_is_withheld_whatever_its_score(self, ctx, question, answer,
+                                                                                             evidence, reason):
+        """Found trying the chat (session 73): "Which country hosted the 2016 Summer Olympics?" was answered "France",
+        cited to the passage on the 1896 and 2024 Games, and given at 51%."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "year" and check["reason"] == reason
+        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("question, answer, evidence, settings", [
+        ("Who won the 2008 United States presidential election?", "Barack Obama", [OBAMA], {}),  # elected the year before
+        ("Who was the President of the United States in 2012?", "Barack Obama", [OBAMA], {}),  # within "from 2009 to 2017"
+        ("Who discovered penicillin in 1928?", "Alexander Fleming", [FLEMING], {}),  # the year asked
+        ("Who founded Cambridge in 1650?", "John Harvard", [HARVARD, UNDATED], {}),  # one holder names no year
+        ("Who led the Beatles in 1965?", "John Lennon", [BEATLES], {}),  # "the 1960s"
+        ("Which country fought with the Allies in 1916?", "France", [WAR], {}),  # "1914–18"
+        ("Which country hosted the 2016 Summer Olympics?", "France", [OLYMPICS], {"multi_hop": True}),  # left to the score
+        ("Which country hosted the 2016 Summer Olympics?", "France", [OLYMPICS], {"abstain_threshold": 0.0}),  # the knob 0
+        ("Which country hosted the Summer Olympics in Athens?", "Greece", [OLYMPICS], {}),  # no year asked
+    ])
+    def test_an_answer_a_passage_dates_to_the_year_asked_or_does_not_date_is_left_to_the_score(self, ctx, question,
+                                                                                               answer, evidence, settings):
+        state = self.subject_state(question, answer, evidence)
+        state["settings"] = {**state["settings"], **settings}
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
+    @pytest.mark.parametrize("text, years, spans", [
+        ("from 1969 to 1974", {1969, 1974}, [range(1969, 1975)]),
+        ("1939–1945", {1939, 1945}, [range(1939, 1946)]),
+        ("between 1990 and 2000", {1990, 2000}, [range(1990, 2001)]),
+        ("the war of 1914–18", {1914}, [range(1914, 1919)]),
+        ("in the 1960s", {1960}, [range(1960, 1970)]),
+        ("in 1896 in Athens and in 2024 in Paris.", {1896, 2024}, []),
+        ("1,500 people, 12016 items, 3.2014 and 2016.5", set(), []),  # parts of other numbers are no years
+    ])
+    def test_the_years_and_spans_a_passage_names(self, text, years, spans):
+        from nodes.check_answer import years_named
+
+        assert years_named(text) == (years, spans)
+
     @staticmethod
     def item(n, title, text):
         """An evidence item ``n`` (passage ``p<n>``)."""
@@ -1461,6 +1528,18 @@ class TestRescore:
         assert [r["answerability"]["by"] for r in out] == ["subject", "kind", "score"]
         assert out[0]["answerability"]["reason"].startswith("held only by passages of \u201cAndreas Vesalius\u201d")
         assert [r["prediction"] for r in rescored(records, model(), threshold=0.0)] == ["Brussels", "1809", "Brussels"]
+
+    def test_a_replayed_question_read_as_multi_hop_keeps_an_answer_on_other_years(self):
+        """The year rule leaves a multi-hop question to the score, as the check does with its recorded reading:
+        its year may be said of another passage's subject."""
+        from eval.rescore import rescored
+
+        games = "[1] Summer Olympic Games: The first Games took place in 1896 in Athens, and the most recent in 2024 in Paris."
+        record = {**self.record("a", False, 1.0, "Paris", []), "question": "Which city hosted the 2016 Summer Olympics?",
+                  "context": games}
+        assert rescored([record], model(), threshold=0.5)[0]["answerability"]["by"] == "year"
+        record["answerability"]["multi_hop"] = True
+        assert rescored([record], model(), threshold=0.5)[0]["prediction"] == "Paris"
 
     def test_an_answer_without_a_feature_the_model_uses_is_given_unchecked(self):
         from eval.rescore import rescored
