@@ -583,6 +583,21 @@ _SPAN = re.compile(rf"(?P<start>{_YEAR})(?:\s*[–—-]\s*|\s+(?:to|until|till|t
 "between 1990 and 2000", "1914–18", "the 1960s"."""
 
 
+_MONTHS = "january february march april may june july august september october november december"
+_AS_A_TIME = re.compile(
+    r"\b(?:in|of|since|from|during|before|after|until|till|by|between|and|to|through|the|a|an|circa|c\.|around|"
+    rf"early|late|mid|pre|post|{_MONTHS.replace(' ', '|')}|\d{{1,2}}(?:st|nd|rd|th)?,?)[\s-]+(?P<year>{_YEAR})",
+    re.IGNORECASE)
+"""A year a question names as a time: after a preposition, an article or a date's day or month ("in 1969", "the 2016
+Summer Olympics", "since 1904", "as of 2017", "May 2010", "July 31, 1974", "pre-1875"), not after a verb or a kind of
+work, where it is a title ("Who wrote 1984?", "the film 1917")."""
+
+
+def years_asked(question: str) -> list[int]:
+    """The years ``question`` names as times (:data:`_AS_A_TIME`), in order, each once."""
+    return sorted({int(found["year"]) for found in _AS_A_TIME.finditer(question)})
+
+
 def years_named(text: str) -> tuple[set[int], list[range]]:
     """The years ``text`` names (:data:`YEAR`) and the spans it writes (:data:`_SPAN`), as ranges of years."""
     spans = []
@@ -604,17 +619,17 @@ United States presidential election?": "the 44th president of the United States 
 
 def year_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
                    before: Callable[[EvidenceItem], str] | None = None, multi_hop: bool | None = None) -> str | None:
-    """The check's reason for withholding ``answer`` when ``question`` names a year (:data:`YEAR`) and every evidence
-    item that holds the answer (those its citations come from) names other years, and neither that year nor a span
-    holding it (:func:`years_named`; for an election, :data:`ELECTED`, a span from the year after), in its title, its
-    text or the passages ``before`` it in its document (:func:`passages_before`); ``None`` otherwise, where one names
-    no year (it says nothing of when), and for a question read as multi-hop (``multi_hop``: its year may be said of
-    another passage's subject, "Who was the writer of These Boots Are Made for Walkin' and who died in 2007?").
+    """The check's reason for withholding ``answer`` when ``question`` names a year as a time (:func:`years_asked`) and
+    every evidence item that holds the answer (those its citations come from) names other years, and neither that year
+    nor a span holding it (:func:`years_named`; for an election, :data:`ELECTED`, a span from the year after), in its
+    title, its text or the passages ``before`` it in its document (:func:`passages_before`); ``None`` otherwise, where
+    one names no year (it says nothing of when), and for a question read as multi-hop (``multi_hop``: its year may be
+    said of another passage's subject, "Who was the writer of These Boots Are Made for Walkin' and who died in 2007?").
     Found trying the chat (session 73): "Which country hosted the 2016 Summer Olympics?" was answered "France",
     cited to "The inaugural Games took place in 1896 in Athens ... and the most recent was held in 2024 in Paris,
     France.", and given at 51%. SQuAD 2.0's unanswerable questions often change a year of their paragraph ("Who
     founded Cambridge in 1650?": the passage has 1639)."""
-    asked = sorted({int(y) for y in YEAR.findall(question)})
+    asked = years_asked(question)
     claim = claim_words(question, answer)
     if not asked or not claim or multi_hop:
         return None

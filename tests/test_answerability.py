@@ -524,6 +524,8 @@ class TestCheckAnswer:
                "text": "It was named for its first benefactor, John Harvard, in 1639."}
     UNDATED = {"n": 3, "passage_id": "p3", "title": "Harvard University",
                "text": "John Harvard left the college his library and half of his estate."}
+    ORWELL = {"n": 6, "passage_id": "p6", "title": "Nineteen Eighty-Four",
+              "text": "Nineteen Eighty-Four is a dystopian novel by the English writer George Orwell, published in 1949."}
     BEATLES = {"n": 4, "passage_id": "p4", "title": "The Beatles", "text": "The Beatles were led by John Lennon in the 1960s."}
     WAR = {"n": 5, "passage_id": "p5", "title": "World War I",
            "text": "The war of 1914–18 was fought by the Allies, among them France."}
@@ -557,6 +559,8 @@ class TestCheckAnswer:
         ("Which country hosted the 2016 Summer Olympics?", "France", [OLYMPICS], {"multi_hop": True}),  # left to the score
         ("Which country hosted the 2016 Summer Olympics?", "France", [OLYMPICS], {"abstain_threshold": 0.0}),  # the knob 0
         ("Which country hosted the Summer Olympics in Athens?", "Greece", [OLYMPICS], {}),  # no year asked
+        # session 73: a year that is a work's title is no time ("Who wrote 1984?" had withheld "George Orwell")
+        ("Who wrote 1984?", "George Orwell", [ORWELL], {}),
     ])
     def test_an_answer_a_passage_dates_to_the_year_asked_or_does_not_date_is_left_to_the_score(self, ctx, question,
                                                                                                answer, evidence, settings):
@@ -564,6 +568,24 @@ class TestCheckAnswer:
         state["settings"] = {**state["settings"], **settings}
         out = check_answer(state, self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
+    @pytest.mark.parametrize("question, years", [
+        ("Which country hosted the 2016 Summer Olympics?", [2016]),
+        ("In 1785 James Hutton presented what paper?", [1785]),
+        ("As of 2017, how many courses are required?", [2017]),
+        ("In May 2010, Parliament was relocated where?", [2010]),
+        ("What was released on July 31, 1974?", [1974]),
+        ("What was built by the pre-1875 County Council?", [1875]),
+        ("Who won in 2014 and 2018?", [2014, 2018]),
+        ("Who wrote 1984?", []),  # titles: after a verb or a kind of work
+        ("Who directed the film 1917?", []),
+        ("The Scotland Act 2002 extends what?", []),
+        ("How many of the 1,500 men came back?", []),
+    ])
+    def test_the_years_a_question_names_as_times(self, question, years):
+        from nodes.check_answer import years_asked
+
+        assert years_asked(question) == years
 
     @pytest.mark.parametrize("text, years, spans", [
         ("from 1969 to 1974", {1969, 1974}, [range(1969, 1975)]),
