@@ -598,9 +598,17 @@ def years_asked(question: str) -> list[int]:
     return sorted({int(found["year"]) for found in _AS_A_TIME.finditer(question)})
 
 
+_TERM = re.compile(rf"\bfrom\s+(?:[^.;()]{{0,20}}?\s)?(?P<start>{_YEAR})[^.;()]{{0,50}}?\b(?:to|until|till|through)\b"
+                   rf"[^.;()]{{0,40}}?(?P<end>{_YEAR})", re.IGNORECASE)
+"""A term a sentence writes with words between its years, which any year in it is said of: "from 18 May 1804 until his
+first abdication in 1814", "from 1 September 1643 until his death in 1715". Not "since 1929", which would hold every
+year after it ("sovereign of Vatican City since 1929" kept "Leo XIV" for the pope elected in 2013)."""
+
+
 def years_named(text: str) -> tuple[set[int], list[range]]:
-    """The years ``text`` names (:data:`YEAR`) and the spans it writes (:data:`_SPAN`), as ranges of years."""
-    spans = []
+    """The years ``text`` names (:data:`YEAR`) and the spans it writes (:data:`_SPAN`, :data:`_TERM`), as ranges of
+    years."""
+    spans = [range(int(term["start"]), int(term["end"]) + 1) for term in _TERM.finditer(text)]
     for span in _SPAN.finditer(text):
         if span["decade"]:
             start = int(span["decade"])
@@ -609,7 +617,7 @@ def years_named(text: str) -> tuple[set[int], list[range]]:
         start, end = int(span["start"]), span["end"]
         last = int(end) if len(end) == 4 else start // 100 * 100 + int(end)
         spans.append(range(start, last + 1))
-    return {int(y) for y in YEAR.findall(text)}, spans
+    return {int(y) for y in YEAR.findall(text)}, list(dict.fromkeys(spans))
 
 
 ELECTED = re.compile(r"\belect(?:s|ed|ion|ions)?\b", re.IGNORECASE)

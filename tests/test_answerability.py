@@ -524,6 +524,11 @@ class TestCheckAnswer:
                "text": "It was named for its first benefactor, John Harvard, in 1639."}
     UNDATED = {"n": 3, "passage_id": "p3", "title": "Harvard University",
                "text": "John Harvard left the college his library and half of his estate."}
+    NAPOLEON = {"n": 7, "passage_id": "p7", "title": "Napoleon",
+                "text": "Napoleon I was Emperor of the French from 18 May 1804 until his first abdication in 1814, with a "
+                        "brief restoration during the Hundred Days in 1815."}
+    POPE = {"n": 8, "passage_id": "p8", "title": "Pope",
+            "text": "The pope has been sovereign of Vatican City since 1929; the current pope, Leo XIV, was elected in 2025."}
     ORWELL = {"n": 6, "passage_id": "p6", "title": "Nineteen Eighty-Four",
               "text": "Nineteen Eighty-Four is a dystopian novel by the English writer George Orwell, published in 1949."}
     BEATLES = {"n": 4, "passage_id": "p4", "title": "The Beatles", "text": "The Beatles were led by John Lennon in the 1960s."}
@@ -539,6 +544,9 @@ class TestCheckAnswer:
         # a term's span holds the years of the term; only an election is the year before it
         ("Who was the President of the United States in 2008?", "Barack Obama", [OBAMA],
          "held only by passages that name other years (2009, 2017), and the question asks of 2008"),
+        # "since 1929" is no term that holds every year after it
+        ("Who became Pope in 2013?", "Leo XIV", [POPE],
+         "held only by passages that name other years (1929, 2025), and the question asks of 2013"),
     ])
     def test_an_answer_held_only_by_passages_on_other_years_is_withheld_whatever_its_score(self, ctx, question, answer,
                                                                                              evidence, reason):
@@ -561,6 +569,8 @@ class TestCheckAnswer:
         ("Which country hosted the Summer Olympics in Athens?", "Greece", [OLYMPICS], {}),  # no year asked
         # session 73: a year that is a work's title is no time ("Who wrote 1984?" had withheld "George Orwell")
         ("Who wrote 1984?", "George Orwell", [ORWELL], {}),
+        # a term written with words between its years ("from 18 May 1804 until his first abdication in 1814")
+        ("Who was the Emperor of the French in 1810?", "Napoleon I", [NAPOLEON], {}),
     ])
     def test_an_answer_a_passage_dates_to_the_year_asked_or_does_not_date_is_left_to_the_score(self, ctx, question,
                                                                                                answer, evidence, settings):
@@ -595,6 +605,9 @@ class TestCheckAnswer:
         ("in the 1960s", {1960}, [range(1960, 1970)]),
         ("in 1896 in Athens and in 2024 in Paris.", {1896, 2024}, []),
         ("1,500 people, 12016 items, 3.2014 and 2016.5", set(), []),  # parts of other numbers are no years
+        ("from 18 May 1804 until his first abdication in 1814, and in 1815", {1804, 1814, 1815}, [range(1804, 1815)]),
+        ("from 1 September 1643 until his death in 1715", {1643, 1715}, [range(1643, 1716)]),
+        ("sovereign since 1929", {1929}, []),
     ])
     def test_the_years_and_spans_a_passage_names(self, text, years, spans):
         from nodes.check_answer import years_named
