@@ -168,6 +168,8 @@ def test_an_age_no_passage_states_is_told_as_withheld_for_that():
                               "Germany"),
     ("past", "Angela Merkel", "someone whose time as chancellor ended in 2021, by the knowledge base, and the question "
                               "asks who is the chancellor now"),
+    # session 73: "Which country hosted the 2016 Summer Olympics?" answered "France" (nodes.check_answer.year_elsewhere)
+    ("year", "France", "held only by passages that name other years (1896, 2024), and the question asks of 2016"),
 ])
 def test_an_answer_a_rule_withholds_is_told_as_withheld_for_its_reason(by, withheld, reason):
     """An answer a rule withholds whatever its score (nodes.check_answer.rule_of): the reader is told why, in the
