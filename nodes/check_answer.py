@@ -31,9 +31,10 @@ named person was born or died that only passages on someone else hold (:func:`su
 (:func:`ranked_below`; ``by: "rank"``), and a capital its passages call another place's, or not the capital asked
 (:func:`capital_elsewhere`; ``by: "capital"``), and a population only other places' passages hold
 (:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
-the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and someone dead or out of office, by
-the knowledge base, to a question that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an
-answer made only of the instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
+the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and a yes or no to "Is A longer than B?"
+that the passages' superlative contradicts (:func:`superlative_elsewhere`; ``by: "compared"``), and someone dead or
+out of office, by the knowledge base, to a question that asks who holds an office now (:func:`out_of_office`; ``by:
+"past"``), and an answer made only of the instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -157,11 +158,11 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "past", "echo")
+RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "compared", "past", "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
 :func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`, :func:`population_elsewhere`,
-:func:`year_elsewhere`, :func:`out_of_office`, :func:`echoes_instructions`)."""
-REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "past", "echo")
+:func:`year_elsewhere`, :func:`superlative_elsewhere`, :func:`out_of_office`, :func:`echoes_instructions`)."""
+REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "compared", "past", "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -658,6 +659,92 @@ def year_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
     return f"held only by passages that name other years ({said}), and the question asks of {named}"
 
 
+COMPARED = re.compile(r"^\W*(?:is|are|was|were)\s+(?P<a>[^?]+?)\s+(?:(?P<more>more|less)\s+(?P<adj>[^\W\d_]+)|"
+                      r"(?P<er>[^\W\d_]{2,}er))\s+than\s+(?P<b>[^?]+?)[?.!\s]*$", re.IGNORECASE)
+"""A yes/no question that compares two things by a comparative: "Is the Amazon longer than the Nile?", "Is China more
+populous than India?"."""
+IRREGULAR = {"better": "best", "worse": "worst"}
+"""Comparatives whose superlative is not the word less its "-er" and "-est"."""
+SAME_SUPERLATIVE = {"biggest": ("largest",), "largest": ("biggest",), "tallest": ("highest",), "highest": ("tallest",)}
+"""Superlatives a passage may say for the one a question's comparative comes from ("Is Saturn bigger than Jupiter?":
+"the second largest ... after Jupiter")."""
+_WORLD = r"(?:\s+(?:in|on|of)\s+(?:the\s+)?(?:world|earth|solar\s+system|universe|planet))?"
+"""The scope a superlative may have and still be the first of all: "the longest river in the world"."""
+
+
+def superlative_of(question: str) -> tuple[str, str, str, str] | None:
+    """The two things ``question`` compares (:data:`COMPARED`, as written), its comparative and the superlative it
+    comes from ("Is the Amazon longer than the Nile?": "the Amazon", "the Nile", "longer", "longest"), or ``None``."""
+    found = COMPARED.match(question)
+    if found is None or (found["er"] and found["er"].lower() in ("other", "rather")):
+        return None
+    if found["more"]:
+        comparative = f"{found['more'].lower()} {found['adj'].lower()}"
+        superlative = f"{'most' if found['more'].lower() == 'more' else 'least'} {found['adj'].lower()}"
+    else:
+        comparative = found["er"].lower()
+        superlative = IRREGULAR.get(comparative, comparative[:-2] + "est")
+    return found["a"].strip(), found["b"].strip(), comparative, superlative
+
+
+def _titled(thing: str, item: EvidenceItem) -> bool:
+    """Whether ``item``'s title holds every content word of ``thing`` ("the Nile": "Nile")."""
+    words = {comparable(w) for w in content_words(thing)}
+    return bool(words) and words <= {comparable(w) for w in content_words(item["title"])}
+
+
+def ranks_first(thing: str, superlative: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """What an evidence item titled as ``thing`` says of it being the first by ``superlative`` (or one a passage may say
+    for it, :data:`SAME_SUPERLATIVE`), as "call <thing> the <superlative>": "is the longest river in the world", "is
+    the world's largest ocean", with no rank ("second-longest", "one of the longest"), at most one word after it (not
+    "the largest hot desert", a kind of its own) and no scope but the world's (not "the longest river in Africa");
+    else ``None``."""
+    said = "|".join((superlative, *SAME_SUPERLATIVE.get(superlative, ())))
+    first = re.compile(rf"\b(?:is|was|are|were)\s+(?:also\s+)?(?:the\s+)?(?:world['’]s\s+)?(?P<said>{said})"
+                       rf"(?:\s+[^\W\d_]+)?{_WORLD}(?=\s*(?:[,.;:()]|by\b|$))", re.IGNORECASE)
+    for item in evidence:
+        found = first.search(item["text"]) if _titled(thing, item) else None
+        if found and not _RANKED.search(item["text"][max(0, found.start() - 30):found.end()]):
+            return f"call {thing} the {found['said'].lower()}"
+    return None
+
+
+def ranks_after(thing: str, other: str, superlative: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """What an evidence item titled as ``thing`` says of it ranking below ``other`` by ``superlative`` (or one a passage
+    may say for it), as "rank <thing> <rank> after <other>": "the second largest in the Solar System, after Jupiter",
+    "the world's second-most populous country after India"; else ``None``."""
+    said = "|".join((superlative, *SAME_SUPERLATIVE.get(superlative, ())))
+    after = re.compile(rf"\b(?P<rank>{_ORDINAL}[\s-]+(?:{said}))\b[^.;]{{0,60}}?\bafter\s+(?P<first>[^,.;()]+)",
+                       re.IGNORECASE)
+    others = {comparable(w) for w in content_words(other)}
+    for item in evidence:
+        found = after.search(item["text"]) if _titled(thing, item) else None
+        if found and others and others <= {comparable(w) for w in content_words(found["first"])}:
+            return f"rank {thing} {found['rank'].lower()}, after {other}"
+    return None
+
+
+def superlative_elsewhere(question: str, shown: str, evidence: Sequence[EvidenceItem]) -> str | None:
+    """The check's reason for withholding a yes or no (``shown``, as it would be given) to a question that compares two
+    things (:func:`superlative_of`) when the passages say one of them is the more, and not the other, and the verdict
+    says otherwise: a passage on one calls it the first of all by the superlative (:func:`ranks_first`), or a passage
+    on the other ranks it below that one (:func:`ranks_after`). "Yes" to "Is the Amazon longer than the Nile?" where
+    the Nile's passage says "it is the longest river in the world"; "Yes" to "Is Saturn bigger than Jupiter?" where
+    Saturn's says "the second largest in the Solar System, after Jupiter"; ``None`` otherwise. Found trying the chat
+    (session 73): "Is the Amazon longer than the Nile?" was answered "Yes", uncited, and given at 68%."""
+    compared = superlative_of(question)
+    said = re.match(r"\W*(yes|no)\b", shown, re.IGNORECASE)
+    if compared is None or said is None:
+        return None
+    verdict = said[1].lower()
+    a, b, comparative, superlative = compared
+    a_more = ranks_first(a, superlative, evidence) or ranks_after(b, a, superlative, evidence)
+    b_more = ranks_first(b, superlative, evidence) or ranks_after(a, b, superlative, evidence)
+    if bool(a_more) == bool(b_more) or (verdict == "yes") == bool(a_more):
+        return None
+    return f"contradicted by the passages, which {a_more or b_more}, and the question asks whether {a} is {comparative} than {b}"
+
+
 @lru_cache(maxsize=1)
 def instruction_words() -> frozenset[str]:
     """The content words of the answer prompt's instructions (``prompts/answer_system.txt``), as citations compare
@@ -710,6 +797,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),
                        ("year", lambda: year_elsewhere(question, answer, evidence, before, multi_hop)),
+                       ("compared", lambda: superlative_elsewhere(question, shown, evidence)),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):
         if said := reason():

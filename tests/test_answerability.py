@@ -614,6 +614,57 @@ class TestCheckAnswer:
 
         assert years_named(text) == (years, spans)
 
+    NILE = {"n": 1, "passage_id": "p1", "title": "Nile",
+            "text": "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the volume of "
+                    "water it carries is much smaller than other major rivers such as the Amazon."}
+    NILE_AFRICA = {"n": 1, "passage_id": "p1", "title": "Nile", "text": "It is the longest river in Africa."}
+    AMAZON = {"n": 2, "passage_id": "p2", "title": "Amazon River", "text": "It is the longest river in the world, by some "
+                                                                          "measurements."}
+    SAHARA = {"n": 1, "passage_id": "p1", "title": "Sahara", "text": "It is the largest hot desert in the world."}
+    ATLANTIC = {"n": 1, "passage_id": "p1", "title": "Atlantic Ocean",
+                "text": "The Atlantic Ocean is the second largest of the world's five oceans."}
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        ("Is the Amazon longer than the Nile?", "Yes", [NILE],
+         "contradicted by the passages, which call the Nile the longest, and the question asks whether the Amazon is "
+         "longer than the Nile"),
+        ("Is the Nile longer than the Amazon?", "No", [NILE],
+         "contradicted by the passages, which call the Nile the longest, and the question asks whether the Nile is "
+         "longer than the Amazon"),
+        # a passage that ranks it below the other, with the superlative a passage says for "bigger"
+        ("Is Saturn bigger than Jupiter?", "Yes, Saturn is bigger than Jupiter.", [SATURN],
+         "contradicted by the passages, which rank Saturn second largest, after Jupiter, and the question asks whether "
+         "Saturn is bigger than Jupiter"),
+        ("Is China more populous than India?", "Yes", [CHINA],
+         "contradicted by the passages, which rank China second-most populous, after India, and the question asks "
+         "whether China is more populous than India"),
+    ])
+    def test_a_verdict_the_passages_superlative_contradicts_is_withheld_whatever_its_score(self, ctx, question, answer,
+                                                                                           evidence, reason):
+        """Found trying the chat (session 73): "Is the Amazon longer than the Nile?" was answered "Yes", uncited, and given
+        at 68%, with the Nile's passage "it is the longest river in the world" in the prompt."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "compared" and check["reason"] == reason
+        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("question, answer, evidence, threshold", [
+        ("Is the Nile longer than the Amazon?", "Yes", [NILE], 0.1),  # the verdict the passage gives
+        ("Is the Amazon longer than the Nile?", "No", [NILE], 0.1),
+        ("Is the Amazon longer than the Nile?", "Yes", [NILE_AFRICA], 0.1),  # the longest of a part of the world
+        ("Is the Sahara larger than Antarctica?", "Yes", [SAHARA], 0.1),  # "hot desert": a kind of its own
+        ("Is the Sahara larger than Antarctica?", "No", [SAHARA], 0.1),
+        ("Is the Atlantic Ocean larger than the Pacific Ocean?", "Yes", [ATLANTIC], 0.1),  # second, after none named
+        ("Is the Amazon longer than the Nile?", "Yes", [NILE, AMAZON], 0.1),  # both called the longest: no reading
+        ("Is the Amazon longer than the Nile?", "Yes", [NILE], 0.0),  # the knob at 0
+        ("Is the Amazon longer than the Nile?", "The Nile", [NILE], 0.1),  # no verdict
+        ("Is the Amazon other than the Nile?", "Yes", [NILE], 0.1),  # no comparative
+    ])
+    def test_a_verdict_the_passages_do_not_contradict_is_left_to_the_score(self, ctx, question, answer, evidence,
+                                                                          threshold):
+        out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score"
+
     @staticmethod
     def item(n, title, text):
         """An evidence item ``n`` (passage ``p<n>``)."""

@@ -170,6 +170,9 @@ def test_an_age_no_passage_states_is_told_as_withheld_for_that():
                               "asks who is the chancellor now"),
     # session 73: "Which country hosted the 2016 Summer Olympics?" answered "France" (nodes.check_answer.year_elsewhere)
     ("year", "France", "held only by passages that name other years (1896, 2024), and the question asks of 2016"),
+    # session 73: "Is the Amazon longer than the Nile?" answered "Yes" (nodes.check_answer.superlative_elsewhere)
+    ("compared", "Yes", "contradicted by the passages, which call the Nile the longest, and the question asks whether the "
+                        "Amazon is longer than the Nile"),
 ])
 def test_an_answer_a_rule_withholds_is_told_as_withheld_for_its_reason(by, withheld, reason):
     """An answer a rule withholds whatever its score (nodes.check_answer.rule_of): the reader is told why, in the
