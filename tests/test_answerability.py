@@ -512,28 +512,25 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
-    OLYMPICS = {"n": 1, "passage_id": "p1", "title": "Summer Olympic Games",
-                "text": "The inaugural Games took place in 1896 in Athens, then part of the Kingdom of Greece, and the most "
-                        "recent was held in 2024 in Paris, France."}
-    OBAMA = {"n": 1, "passage_id": "p1", "title": "Barack Obama",
-             "text": "Barack Obama is an American politician who was the 44th president of the United States from 2009 to "
-                     "2017."}
-    FLEMING = {"n": 1, "passage_id": "p1", "title": "Alexander Fleming",
-               "text": "His discovery in 1928 of what was later named benzylpenicillin was made by Alexander Fleming."}
-    HARVARD = {"n": 2, "passage_id": "p2", "title": "Harvard University",
-               "text": "It was named for its first benefactor, John Harvard, in 1639."}
-    UNDATED = {"n": 3, "passage_id": "p3", "title": "Harvard University",
-               "text": "John Harvard left the college his library and half of his estate."}
-    NAPOLEON = {"n": 7, "passage_id": "p7", "title": "Napoleon",
-                "text": "Napoleon I was Emperor of the French from 18 May 1804 until his first abdication in 1814, with a "
-                        "brief restoration during the Hundred Days in 1815."}
-    POPE = {"n": 8, "passage_id": "p8", "title": "Pope",
-            "text": "The pope has been sovereign of Vatican City since 1929; the current pope, Leo XIV, was elected in 2025."}
-    ORWELL = {"n": 6, "passage_id": "p6", "title": "Nineteen Eighty-Four",
-              "text": "Nineteen Eighty-Four is a dystopian novel by the English writer George Orwell, published in 1949."}
-    BEATLES = {"n": 4, "passage_id": "p4", "title": "The Beatles", "text": "The Beatles were led by John Lennon in the 1960s."}
-    WAR = {"n": 5, "passage_id": "p5", "title": "World War I",
-           "text": "The war of 1914–18 was fought by the Allies, among them France."}
+    @staticmethod
+    def item(n, title, text):
+        """An evidence item ``n`` (passage ``p<n>``)."""
+        return {"n": n, "passage_id": f"p{n}", "title": title, "text": text}
+
+    OLYMPICS = item(1, "Summer Olympic Games", "The inaugural Games took place in 1896 in Athens, then part of the "
+                    "Kingdom of Greece, and the most recent was held in 2024 in Paris, France.")
+    FLEMING = item(1, "Alexander Fleming", "His discovery in 1928 of what was later named benzylpenicillin was made by "
+                   "Alexander Fleming.")
+    HARVARD = item(2, "Harvard University", "It was named for its first benefactor, John Harvard, in 1639.")
+    UNDATED = item(3, "Harvard University", "John Harvard left the college his library and half of his estate.")
+    BEATLES = item(4, "The Beatles", "The Beatles were led by John Lennon in the 1960s.")
+    WAR = item(5, "World War I", "The war of 1914–18 was fought by the Allies, among them France.")
+    ORWELL = item(6, "Nineteen Eighty-Four", "Nineteen Eighty-Four is a dystopian novel by the English writer George "
+                  "Orwell, published in 1949.")
+    NAPOLEON = item(7, "Napoleon", "Napoleon I was Emperor of the French from 18 May 1804 until his first abdication in "
+                    "1814, with a brief restoration during the Hundred Days in 1815.")
+    POPE = item(8, "Pope", "The pope has been sovereign of Vatican City since 1929; the current pope, Leo XIV, was elected "
+                "in 2025.")
 
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("Which country hosted the 2016 Summer Olympics?", "France", [OLYMPICS],
@@ -614,15 +611,12 @@ class TestCheckAnswer:
 
         assert years_named(text) == (years, spans)
 
-    NILE = {"n": 1, "passage_id": "p1", "title": "Nile",
-            "text": "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the volume of "
-                    "water it carries is much smaller than other major rivers such as the Amazon."}
-    NILE_AFRICA = {"n": 1, "passage_id": "p1", "title": "Nile", "text": "It is the longest river in Africa."}
-    AMAZON = {"n": 2, "passage_id": "p2", "title": "Amazon River", "text": "It is the longest river in the world, by some "
-                                                                          "measurements."}
-    SAHARA = {"n": 1, "passage_id": "p1", "title": "Sahara", "text": "It is the largest hot desert in the world."}
-    ATLANTIC = {"n": 1, "passage_id": "p1", "title": "Atlantic Ocean",
-                "text": "The Atlantic Ocean is the second largest of the world's five oceans."}
+    NILE = item(1, "Nile", "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the "
+                "volume of water it carries is much smaller than other major rivers such as the Amazon.")
+    NILE_AFRICA = item(1, "Nile", "It is the longest river in Africa.")
+    AMAZON = item(2, "Amazon River", "It is the longest river in the world, by some measurements.")
+    SAHARA = item(1, "Sahara", "It is the largest hot desert in the world.")
+    ATLANTIC = item(1, "Atlantic Ocean", "The Atlantic Ocean is the second largest of the world's five oceans.")
 
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("Is the Amazon longer than the Nile?", "Yes", [NILE],
@@ -664,11 +658,6 @@ class TestCheckAnswer:
                                                                           threshold):
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score"
-
-    @staticmethod
-    def item(n, title, text):
-        """An evidence item ``n`` (passage ``p<n>``)."""
-        return {"n": n, "passage_id": f"p{n}", "title": title, "text": text}
 
     MELBOURNE = item(1, "Melbourne", "Melbourne is the capital and most populous city of the Australian state of Victoria "
                                      "and the second-most populous city in Australia.")
