@@ -606,9 +606,18 @@ first abdication in 1814", "from 1 September 1643 until his death in 1715". Not 
 year after it ("sovereign of Vatican City since 1929" kept "Leo XIV" for the pope elected in 2013)."""
 
 
-def years_named(text: str) -> tuple[set[int], list[range]]:
+_LIFE_YEAR = re.compile(rf"\b(?:born|died|aged\s+\d+(?:\s+or\s+\d+)?\s+in)\s+(?:c\.\s+)?(?:[^\W\d_]+\s+){{0,2}}?"
+                        rf"(?:\d{{1,2}}\s+)?(?:[^\W\d_]+\s+)?{_YEAR}", re.IGNORECASE)
+"""A year of a life as a description writes it, which says nothing of when what the passage tells happened: "born
+1955", "died 1821", "aged 70 or 71 in 2026" (the year the knowledge base tells a living person's age in:
+:func:`components.sources.aged_today`)."""
+
+
+def years_named(text: str, lives: bool = False) -> tuple[set[int], list[range]]:
     """The years ``text`` names (:data:`YEAR`) and the spans it writes (:data:`_SPAN`, :data:`_TERM`), as ranges of
-    years."""
+    years, a life's years aside (:data:`_LIFE_YEAR`) unless ``lives`` (a question that asks of a life: "born 18
+    October 1992")."""
+    text = text if lives else _LIFE_YEAR.sub(" ", text)
     spans = [range(int(term["start"]), int(term["end"]) + 1) for term in _TERM.finditer(text)]
     for span in _SPAN.finditer(text):
         if span["decade"]:
@@ -642,11 +651,11 @@ def year_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
     claim = claim_words(question, answer)
     if not asked or not claim or multi_hop:
         return None
-    elected = ELECTED.search(question) is not None
+    elected, lives = ELECTED.search(question) is not None, _LIFE_YEAR.search(question) is not None
     other: set[int] = set()
 
     def says(item: EvidenceItem) -> str | None:
-        years, spans = years_named(f"{item['title']} {item['text']} {before(item) if before else ''}")
+        years, spans = years_named(f"{item['title']} {item['text']} {before(item) if before else ''}", lives)
         if not years or any(year in years or any(year in span or (elected and span.start == year + 1) for span in spans)
                             for year in asked):
             return None

@@ -529,6 +529,10 @@ class TestCheckAnswer:
                   "Orwell, published in 1949.")
     NAPOLEON = item(7, "Napoleon", "Napoleon I was Emperor of the French from 18 May 1804 until his first abdication in "
                     "1814, with a brief restoration during the Hundred Days in 1815.")
+    BERNERS_LEE = item(9, "Tim Berners-Lee", "Sir Timothy John Berners-Lee is an English computer scientist best known as "
+                       "the inventor of the World Wide Web. (English computer scientist (born 1955, aged 70 or 71 in 2026))")
+    FLORENCE = item(10, "John John Florence", "John John Florence (born 18 October 1992) is an American professional "
+                    "surfer who won the world title of 2016.")
     POPE = item(8, "Pope", "The pope has been sovereign of Vatican City since 1929; the current pope, Leo XIV, was elected "
                 "in 2025.")
 
@@ -568,6 +572,10 @@ class TestCheckAnswer:
         ("Who wrote 1984?", "George Orwell", [ORWELL], {}),
         # a term written with words between its years ("from 18 May 1804 until his first abdication in 1814")
         ("Who was the Emperor of the French in 1810?", "Napoleon I", [NAPOLEON], {}),
+        # the only years its passage names are those of his life (session 73: "Tim Berners-Lee" had been withheld)
+        ("Who invented the World Wide Web in 1989?", "Tim Berners-Lee", [BERNERS_LEE], {}),
+        # a question that asks of a life reads the life's years (a HotpotQA question: "born 18 October 1992")
+        ("Which American surfer born 18 October 1992 won a world title?", "John John Florence", [FLORENCE], {}),
     ])
     def test_an_answer_a_passage_dates_to_the_year_asked_or_does_not_date_is_left_to_the_score(self, ctx, question,
                                                                                                answer, evidence, settings):
@@ -602,6 +610,10 @@ class TestCheckAnswer:
         ("in the 1960s", {1960}, [range(1960, 1970)]),
         ("in 1896 in Athens and in 2024 in Paris.", {1896, 2024}, []),
         ("1,500 people, 12016 items, 3.2014 and 2016.5", set(), []),  # parts of other numbers are no years
+        # a life's years, as a description writes them, are no years of what the passage tells
+        ("(English computer scientist (born 1955, aged 70 or 71 in 2026))", set(), []),
+        ("(French general and emperor; born 1769, died 1821, aged 51 or 52)", set(), []),
+        ("He was born in Ulm in 1879 and moved to Munich in 1880.", {1880}, []),
         ("from 18 May 1804 until his first abdication in 1814, and in 1815", {1804, 1814, 1815}, [range(1804, 1815)]),
         ("from 1 September 1643 until his death in 1715", {1643, 1715}, [range(1643, 1716)]),
         ("sovereign since 1929", {1929}, []),
