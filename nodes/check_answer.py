@@ -696,10 +696,9 @@ def superlative_of(question: str) -> tuple[str, str, str, str] | None:
     return found["a"].strip(), found["b"].strip(), comparative, superlative
 
 
-def _titled(thing: str, item: EvidenceItem) -> bool:
-    """Whether ``item``'s title holds every content word of ``thing`` ("the Nile": "Nile")."""
-    words = {comparable(w) for w in content_words(thing)}
-    return bool(words) and words <= {comparable(w) for w in content_words(item["title"])}
+def _said_for(superlative: str) -> str:
+    """``superlative`` and those a passage may say for it (:data:`SAME_SUPERLATIVE`), as a pattern's alternatives."""
+    return "|".join((superlative, *SAME_SUPERLATIVE.get(superlative, ())))
 
 
 def ranks_first(thing: str, superlative: str, evidence: Sequence[EvidenceItem]) -> str | None:
@@ -708,11 +707,11 @@ def ranks_first(thing: str, superlative: str, evidence: Sequence[EvidenceItem]) 
     the world's largest ocean", with no rank ("second-longest", "one of the longest"), at most one word after it (not
     "the largest hot desert", a kind of its own) and no scope but the world's (not "the longest river in Africa");
     else ``None``."""
-    said = "|".join((superlative, *SAME_SUPERLATIVE.get(superlative, ())))
-    first = re.compile(rf"\b(?:is|was|are|were)\s+(?:also\s+)?(?:the\s+)?(?:world['’]s\s+)?(?P<said>{said})"
+    first = re.compile(rf"\b(?:is|was|are|were)\s+(?:also\s+)?(?:the\s+)?(?:world['’]s\s+)?(?P<said>{_said_for(superlative)})"
                        rf"(?:\s+[^\W\d_]+)?{_WORLD}(?=\s*(?:[,.;:()]|by\b|$))", re.IGNORECASE)
+    named = [comparable(w) for w in content_words(thing)]  # "the Nile": a passage titled "Nile"
     for item in evidence:
-        found = first.search(item["text"]) if _titled(thing, item) else None
+        found = first.search(item["text"]) if named and names_claim(named, item["title"], every=True) else None
         if found and not _RANKED.search(item["text"][max(0, found.start() - 30):found.end()]):
             return f"call {thing} the {found['said'].lower()}"
     return None
@@ -722,13 +721,14 @@ def ranks_after(thing: str, other: str, superlative: str, evidence: Sequence[Evi
     """What an evidence item titled as ``thing`` says of it ranking below ``other`` by ``superlative`` (or one a passage
     may say for it), as "rank <thing> <rank> after <other>": "the second largest in the Solar System, after Jupiter",
     "the world's second-most populous country after India"; else ``None``."""
-    said = "|".join((superlative, *SAME_SUPERLATIVE.get(superlative, ())))
-    after = re.compile(rf"\b(?P<rank>{_ORDINAL}[\s-]+(?:{said}))\b[^.;]{{0,60}}?\bafter\s+(?P<first>[^,.;()]+)",
-                       re.IGNORECASE)
-    others = {comparable(w) for w in content_words(other)}
+    after = re.compile(rf"\b(?P<rank>{_ORDINAL}[\s-]+(?:{_said_for(superlative)}))\b[^.;]{{0,60}}?\bafter\s+"
+                       r"(?P<first>[^,.;()]+)", re.IGNORECASE)
+    named, others = ([comparable(w) for w in content_words(name)] for name in (thing, other))
+    if not named or not others:
+        return None
     for item in evidence:
-        found = after.search(item["text"]) if _titled(thing, item) else None
-        if found and others and others <= {comparable(w) for w in content_words(found["first"])}:
+        found = after.search(item["text"]) if names_claim(named, item["title"], every=True) else None
+        if found and names_claim(others, found["first"], every=True):
             return f"rank {thing} {found['rank'].lower()}, after {other}"
     return None
 
