@@ -35,6 +35,13 @@ from eval.systems import select
 from pipeline.arguments import whole_number
 
 
+def unseen_by(args: argparse.Namespace, seen: set[str], split: list) -> dict:
+    """The run's meta on ``--unseen-by``: the paths (and the revision they were read at), how many ids their records
+    name, of any split, and how many of this split's questions that left out."""
+    return {"paths": [str(p) for p in args.unseen_by], **({"as_of": args.unseen_as_of} if args.unseen_as_of else {}),
+            "ids_named": len(seen), "questions_left_out": sum(e.id in seen for e in split)}
+
+
 @reports_errors
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -48,13 +55,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out every question the records under these files or folders name (by id; a folder: "
                              "each *.jsonl under it), before the seeded sample is drawn: questions no earlier run or fit "
                              "saw, whatever its seed (--unseen-by training/labels docs/results)")
+    parser.add_argument("--unseen-as-of", default=None, metavar="REVISION",
+                        help="with --unseen-by, read its paths as this git revision holds them (an earlier run's code "
+                             "commit), so the records committed since do not change that run's draw")
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--report-only", action="store_true",
                         help="write summary.json, report.md and the figures again from the run's records; answer nothing")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
-    seen = seen_questions(args.unseen_by)
+    if args.unseen_as_of and not args.unseen_by:
+        parser.error("--unseen-as-of reads the paths of --unseen-by, and none was given")
+    seen = seen_questions(args.unseen_by, args.unseen_as_of)
     split = list(load(args.dataset, args.split, args.data_dir))
     examples = sample(split, args.limit or None, args.seed, args.skip, seen)
     skipped = f"-skip{args.skip}" if args.skip else ""
@@ -86,8 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "dataset": args.dataset, "split": args.split, "seed": args.seed, "model": resources.model,
         "command": "python -m eval.benchmark " + " ".join(sys.argv[1:] if argv is None else argv),
-        **({"unseen_by": {"paths": [str(p) for p in args.unseen_by], "ids_named": len(seen),  # of any split
-                          "questions_left_out": sum(e.id in seen for e in split)}} if args.unseen_by else {}),
+        **({"unseen_by": unseen_by(args, seen, split)} if args.unseen_by else {}),
         "wall_s": time.perf_counter() - start,
         "answering_s": sum(r["latency_ms"] for r in records) / 1000,  # over every invocation that added records
         "peak_rss_mb": max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, previous_peak_rss(out)),

@@ -48,11 +48,16 @@ def sample(examples: Iterable[Example], limit: int | None, seed: int, skip: int 
     return examples[skip:skip + limit] if limit else examples[skip:]
 
 
-def seen_questions(paths: Iterable[Path]) -> set[str]:
+def seen_questions(paths: Iterable[Path], as_of: str | None = None) -> set[str]:
     """The ids of the questions the records in ``paths`` name: each a records file (JSON lines, an ``id`` each) or
     a folder, every ``*.jsonl`` under it (a run's records, a fit's labels); lines that are no record are passed
     over. :class:`eval.datasets.DatasetError` for a path that does not exist (a mistyped one would leave nothing out)
-    or a file that is not text (a figure named by a shell pattern)."""
+    or a file that is not text (a figure named by a shell pattern).
+
+    ``as_of``: a git revision (a run's code commit) to read the paths as that commit holds them instead of as they
+    are now, so the records of runs committed since do not change an earlier run's draw."""
+    if as_of is not None:
+        return _seen_as_of(list(paths), as_of)
     seen: set[str] = set()
     for path in paths:
         if not path.exists():
@@ -62,21 +67,63 @@ def seen_questions(paths: Iterable[Path]) -> set[str]:
                 records = read_records(file)
             except UnicodeDecodeError as exc:
                 raise DatasetError(f"{file} is no records file (JSON lines): {exc}") from exc
-            seen.update(r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str))
+            seen.update(_ids(records))
     return seen
+
+
+def _ids(records: Iterable[Any]) -> Iterator[str]:
+    return (r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str))
+
+
+def _git(*args: str, cwd: Path) -> bytes:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except FileNotFoundError as exc:
+        raise DatasetError("reading records as of a revision needs git, which is not installed") from exc
+    if done.returncode:
+        raise DatasetError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def _seen_as_of(paths: list[Path], revision: str) -> set[str]:
+    """:func:`seen_questions` of ``paths`` as git revision ``revision`` holds them (``git ls-tree``, ``git show``):
+    each path relative to the current folder, within its repository."""
+    seen: set[str] = set()
+    for path in paths:
+        folder = path if path.is_dir() else path.parent
+        if not folder.is_dir():
+            raise DatasetError(f"no records at {path}: it is missing")
+        top = Path(_git("rev-parse", "--show-toplevel", cwd=folder).decode().strip())
+        inside = path.resolve().relative_to(top.resolve()).as_posix()
+        files = [f for f in _git("ls-tree", "-r", "--name-only", "-z", revision, "--", inside, cwd=top).decode().split("\0")
+                 if f and (f == inside or f.endswith(".jsonl"))]
+        if not files:
+            raise DatasetError(f"no records at {path} as of {revision}: that revision does not hold it")
+        for file in files:
+            text = _git("show", f"{revision}:{file}", cwd=top)
+            try:
+                lines = text.decode("utf-8").splitlines()
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{file} as of {revision} is no records file (JSON lines): {exc}") from exc
+            seen.update(_ids(_parsed(lines)))
+    return seen
+
+
+def _parsed(lines: Iterable[str]) -> Iterator[Any]:
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a killed run (that pair simply runs again), or no record at all
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
-    records = []
     with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue  # a line cut short by a killed run; that pair simply runs again
-    return records
+        return list(_parsed(fh))
 
 
 def fresh_inputs(ctx: RAGContext, system: System, example: Example,

@@ -214,6 +214,47 @@ class TestDatasets:
         with pytest.raises(DatasetError, match="cost.png is no records file"):
             seen_questions([tmp_path / "cost.png"])
 
+    def test_records_are_read_as_a_revision_holds_them(self, tmp_path, monkeypatch):
+        """``--unseen-as-of REV``: the paths as git revision REV holds them, so a run's draw is drawn again after
+        later runs committed records of their own (session 74: the README's commands of sessions 71 and 72 drew other
+        questions once sessions 72 and 73 had added theirs)."""
+        import shutil
+        import subprocess
+
+        from eval.runner import seen_questions
+
+        if shutil.which("git") is None:
+            pytest.skip("git is not installed: reading records as of a revision needs it")
+
+        def git(*args: str) -> str:
+            return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                                  capture_output=True, text=True).stdout.strip()
+
+        git("init", "-q")
+        (tmp_path / "results" / "first").mkdir(parents=True)
+        (tmp_path / "results" / "first" / "records.jsonl").write_text('{"id": "1"}\nnot json\n{"id": "2"}\n', encoding="utf-8")
+        (tmp_path / "results" / "first" / "notes.txt").write_text('{"id": "9"}\n', encoding="utf-8")
+        (tmp_path / "labels.jsonl").write_text('{"id": "3"}\n', encoding="utf-8")
+        git("add", "-A")
+        git("commit", "-q", "-m", "first")
+        first = git("rev-parse", "--short", "HEAD")
+        (tmp_path / "results" / "second").mkdir()
+        (tmp_path / "results" / "second" / "records.jsonl").write_text('{"id": "4"}\n', encoding="utf-8")
+        (tmp_path / "labels.jsonl").write_text('{"id": "3"}\n{"id": "5"}\n', encoding="utf-8")
+        git("add", "-A")
+        git("commit", "-q", "-m", "second")
+        paths = [tmp_path / "results", tmp_path / "labels.jsonl"]
+        assert seen_questions(paths) == {"1", "2", "3", "4", "5"}
+        assert seen_questions(paths, first) == {"1", "2", "3"}
+        monkeypatch.chdir(tmp_path / "results")  # relative paths, from a folder inside the repository
+        assert seen_questions([Path("first"), Path("second")], "HEAD") == {"1", "2", "4"}
+        with pytest.raises(DatasetError, match="as of " + first + ": that revision does not hold it"):
+            seen_questions([Path("second")], first)
+        with pytest.raises(DatasetError, match="git ls-tree"):
+            seen_questions([Path("first")], "no-such-revision")
+        with pytest.raises(DatasetError, match="missing"):
+            seen_questions([Path("gone/records.jsonl")], "HEAD")
+
 
 class TestRecordedRuns:
     def test_no_recorded_answer_is_a_number_to_a_question_that_asks_where_or_who(self):
@@ -568,6 +609,15 @@ def test_benchmark_command_says_what_it_cannot_run(args, message, tiny_squad, tm
     assert benchmark_main([*args, *data, "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_benchmark_command_reads_a_revision_only_of_unseen_by_paths(tiny_squad, tmp_path, capsys):
+    """``--unseen-as-of`` alone would draw as if nothing had been seen: refused, with what it needs."""
+    with pytest.raises(SystemExit) as exited:
+        benchmark_main(["--dataset", "squad", "--unseen-as-of", "HEAD", "--data-dir", str(tiny_squad), "--out",
+                        str(tmp_path / "run")])
+    assert exited.value.code == 2 and "--unseen-as-of reads the paths of --unseen-by" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 
