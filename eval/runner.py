@@ -97,11 +97,10 @@ def _seen_as_of(paths: list[Path], revision: str) -> set[str]:
             raise DatasetError(f"no records at {path}: it is missing")
         top = Path(_git("rev-parse", "--show-toplevel", cwd=folder).decode().strip())
         inside = path.resolve().relative_to(top.resolve()).as_posix()
-        files = [f for f in _git("ls-tree", "-r", "--name-only", "-z", revision, "--", inside, cwd=top).decode().split("\0")
-                 if f and (f == inside or f.endswith(".jsonl"))]
-        if not files:
+        held = [f for f in _git("ls-tree", "-r", "--name-only", "-z", revision, "--", inside, cwd=top).decode().split("\0") if f]
+        if not held:
             raise DatasetError(f"no records at {path} as of {revision}: that revision does not hold it")
-        for file in files:
+        for file in (f for f in held if f == inside or f.endswith(".jsonl")):  # a folder: its records files
             text = _git("show", f"{revision}:{file}", cwd=top)
             try:
                 lines = text.decode("utf-8").splitlines()

@@ -235,6 +235,8 @@ class TestDatasets:
         (tmp_path / "results" / "first" / "records.jsonl").write_text('{"id": "1"}\nnot json\n{"id": "2"}\n', encoding="utf-8")
         (tmp_path / "results" / "first" / "notes.txt").write_text('{"id": "9"}\n', encoding="utf-8")
         (tmp_path / "labels.jsonl").write_text('{"id": "3"}\n', encoding="utf-8")
+        (tmp_path / "results" / "figures").mkdir()
+        (tmp_path / "results" / "figures" / "cost.txt").write_text("no records here", encoding="utf-8")
         git("add", "-A")
         git("commit", "-q", "-m", "first")
         first = git("rev-parse", "--short", "HEAD")
@@ -248,6 +250,7 @@ class TestDatasets:
         assert seen_questions(paths, first) == {"1", "2", "3"}
         monkeypatch.chdir(tmp_path / "results")  # relative paths, from a folder inside the repository
         assert seen_questions([Path("first"), Path("second")], "HEAD") == {"1", "2", "4"}
+        assert seen_questions([Path("figures")], first) == set()  # held, with no records file: none seen, as today
         with pytest.raises(DatasetError, match="as of " + first + ": that revision does not hold it"):
             seen_questions([Path("second")], first)
         with pytest.raises(DatasetError, match="git ls-tree"):
