@@ -1391,3 +1391,40 @@ class TestPlaces:
         with pytest.raises(SystemExit) as exited:
             main(["capitals", "--index", str(tmp_path / "none")])
         assert exited.value.code == 2 and "no index found at" in capsys.readouterr().err
+
+
+class TestPool:
+    def test_paired_difference_is_the_mean_of_each_questions_difference_with_its_standard_error(self):
+        from eval.pool import paired_difference
+
+        records = [{"id": q, "system": s, "f1": f} for q, s, f in [
+            ("a", "baseline", 1.0), ("a", "cascade", 1.0), ("b", "baseline", 0.0), ("b", "cascade", 1.0),
+            ("c", "baseline", 0.5), ("c", "cascade", 0.0), ("d", "cascade", 1.0)]]  # d: the baseline did not answer it
+        mean, error, n = paired_difference(records, "cascade")
+        assert n == 3 and mean == pytest.approx(50.0 / 3)  # (0 + 100 - 50) / 3 points
+        spread = math.sqrt(((0 - mean) ** 2 + (100 - mean) ** 2 + (-50 - mean) ** 2) / 2)
+        assert error == pytest.approx(spread / math.sqrt(3))
+
+    def test_runs_pool_into_one_judged_as_a_run_and_refuse_what_would_count_twice(self, capsys):
+        """The committed unseen runs of session 71: their pooled difference is the mean over both runs' questions,
+        and the pool is judged by the benchmark's targets; the same run twice, a folder with no records and runs of
+        another dataset are refused with a clear error."""
+        from eval.pool import main, paired_difference, read_runs
+
+        results = Path(__file__).parents[1] / "docs" / "results"
+        first, second = results / "squad-train-s71-unseen", results / "squad-train-s71-unseen2"
+        pooled, runs = read_runs([first, second])
+        assert len(pooled) == sum(len(run) for run in runs) and len({r["id"] for r in pooled}) == 500
+        (a, _, na), (b, _, nb), (both, error, n) = (paired_difference(x, "cascade") for x in (*runs, pooled))
+        assert (na, nb, n) == (250, 250, 500) and both == pytest.approx((a + b) / 2)
+        assert error < min(paired_difference(run, "cascade")[1] for run in runs)
+        assert main([str(first), str(second)]) == 0
+        out = capsys.readouterr().out
+        assert f"pooled: 500 questions; cascade F1 minus the baseline's {both:+.2f}" in out
+        assert "#19 speed-up over the baseline ≥ 1.6×: cascade" in out and "#15 answerable F1 ≥ 58: cascade" in out
+        assert main([str(first), str(first)]) == 2
+        assert "would count twice" in capsys.readouterr().err
+        assert main([str(first), str(results)]) == 2
+        assert "no records at" in capsys.readouterr().err
+        assert main([str(first), str(results / "hotpotqa-dev-s50")]) == 2
+        assert "pool runs of the same systems on one dataset" in capsys.readouterr().err
