@@ -259,6 +259,38 @@ class TestDatasets:
             seen_questions([Path("gone/records.jsonl")], "HEAD")
 
 
+class TestUnseenRunsDrawnAgain:
+    def test_each_readme_command_of_an_unseen_run_draws_its_questions_in_order(self, data_dir):
+        """The README's commands for the unseen SQuAD 2.0 train runs (``--unseen-by ... --unseen-as-of REV``) draw the
+        questions their committed records hold, in order (session 74: without ``--unseen-as-of`` the commands of
+        sessions 71 and 72 drew other questions once later runs had committed theirs)."""
+        import re
+        import shlex
+        import subprocess
+
+        from eval.runner import seen_questions
+
+        root = Path(__file__).parents[1]
+        commands = [c for c in re.findall(r"^\.venv/bin/python -m eval\.benchmark [^\n#]+", (root / "README.md").read_text(),
+                                          re.MULTILINE) if "--unseen-as-of" in c]
+        assert len(commands) >= 6
+        split, seen_as_of = list(load("squad", "train", data_dir)), {}
+        for command in commands:
+            words = shlex.split(command)[3:]
+            option = {w: words[i + 1] for i, w in enumerate(words[:-1]) if w.startswith("--")}
+            revision, run = option["--unseen-as-of"], Path(option["--out"]).name
+            if subprocess.run(["git", "cat-file", "-e", f"{revision}^{{commit}}"], cwd=root, capture_output=True).returncode:
+                pytest.skip(f"revision {revision} is not in this clone (a shallow one?): the draw cannot be read as of it")
+            paths = [root / w for w in words[words.index("--unseen-by") + 1:] if not w.startswith("--")][:2]
+            assert [p.name for p in paths] == ["labels", "results"], command
+            if revision not in seen_as_of:
+                seen_as_of[revision] = seen_questions(paths, revision)
+            limit, seed, skip = (int(option.get(name, 0)) for name in ("--limit", "--seed", "--skip"))
+            drawn = [e.id for e in sample(split, limit, seed, skip, seen_as_of[revision])]
+            recorded = list(dict.fromkeys(r["id"] for r in read_records(root / "docs" / "results" / run / "records.jsonl")))
+            assert drawn == recorded, command
+
+
 class TestRecordedRuns:
     def test_no_recorded_answer_is_a_number_to_a_question_that_asks_where_or_who(self):
         """The README's figures stand with such an answer withheld whatever its score (session 67,
