@@ -29,8 +29,8 @@ from eval.runner import RECORDS, read_records
 from eval.targets import verdicts
 
 
-def read_runs(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
-    """Every run's records, pooled and per run. :class:`DatasetError` for a folder with no records, runs of other
+def read_runs(folders: Sequence[Path]) -> list[list[dict[str, Any]]]:
+    """Every run's records, a list per run. :class:`DatasetError` for a folder with no records, runs of other
     datasets or systems than the first's, or a question two runs answered."""
     runs = []
     for folder in folders:
@@ -49,7 +49,7 @@ def read_runs(folders: Sequence[Path]) -> tuple[list[dict[str, Any]], list[list[
             if qid in owner:
                 raise DatasetError(f"question {qid} is in {owner[qid]} and {folder}: pooled, it would count twice")
             owner[qid] = folder
-    return [r for run in runs for r in run], runs
+    return runs
 
 
 def paired_difference(records: Sequence[dict[str, Any]], system: str, against: str = "baseline") -> tuple[float, float, int]:
@@ -72,18 +72,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", type=Path, nargs="+", help="benchmark run folders (each with its records.jsonl)")
     args = parser.parse_args(argv)
-    pooled, runs = read_runs(args.runs)
+    runs = read_runs(args.runs)
+    pooled = [r for run in runs for r in run]
     systems = sorted({r["system"] for r in pooled}, key=lambda name: (name != "baseline", name))
     headline = headline_system(systems)
     dataset = pooled[0]["dataset"]
-    for folder, run in zip([*args.runs, Path("pooled")], [*runs, pooled], strict=True):
-        n_questions = len({r["id"] for r in run})
+    counts = [len({r["id"] for r in run}) for run in (*runs, pooled)]
+    for folder, run, n_questions in zip([*args.runs, Path("pooled")], [*runs, pooled], counts, strict=True):
         line = f"{folder}: {n_questions} questions"
         if headline and "baseline" in systems:
             mean, error, _ = paired_difference(run, headline)
             line += f"; {headline} F1 minus the baseline's {mean:+.2f} (paired standard error {error:.2f})"
         print(line)
-    print(f"\nThe targets on the {len({r['id'] for r in pooled})} questions together:")
+    print(f"\nThe targets on the {counts[-1]} questions together:")
     for row in verdicts(aggregate(pooled, systems), dataset, headline):
         verdict = f"met ({row['margin']:+.2f}{row['unit']})" if row["met"] else f"missed by {-row['margin']:.2f}{row['unit']}"
         print(f"#{row['issue']} {row['target']} {row['goal']}: {row['system']} {row['value']:.2f}{row['unit']}, {verdict}")

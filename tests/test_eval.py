@@ -1445,7 +1445,8 @@ class TestPool:
 
         results = Path(__file__).parents[1] / "docs" / "results"
         first, second = results / "squad-train-s71-unseen", results / "squad-train-s71-unseen2"
-        pooled, runs = read_runs([first, second])
+        runs = read_runs([first, second])
+        pooled = [r for run in runs for r in run]
         assert len(pooled) == sum(len(run) for run in runs) and len({r["id"] for r in pooled}) == 500
         (a, _, na), (b, _, nb), (both, error, n) = (paired_difference(x, "cascade") for x in (*runs, pooled))
         assert (na, nb, n) == (250, 250, 500) and both == pytest.approx((a + b) / 2)
