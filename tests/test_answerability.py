@@ -623,6 +623,44 @@ class TestCheckAnswer:
 
         assert years_named(text) == (years, spans)
 
+    SOYBEAN = item(1, "Soybean", "Brazil is the second largest producer of soybeans, after the United States.")
+    PHARMACY = item(2, "Pharmacy", "Rules set a minimum distance of 1.6 km between a patient's home and the nearest "
+                    "pharmacy that may dispense.")
+    RANKED = item(3, "Soybean", "The largest producer is the United States, and the smallest of the top ten is Brazil.")
+    ECHEGARAY = item(4, "José Echegaray", "José Echegaray was born in 1832, the last of the writers of his circle.")
+    MARS = item(5, "Mars", "Mars is smaller than Earth and has two moons.")
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        # SQuAD 2.0's unanswerable questions swap a word of their paragraph for its opposite (session 75)
+        ("What is the second smallest global producer of soybean?", "Brazil", [SOYBEAN],
+         "held only by passages that say \u201clargest\u201d, and the question asks \u201csmallest\u201d"),
+        ("What is the maximum distance between a patient's home and the nearest pharmacy?", "1.6 km", [PHARMACY],
+         "held only by passages that say \u201cminimum\u201d, and the question asks \u201cmaximum\u201d"),
+    ])
+    def test_an_answer_held_only_by_passages_that_say_the_opposite_is_withheld_whatever_its_score(
+            self, ctx, question, answer, evidence, reason):
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "opposite" and check["reason"] == reason
+        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("question, answer, evidence, settings", [
+        ("What is the second largest global producer of soybean?", "Brazil", [SOYBEAN], {}),  # the word asked
+        ("What is the smallest of the top ten producers of soybean?", "Brazil", [RANKED], {}),  # both words said
+        ("What is the second smallest global producer of soybean?", "Brazil", [SOYBEAN, RANKED], {}),  # one says it
+        ("Who is the second best producer of soybean?", "Brazil", [SOYBEAN], {}),  # no opposite said
+        ("Who was born first, José Echegaray or P. J. O'Rourke?", "José Echegaray", [ECHEGARAY], {}),  # a choice
+        ("Is Mars larger than Earth?", "No", [MARS], {}),  # a bare verdict: the opposite is what it is answered from
+        ("What is the second smallest global producer of soybean?", "Brazil", [SOYBEAN], {"multi_hop": True}),
+        ("What is the second smallest global producer of soybean?", "Brazil", [SOYBEAN], {"abstain_threshold": 0.0}),
+    ])
+    def test_an_answer_a_passage_says_the_word_asked_of_or_no_opposite_is_left_to_the_score(self, ctx, question, answer,
+                                                                                              evidence, settings):
+        state = self.subject_state(question, answer, evidence)
+        state["settings"] = {**state["settings"], **settings}
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     NILE = item(1, "Nile", "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the "
                 "volume of water it carries is much smaller than other major rivers such as the Amazon.")
     NILE_AFRICA = item(1, "Nile", "It is the longest river in Africa.")

@@ -1,5 +1,6 @@
 """Evaluation: metrics against hand-computed cases, loaders, systems, aggregation, the benchmark command."""
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -305,6 +306,24 @@ class TestRecordedRuns:
         assert ruled == []
 
 
+    BLOCKS = frozenset({"squad-dev-s53-heldout", "squad-dev-s57-heldout2", "squad-dev-s57-heldout3",
+                        "squad-dev-s58-heldout4", "squad-dev-s68-heldout5", "squad-dev-s69-heldout6",
+                        "squad-dev-s70-heldout7", "hotpotqa-dev-s50"})
+    """The held-out blocks the README's table gives."""
+
+    @staticmethod
+    @functools.cache
+    def withheld() -> list[tuple[str, str, str, float, bool, str]]:
+        """The answers the committed runs gave that the check's rules withhold, replayed as eval.rescore applies them:
+        (run, system, question, F1 as given, answerable, the rule's ``by``)."""
+        from eval.rescore import ruled
+
+        paths = sorted((Path(__file__).parents[1] / "docs" / "results").glob("*/records.jsonl"))
+        assert TestRecordedRuns.BLOCKS <= {p.parent.name for p in paths}
+        return [(path.parent.name, r["system"], r["question"], r["f1"], r["answerable"], rule[0]) for path in paths
+                for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+                if r.get("prediction") and r.get("prediction_unchecked") and (rule := ruled(r))]
+
     def test_the_answers_recorded_that_a_rule_withholds_are_wrong_but_four_a_year_rule_withholds(self):
         """The check's rules (session 68: nodes.check_answer.subject_elsewhere, ranked_below, echoes_instructions),
         replayed as eval.rescore applies them: of the answers the committed runs gave, they withhold only wrong ones,
@@ -313,16 +332,8 @@ class TestRecordedRuns:
         the cascade's "2" to an unanswerable SQuAD question. The year rule (session 73, year_elsewhere) withholds
         mostly answers to SQuAD 2.0 questions that changed a year of their paragraph, and answers to four questions
         that score above 0 (none right in a table's block but the "1999 paper"'s, F1 0.53, which the README gives)."""
-        from eval.rescore import ruled
-
-        blocks = {"squad-dev-s53-heldout", "squad-dev-s57-heldout2", "squad-dev-s57-heldout3", "squad-dev-s58-heldout4",
-                  "squad-dev-s68-heldout5", "squad-dev-s69-heldout6", "squad-dev-s70-heldout7", "hotpotqa-dev-s50"}
-        paths = sorted((Path(__file__).parents[1] / "docs" / "results").glob("*/records.jsonl"))
-        assert blocks <= {p.parent.name for p in paths}
-        withheld = [(path.parent.name, r["system"], r["question"], r["f1"], r["answerable"], rule[0]) for path in paths
-                    for r in map(json.loads, path.read_text(encoding="utf-8").splitlines())
-                    if r.get("prediction") and r.get("prediction_unchecked") and (rule := ruled(r))]
-        others = [w for w in withheld if w[-1] != "year"]
+        withheld, blocks = self.withheld(), self.BLOCKS
+        others = [w for w in withheld if w[-1] not in ("year", "opposite")]
         assert others and all(f1 == 0 for *_, f1, _, _ in others)
         assert sorted((run, system, question) for run, system, question, *_ in others if run in blocks) == [
             ("hotpotqa-dev-s50", "baseline", "Is Gasherbrum II or Nuptse closest to the tallest mountain in the world?"),
@@ -338,6 +349,20 @@ class TestRecordedRuns:
         assert sorted((run, system) for run, system, _, f1, *_ in years if run in blocks and f1 > 0) == [
             ("squad-dev-s57-heldout2", "baseline"), ("squad-dev-s57-heldout2", "cascade")]
 
+
+    def test_the_answers_recorded_that_the_opposite_rule_withholds_are_wrong_and_mostly_unanswerable(self):
+        """The rule on a word whose opposite the answer's passages say (session 75, opposite_elsewhere) withholds no
+        right answer the committed runs gave (F1 at least 0.5), nearly all of them to unanswerable SQuAD 2.0 questions,
+        and only two that score above 0, both partly right at most; a question that offers its answers ("Who was born
+        first, José Echegaray y Eizaguirre or P. J. O'Rourke?", 30 right answers in the runs of sessions 13–29) is
+        left to the score."""
+        opposite = [w for w in self.withheld() if w[-1] == "opposite"]
+        assert len(opposite) >= 300  # 396 at session 75
+        assert sum(not answerable for *_, answerable, _ in opposite) >= 0.95 * len(opposite)
+        assert {question[:40] for _, _, question, f1, *_ in opposite if f1 > 0} == {
+            "What dynasty came before the Yuan?", "If an extraordinary election is held wit"}
+        assert all(f1 < 0.5 for *_, f1, _, _ in opposite)
+        assert not any(question.startswith("Who was born first") for _, _, question, *_ in opposite)
 
 class TestSystems:
     def test_router_by_default(self):
