@@ -33,10 +33,10 @@ named person was born or died that only passages on someone else hold (:func:`su
 (:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
 the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and an answer held only by passages that
 say the opposite of a word of a single-hop question, "largest" to "smallest" (:func:`opposite_elsewhere`; ``by:
-"opposite"``), and a yes or no to "Is A longer than B?"
-that the passages' superlative contradicts (:func:`superlative_elsewhere`; ``by: "compared"``), and someone dead or
-out of office, by the knowledge base, to a question that asks who holds an office now (:func:`out_of_office`; ``by:
-"past"``), and an answer made only of the instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
+"opposite"``), and a yes or no to "Is A longer than B?" that the passages' superlative contradicts
+(:func:`superlative_elsewhere`; ``by: "compared"``), and someone dead or out of office, by the knowledge base, to a
+question that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an answer made only of the
+instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
 is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
@@ -702,10 +702,6 @@ _CHOICE = re.compile(r"\bor\b[^?]*\?*\s*$", re.IGNORECASE)
 the two it names, which no passage need say of either."""
 
 
-def _words(text: str) -> set[str]:
-    return set(re.findall(r"[^\W\d_]+", text.lower()))
-
-
 def opposite_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceItem],
                        multi_hop: bool | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` has a word of :data:`OPPOSITES` and every
@@ -717,12 +713,12 @@ def opposite_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIt
     75): on the 1,750 unseen questions of sessions 71–74 it withheld 7 answers the score had given, all to unanswerable
     questions, and on seeds 77 and 78, replayed before anyone read them for it, 3, all wrong."""
     claim = [comparable(w) for w in content_words(answer) if w not in VERDICTS]  # the answer's own words, as claim_words
-    asked = sorted(_words(question) & _OPPOSITE.keys())
+    asked = sorted(folded_words(question) & _OPPOSITE.keys())
     if not asked or not claim or multi_hop or _CHOICE.search(question):
         return None
     for word in asked:
         def says(item: EvidenceItem, word: str = word) -> str | None:
-            said = _words(item["text"])
+            said = folded_words(item["text"])
             return None if word in said or not said & _OPPOSITE[word] else ", ".join(
                 f"\u201c{w}\u201d" for w in sorted(said & _OPPOSITE[word]))
         if said := every_holder(claim, evidence, says):
