@@ -578,9 +578,10 @@ def out_of_office(question: str, answer: str, index: PassageIndex) -> str | None
     return None
 
 
-_YEAR = r"(?<![\d.,])(?:1\d{3}|20\d{2})(?![\d.,]?\d)"
+_YEAR = r"(?<![\d.,])(?:1\d{3}|20\d{2})(?![\d.,]?\d)(?!\s+years?\b)"
 YEAR = re.compile(_YEAR)
-"""A year as a question or a passage writes it: four digits, 1000–2099, not part of a longer number ("1,500")."""
+"""A year as a question or a passage writes it: four digits, 1000–2099, not part of a longer number ("1,500") nor a
+number of years ("its worst drought in 1000 years")."""
 _SPAN = re.compile(rf"(?P<start>{_YEAR})(?:\s*[–—-]\s*|\s+(?:to|until|till|through|and)\s+)(?P<end>{_YEAR}|\d{{2}}(?!\d))"
                    r"|\b(?P<decade>1\d{2}0|20\d0)s\b")
 """A span of years a passage writes, which any year in it is said of: "from 1969 to 1974", "1939–1945",

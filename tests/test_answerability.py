@@ -596,6 +596,9 @@ class TestCheckAnswer:
         ("Who directed the film 1917?", []),
         ("The Scotland Act 2002 extends what?", []),
         ("How many of the 1,500 men came back?", []),
+        # a number of years is a length of time, no year (session 75: a seed-79 question, "2005" withheld "of 1000")
+        ("In what year did the Amazon basin experience its worst drought in 1000 years?", []),
+        ("What happened to the empire in 1200 years of rule, and in 1453?", [1453]),
     ])
     def test_the_years_a_question_names_as_times(self, question, years):
         from nodes.check_answer import years_asked
@@ -617,6 +620,7 @@ class TestCheckAnswer:
         ("from 18 May 1804 until his first abdication in 1814, and in 1815", {1804, 1814, 1815}, [range(1804, 1815)]),
         ("from 1 September 1643 until his death in 1715", {1643, 1715}, [range(1643, 1716)]),
         ("sovereign since 1929", {1929}, []),
+        ("the worst drought in 1000 years, in 2005", {2005}, []),  # a number of years is no year
     ])
     def test_the_years_and_spans_a_passage_names(self, text, years, spans):
         from nodes.check_answer import years_named
