@@ -69,7 +69,7 @@ from components.sources import SPELLED_LIFE
 from components.titles import titled_document
 from nodes.base import context_of, finished_turn, timed
 from nodes.describe import possessive
-from nodes.generate import SUPPORT_COVERAGE, VERDICTS, claim_words, comparable, grounds, support, verdict_probs
+from nodes.generate import SUPPORT_COVERAGE, answer_claim, claim_words, comparable, grounds, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
@@ -713,7 +713,7 @@ def opposite_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIt
     (``multi_hop``: its word may be said of another passage's subject). Found reading SQuAD 2.0 train records (session
     75): on the 1,750 unseen questions of sessions 71–74 it withheld 7 answers the score had given, all to unanswerable
     questions, and on seeds 77 and 78, replayed before anyone read them for it, 3, all wrong."""
-    claim = [comparable(w) for w in content_words(answer) if w not in VERDICTS]  # the answer's own words, as claim_words
+    claim = answer_claim(answer)
     asked = sorted(folded_words(question) & _OPPOSITE.keys())
     if not asked or not claim or multi_hop or _CHOICE.search(question):
         return None

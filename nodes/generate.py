@@ -186,14 +186,20 @@ def comparable(word: str) -> str:
     return NUMBER_WORDS.get(word) or _american(_singular(word))
 
 
+def answer_claim(answer: str) -> list[str]:
+    """The answer's own content words, without a yes or no (:data:`VERDICTS`), as citations compare
+    them: none for a bare yes or no."""
+    return [comparable(w) for w in content_words(answer) if w not in VERDICTS]
+
+
 def claim_words(question: str, answer: str) -> list[str]:
-    """What an item must hold to support the answer, as content words: the answer's, without a yes
-    or no (:data:`VERDICTS`); a bare yes or no claims what the question asks ("Is the Eiffel Tower in
+    """What an item must hold to support the answer, as content words: the answer's
+    (:func:`answer_claim`); a bare yes or no claims what the question asks ("Is the Eiffel Tower in
     Paris?" "Yes": eiffel, tower, paris)."""
-    words = [w for w in content_words(answer) if w not in VERDICTS]
-    if not words and VERDICTS.intersection(content_words(answer)):
-        words = content_words(question)
-    return [comparable(w) for w in words]
+    own = answer_claim(answer)
+    if not own and VERDICTS.intersection(content_words(answer)):
+        return [comparable(w) for w in content_words(question)]
+    return own
 
 
 def grounds(item: EvidenceItem, claim: Sequence[str]) -> float:
