@@ -26,7 +26,7 @@ from eval.contexts import reports_errors
 from eval.datasets import DatasetError
 from eval.report import headline_system
 from eval.runner import RECORDS, read_records
-from eval.targets import verdicts
+from eval.targets import verdict_text, verdicts
 
 
 def read_runs(folders: Sequence[Path]) -> list[list[dict[str, Any]]]:
@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print(f"\nThe targets on the {counts[-1]} questions together:")
     for row in verdicts(aggregate(pooled, systems), dataset, headline):
-        verdict = f"met ({row['margin']:+.2f}{row['unit']})" if row["met"] else f"missed by {-row['margin']:.2f}{row['unit']}"
-        print(f"#{row['issue']} {row['target']} {row['goal']}: {row['system']} {row['value']:.2f}{row['unit']}, {verdict}")
+        print(f"#{row['issue']} {row['target']} {row['goal']}: {row['system']} {row['value']:.2f}{row['unit']}, "
+              f"{verdict_text(row)}")
     return 0
 
 

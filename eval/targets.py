@@ -174,6 +174,13 @@ def verdicts(summary: Summary, dataset: str, headline: str | None) -> list[dict[
     return rows
 
 
+def verdict_text(row: Mapping[str, Any], emphasis: str = "") -> str:
+    """A verdict row (:func:`verdicts`) as it is written: "met (+0.41×)", or "missed by 2.26" inside ``emphasis``."""
+    if row["met"]:
+        return f"met ({row['margin']:+.2f}{row['unit']})"
+    return f"{emphasis}missed by {-row['margin']:.2f}{row['unit']}{emphasis}"
+
+
 def markdown(summary: Summary, dataset: str, headline: str | None) -> list[str]:
     """The report's section, or nothing when no target applies to the run."""
     rows = verdicts(summary, dataset, headline)
@@ -184,8 +191,6 @@ def markdown(summary: Summary, dataset: str, headline: str | None) -> list[str]:
              "limits it.", "", "| issue | target | system | measured | verdict | what limits it |",
              "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
-        verdict = (f"met ({r['margin']:+.2f}{r['unit']})" if r["met"]
-                   else f"**missed by {-r['margin']:.2f}{r['unit']}**")
         lines.append(f"| #{r['issue']} | {r['target']} {r['goal']} | {r['system']} | {r['value']:.2f}{r['unit']} | "
-                     f"{verdict} | {r['limits'] or '–'} |")
+                     f"{verdict_text(r, '**')} | {r['limits'] or '–'} |")
     return lines

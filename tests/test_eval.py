@@ -365,6 +365,7 @@ class TestRecordedRuns:
         assert all(f1 < 0.5 for *_, f1, _, _ in opposite)
         assert not any(question.startswith("Who was born first") for _, _, question, *_ in opposite)
 
+
 class TestSystems:
     def test_router_by_default(self):
         systems = all_systems()
