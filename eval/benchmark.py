@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError, KeyError) as exc:
             raise SystemExit(f"error: --report-only needs a finished run in {out} (its summary.json): {exc}") from exc
         records = sample_records(out / RECORDS, examples)
+        if not records:
+            raise SystemExit(f"error: {out} holds a run, but none of its records is of the questions these options draw: "
+                             f"give the options it was run with ({meta.get('command', 'its summary.json: meta.command')})")
         if args.dataset in OPEN_DOMAIN:
             from components.embedder import Embedder
             from eval.corpora import benchmark_index

@@ -752,6 +752,10 @@ def test_benchmark_command_end_to_end_and_resume(tmp_path, tiny_squad, capsys):
     assert len(read_records(out / "records.jsonl")) == 4
     with pytest.raises(SystemExit, match="needs a finished run"):
         benchmark_main([*argv[:-1], str(tmp_path / "no-run"), "--report-only"])
+    # options that draw none of the run's questions are refused, not reported as a run of no questions ("nan×")
+    with pytest.raises(SystemExit, match="none of its records is of the questions these options draw"):
+        benchmark_main([*argv, "--skip", "50", "--report-only", "--no-figures"])
+    assert (out / "report.md").read_text() == report
 
 
 def test_benchmark_command_leaves_out_the_questions_earlier_records_name(tmp_path, tiny_squad):
