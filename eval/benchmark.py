@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
                              "commit), so the records committed since do not change that run's draw")
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--report-only", action="store_true",
-                        help="write summary.json, report.md and the figures again from the run's records; answer nothing")
+                        help="write summary.json, report.md and the figures again from the run's records; answer nothing "
+                             "(give the run's own options: options that draw none of its questions are refused)")
     args = parser.parse_args(argv)
 
     systems = select(args.systems, args.adaptive_tier)
