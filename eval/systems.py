@@ -12,8 +12,8 @@
   where their first marker would begin and are cited to the evidence that holds them.
 * ``baseline-reranked``: the baseline's five passages chosen as the cascade chooses them, the
   reranker's best five of ten dense candidates: what reranking alone is worth.
-* ``cascade-hybrid`` and ``cascade-retrieval-order``: the cascade with the hybrid reranker or the
-  dense retrieval's order in place of the reranker fit for the knowledge base
+* ``cascade-hybrid``, ``cascade-retrieval-order`` and ``cascade-learned``: the cascade with the hybrid
+  reranker, the dense retrieval's order or the learned reranker in place of the reranker fit for the knowledge base
   (``eval.corpora.benchmark_reranker``). On the Wikipedia summaries ``cascade-hybrid`` is the chat's
   cascade before session 44; on SQuAD 2.0 and HotpotQA ``cascade-retrieval-order`` shows what their
   hybrid is worth.
@@ -110,6 +110,9 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade-retrieval-order", "the cascade keeping the dense retrieval's order (no BM25 or title "
                    "weight): on SQuAD 2.0 and HotpotQA, what their hybrid reranker is worth",
                    PipelineConfig(policy="cascade"), reranker="retrieval-order"),
+            System("cascade-learned", "the cascade with the learned reranker (a logistic regression over cheap "
+                   "features of each candidate, fit on SQuAD 2.0 and HotpotQA train: python -m training.rerank learned)",
+                   PipelineConfig(policy="cascade"), reranker="learned"),
             System("cascade-one-check", "the cascade with one answerability check for every answer: on the Wikipedia "
                    "summaries, the chat's check before session 55 (fit on SQuAD 2.0 and HotpotQA paragraphs)",
                    PipelineConfig(policy="cascade"), one_check=True),

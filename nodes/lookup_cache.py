@@ -46,8 +46,8 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
               for model in (ctx.router, ctx.retrieval_gate, ctx.probe_router, ctx.question_type, ctx.answerability,
                             ctx.answerability_fallback, ctx.answerability_wikipedia, ctx.answer_probe, ctx.sufficiency)]
     year = [date.today().year] if pipeline.living_ages else []
-    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, ctx.reranker.name, *fitted,
-                     *year)
+    reranker = [ctx.reranker.name, *([ctx.reranker.fingerprint] if hasattr(ctx.reranker, "fingerprint") else [])]
+    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, *reranker, *fitted, *year)
 
 
 def follow_up_scope(ctx: RAGContext, pipeline: PipelineConfig, state: State) -> tuple[str, ...]:

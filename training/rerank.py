@@ -14,7 +14,15 @@ both). ``--knowledge-base wikipedia`` fits them for the Wikipedia summaries, the
 knowledge base, on NQ-open and TriviaQA train (natural questions, written without the passage in
 view; relevant: holds a gold answer string) instead of SQuAD 2.0 and HotpotQA's pooled contexts.
 
-    python -m training.rerank [candidates|weights] [--knowledge-base benchmark|wikipedia] [--report docs/rerank]
+``learned`` fits the learned reranker (:class:`components.reranker.LearnedReranker`): a logistic
+regression over :data:`components.reranker.RANK_FEATURES`, each of a question's ten dense candidates a
+row, labelled by its relevance. It is fit on the questions the other fits were fit on (the answerable
+SQuAD 2.0 train questions that ``training/labels`` names, and HotpotQA train), so that a benchmark run
+drawn ``--unseen-by training/labels docs/results`` never holds one; reported fit on one half and scored
+on the other, and, fit on all, on the answerable SQuAD 2.0 train questions of the committed runs
+(``docs/results``), which no fit saw.
+
+    python -m training.rerank [candidates|weights|learned] [--knowledge-base benchmark|wikipedia] [--report docs/rerank]
 """
 
 from __future__ import annotations
@@ -29,8 +37,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from components.logistic import fit_logistic
 from components.passages import Passage
-from components.reranker import HybridReranker, Reranker
+from components.reranker import DEFAULT_RANKER, RANK_FEATURES, HybridReranker, RankerModel, Reranker, rank_features
 from eval.metrics import normalize_answer
 from pipeline.configuration import RERANK_CANDIDATES
 
@@ -87,7 +96,7 @@ class Scored:
 
     dataset: str
     held_out: bool
-    features: np.ndarray  # (candidates, 3): HybridReranker.features
+    features: np.ndarray  # (candidates, 3): HybridReranker.features; the learned fit's: rank_features
     relevant: np.ndarray  # (candidates,) bool
     titles: tuple[str, ...]  # the candidates' titles
     gold_titles: frozenset[str]  # HotpotQA's supporting titles; empty elsewhere
@@ -100,32 +109,38 @@ def held_out(example) -> bool:
     return bool(zlib.crc32(key.encode("utf-8")) & 1)
 
 
-def scored(examples, index, embedder, candidates: int = RERANK_CANDIDATES) -> list[Scored]:
-    rows, reranker = [], HybridReranker()  # only its features are read: the weights are what the fit varies
+def scored(examples, index, embedder, candidates: int = RERANK_CANDIDATES,
+           features: Callable = HybridReranker().features) -> list[Scored]:
+    """Each example's candidates with their ``features`` (the hybrid's three, whose weights are what the weights fit
+    varies, or :func:`components.reranker.rank_features`) and relevance."""
+    rows = []
     for e in examples:
         hits = index.search(embedder.embed_query(e.question), candidates)
         passages = [h.passage for h in hits]
         rel = relevance(e)
         gold = frozenset(e.evidence.get("titles", ())) if e.dataset == "hotpotqa" else frozenset()
-        rows.append(Scored(e.dataset, held_out(e), reranker.features(e.question, passages, [h.score for h in hits]),
+        rows.append(Scored(e.dataset, held_out(e), features(e.question, passages, [h.score for h in hits]),
                            np.array([rel(p) for p in passages], dtype=bool), tuple(p.title for p in passages), gold))
     return rows
+
+
+def ranked(rows: Sequence[Scored], score: Callable[[np.ndarray], np.ndarray]) -> list[float]:
+    """[first relevant, one of the first two, among the five] in % for ``score`` (a row's features to its candidates'
+    scores) keeping five, ties in dense order: :func:`rates` for any score."""
+    total = np.zeros(3)
+    for row in rows:
+        order = np.argsort(-score(row.features), kind="stable")[:5]
+        flags = row.relevant[order]
+        among = (len({row.titles[i] for i in order} & row.gold_titles) / len(row.gold_titles) if row.gold_titles
+                 else float(flags.any()))
+        total += np.array([flags[0], flags[:2].any(), among], dtype=np.float64)
+    return (100 * total / max(len(rows), 1)).round(1).tolist()
 
 
 def rates(rows: Sequence[Scored], weights: tuple[float, float, float]) -> list[float]:
     """[first relevant, one of the first two, among the five] in % for the reranker with ``weights``
     keeping five (ties keep dense order, as :func:`kept_five`)."""
-    reranker = HybridReranker(*weights)
-    total = np.zeros(3)
-    for row in rows:
-        order = np.argsort(-reranker.weigh(row.features), kind="stable")[:5]
-        flags = row.relevant[order]
-        if row.gold_titles:
-            among = len({row.titles[i] for i in order} & row.gold_titles) / len(row.gold_titles)
-        else:
-            among = float(flags.any())
-        total += np.array([flags[0], flags[:2].any(), among], dtype=np.float64)
-    return (100 * total / max(len(rows), 1)).round(1).tolist()
+    return ranked(rows, HybridReranker(*weights).weigh)
 
 
 def objective(by_dataset: dict[str, list[float]]) -> float:
@@ -220,6 +235,72 @@ def where_relevant(rows: Sequence[Scored], fit: dict) -> dict:
     return out
 
 
+LEARNED_L2 = 1.0
+"""The learned reranker's L2 penalty on its standardised coefficients (chosen before its held-out figures were read)."""
+FIT_QUESTIONS = Path(__file__).resolve().parent / "labels"
+"""The questions the learned reranker is fit on: those the other fits were (their records name them)."""
+COMMITTED_RUNS = Path(__file__).resolve().parent.parent / "docs" / "results"
+"""The committed runs, whose SQuAD 2.0 train questions score the learned reranker fit on all of its own."""
+
+
+def fit_ranker(rows: Sequence[Scored], metadata: dict | None = None) -> RankerModel:
+    """The learned reranker fit on every candidate of ``rows`` (their :func:`components.reranker.rank_features`)."""
+    features = np.vstack([r.features for r in rows])
+    labels = np.concatenate([r.relevant for r in rows]).astype(int)
+    return fit_logistic(features.tolist(), labels.tolist(), list(RANK_FEATURES), l2=LEARNED_L2,
+                        metadata=metadata, model=RankerModel)
+
+
+def hybrid_score(features: np.ndarray) -> np.ndarray:
+    """The shipped hybrid's score from :func:`components.reranker.rank_features` (its first three columns)."""
+    return HybridReranker().weigh(features[:, :3])
+
+
+def learned_fit(rows: Sequence[Scored], held: Sequence[Scored]) -> tuple[RankerModel, dict]:
+    """The reranker fit on all of ``rows`` and what it and the hybrid give: on each half of ``rows`` when fit on
+    the other, and on ``held`` (questions no fit saw) when fit on all."""
+    datasets = sorted({r.dataset for r in rows})
+    halves: dict = {}
+    for half in (False, True):
+        model = fit_ranker([r for r in rows if r.held_out != half])
+        for d in datasets:
+            scored_half = [r for r in rows if r.dataset == d and r.held_out == half]
+            halves[f"{d}, half {int(half)}"] = {"questions": len(scored_half), "hybrid": ranked(scored_half, hybrid_score),
+                                                "learned": ranked(scored_half, model.logits)}
+    counts = {d: sum(1 for r in rows if r.dataset == d) for d in datasets}
+    model = fit_ranker(rows, {"fit_on": [f"{d} train" for d in datasets], "questions": counts,
+                              "candidates": RERANK_CANDIDATES, "l2": LEARNED_L2,
+                              "label": "the candidate holds a gold answer (SQuAD 2.0) or a gold supporting title (HotpotQA)"})
+    figures = {"halves": halves,
+               "committed_runs": {"questions": len(held), "hybrid": ranked(held, hybrid_score),
+                                  "learned": ranked(held, model.logits)}}
+    return model, figures
+
+
+def learned_report(model: RankerModel, figures: dict) -> str:
+    lines = ["# The learned reranker", "",
+             "Written by `python -m training.rerank learned` from the train splits only (no generator involved). A "
+             f"logistic regression (L2 {LEARNED_L2}) over the features of each of a question's {RERANK_CANDIDATES} dense "
+             "candidates (`components.reranker.RANK_FEATURES`), fit on the answerable SQuAD 2.0 train questions that "
+             "`training/labels` names and HotpotQA train "
+             f"({', '.join(f'{d}: {n}' for d, n in model.metadata['questions'].items())}). Relevance as in README.md; the "
+             "five kept are each order's best five of the ten.", "",
+             "Fit on one half, scored on the other (SQuAD 2.0 halves split by article):", "",
+             "| questions | n | reranker | first relevant % | one of first two % | among the five % |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, row in figures["halves"].items():
+        lines += [f"| {name} | {row['questions']} | {which} | " + " | ".join(f"{x:.1f}" for x in row[which]) + " |"
+                  for which in ("hybrid", "learned")]
+    held = figures["committed_runs"]
+    lines += ["", f"Fit on all, scored on the {held['questions']} answerable SQuAD 2.0 train questions of the committed "
+              "runs (`docs/results`), which no fit saw:", "",
+              "| reranker | first relevant % | one of first two % | among the five % |", "| --- | --- | --- | --- |"]
+    lines += [f"| {which} | " + " | ".join(f"{x:.1f}" for x in held[which]) + " |" for which in ("hybrid", "learned")]
+    lines += ["", "The weights (on standardised features):", "", "| feature | weight |", "| --- | --- |"]
+    lines += [f"| {name} | {coef:+.3f} |" for name, coef in zip(model.features, model.coef, strict=True)]
+    return "\n".join(lines) + "\n"
+
+
 def report(results: dict[str, tuple[int, dict[str, list[float]]]]) -> str:
     lines = ["# How many candidates the cascade reranks", "",
              "Written by `python -m training.rerank` from the train splits only (no generator involved). For each "
@@ -243,8 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     from eval.runner import sample
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", nargs="?", choices=("candidates", "weights"), default="candidates",
-                        help="measure candidate counts (README.md), or fit the weights (weights.md, weights.json)")
+    parser.add_argument("what", nargs="?", choices=("candidates", "weights", "learned"), default="candidates",
+                        help="measure candidate counts (README.md), fit the hybrid's weights (weights.md, weights.json), "
+                             "or fit the learned reranker (learned.md; its weights: components/reranker_learned.json)")
+    parser.add_argument("--model-out", type=Path, default=DEFAULT_RANKER, help="learned: where its weights go")
     parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     parser.add_argument("--knowledge-base", choices=tuple(WEIGHT_SETS), default="benchmark",
                         help="weights: fit on SQuAD 2.0 and HotpotQA's pooled contexts (benchmark), or on NQ-open and "
@@ -254,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     embedder = Embedder()
     embedder.warm_up()
     args.report.mkdir(parents=True, exist_ok=True)
+    if args.what == "learned":
+        return fit_learned(args, embedder)
     sets = SETS if args.what == "candidates" else WEIGHT_SETS[args.knowledge_base]
     results, rows = {}, []
     for dataset, size in sets:
@@ -275,6 +360,30 @@ def main(argv: list[str] | None = None) -> int:
         text = weights_report(fit, args.knowledge_base)
         atomic_write_text(args.report / f"{stem}.json", json.dumps(fit, indent=1) + "\n")
         atomic_write_text(args.report / f"{stem}.md", text)
+    print(text)
+    return 0
+
+
+def fit_learned(args, embedder) -> int:
+    from components.storage import atomic_write_text
+    from eval.corpora import benchmark_index
+    from eval.datasets import load
+    from eval.runner import seen_questions
+
+    fit_ids, run_ids = seen_questions([FIT_QUESTIONS]), seen_questions([COMMITTED_RUNS])
+    rows, held = [], []
+    for dataset in ("squad", "hotpotqa"):
+        index = benchmark_index(dataset, "train", embedder, args.data_dir)
+        examples = [e for e in load(dataset, "train", args.data_dir) if e.answerable]
+        rows += scored([e for e in examples if e.id in fit_ids], index, embedder, features=rank_features)
+        if dataset == "squad":
+            held = scored([e for e in examples if e.id in run_ids and e.id not in fit_ids], index, embedder,
+                          features=rank_features)
+    model, figures = learned_fit(rows, held)
+    model.save(args.model_out)
+    text = learned_report(model, figures)
+    atomic_write_text(args.report / "learned.md", text)
+    atomic_write_text(args.report / "learned.json", json.dumps(figures, indent=1) + "\n")
     print(text)
     return 0
 
