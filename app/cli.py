@@ -126,7 +126,8 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         help="cascade: a question at least this likely to be multi-hop starts at Medium, any other at "
                              "Easy (0: every question at Medium; default: the threshold fitted on the train splits)")
     parser.add_argument("--reranker", help="retrieval-order (the default: the dense retrieval's order), hybrid (dense "
-                        "+ BM25 + title, fit on SQuAD 2.0 and HotpotQA), or a cross-encoder's name or path")
+                        "+ BM25 + title, fit on SQuAD 2.0 and HotpotQA), learned (a logistic regression over cheap "
+                        "features of each candidate, fit on the same), or a cross-encoder's name or path")
     parser.add_argument("--embedder-runtime", choices=QUERY_RUNTIMES,
                         help="what embeds a question: auto (the default: ONNX Runtime where it agrees with torch, "
                              "else torch), onnxruntime, torch")

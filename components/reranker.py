@@ -192,24 +192,27 @@ def rank_features(question: str, passages: Sequence[Passage], dense_scores: Sequ
     words = content_words(question)
     terms, pairs, kind = set(words), _pairs(words), asked_kind(question)
     named = set(_CAPITALISED.findall(question))
-    best_dense = max(dense_scores)
-    rows = []
-    for rank, (passage, dense) in enumerate(zip(passages, dense_scores, strict=True)):
-        text_words = content_words(passage.text)
-        held = set(text_words)
-        new_name = bool(set(_CAPITALISED.findall(passage.text)) - named)
-        rows.append([
-            len(terms & held) / max(len(terms), 1), 1 / (rank + 1), len(pairs & _pairs(text_words)) / max(len(pairs), 1),
-            math.log1p(len(text_words)), len(held - terms) / max(len(held), 1),
-            float(kind == "when" and bool(_YEAR_OR_MONTH.search(passage.text))),
-            float(kind == "count" and bool(_NUMBER.search(passage.text))),
-            float(kind == "who" and new_name), float(kind == "where" and new_name),
-            dense - best_dense, float(passage.id.endswith("s0")), float(kind == "other"),
-        ])
-    own = np.asarray(rows, dtype=np.float64)
-    share = own[:, 0]
-    return np.column_stack([hybrid, own[:, 1], share, own[:, 2:4], own[:, 4], own[:, 5:9], own[:, 9],
-                            share - share.max(), own[:, 10:12]])
+    texts = [content_words(p.text) for p in passages]
+    share = np.array([len(terms & set(text)) / max(len(terms), 1) for text in texts])
+    new_name = [bool(set(_CAPITALISED.findall(p.text)) - named) for p in passages]
+    dense = np.asarray(dense_scores, dtype=np.float64)
+    columns = {
+        "dense": hybrid[:, 0], "bm25": hybrid[:, 1], "title": hybrid[:, 2],
+        "inverse_rank": 1 / np.arange(1, len(passages) + 1),
+        "word_share": share,
+        "pair_share": [len(pairs & _pairs(text)) / max(len(pairs), 1) for text in texts],
+        "log_length": [math.log1p(len(text)) for text in texts],
+        "new_word_share": [len(set(text) - terms) / max(len(set(text)), 1) for text in texts],
+        "when_year": [kind == "when" and bool(_YEAR_OR_MONTH.search(p.text)) for p in passages],
+        "count_number": [kind == "count" and bool(_NUMBER.search(p.text)) for p in passages],
+        "who_name": [kind == "who" and new for new in new_name],
+        "where_name": [kind == "where" and new for new in new_name],
+        "dense_gap": dense - dense.max(),
+        "word_share_gap": share - share.max(),
+        "paragraph_first": [p.id.endswith("s0") for p in passages],
+        "other_question": [kind == "other"] * len(passages),
+    }
+    return np.column_stack([np.asarray(columns[name], dtype=np.float64) for name in RANK_FEATURES])
 
 
 class RerankerModelError(ModelFileError):

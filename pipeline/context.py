@@ -52,7 +52,7 @@ class ResourceConfig:
     embedder: str = DEFAULT_EMBEDDER
     embedder_runtime: str = "auto"  # what embeds a question: "auto" (ONNX Runtime where it agrees), "onnxruntime", "torch"
     model: str = field(default_factory=lambda: os.environ.get("ADAPTIVE_RAG_MODEL", DEFAULT_PRESET))
-    reranker: str | None = None  # None: the dense retrieval's order; "hybrid"; or a cross-encoder's name or path
+    reranker: str | None = None  # None: the dense retrieval's order; "hybrid"; "learned"; or a cross-encoder's name or path
     router: Path | None = DEFAULT_WEIGHTS  # trained tier router weights; None: no router (fixed/baseline only)
     answerability: Path | None = DEFAULT_ANSWERABILITY  # the answerability model; None: answers are never checked
     sufficiency: Path | None = DEFAULT_SCORER  # the sufficiency scorer, loaded when the answerability model uses it

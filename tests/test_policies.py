@@ -431,6 +431,19 @@ class TestQueryCacheInTheGraph:
         assert answer_scope(replace(ctx, **{fitted: refit(model)}), pipeline) != shipped
         assert answer_scope(replace(ctx, **{fitted: None}), pipeline) != shipped
 
+    def test_an_answer_ranked_by_another_learned_reranker_is_not_served(self, ctx):
+        """The learned reranker chooses the evidence by its weights: a refit one, under the same name, makes answers of
+        its own."""
+        from components.reranker import DEFAULT_RANKER, LearnedReranker, RankerModel
+
+        model = RankerModel.load(DEFAULT_RANKER)
+        pipeline = ctx.pipeline.with_overrides(None)
+        shipped = answer_scope(replace(ctx, reranker=LearnedReranker(model)), pipeline)
+        assert answer_scope(replace(ctx, reranker=LearnedReranker(model)), pipeline) == shipped
+        refit = replace(model, coef=tuple(c * 1.01 for c in model.coef))
+        assert answer_scope(replace(ctx, reranker=LearnedReranker(refit)), pipeline) != shipped
+        assert answer_scope(ctx, pipeline) != shipped  # the context's own reranker
+
     def test_an_answer_of_another_year_is_not_served_while_ages_are_spelled(self, ctx, monkeypatch):
         """A living person's age is spelled for the year the passage is read in (session 64): "How old is
         Taylor Swift?" answered in 2026 is not the answer in 2027."""

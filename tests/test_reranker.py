@@ -47,6 +47,82 @@ class TestRetrievalOrder:
             RetrievalOrder().score("q", PASSAGES, [0.1])
 
 
+class TestLearnedReranker:
+    """The learned reranker: its features, its model file and the ranking its weights give."""
+
+    @staticmethod
+    def model(**coef):
+        """A model file's content weighing only the features named (every scale 1, every mean 0)."""
+        from components.reranker import RANK_FEATURES, RankerModel
+
+        names = tuple(RANK_FEATURES)
+        return RankerModel(names, (0.0,) * len(names), (1.0,) * len(names), tuple(coef.get(n, 0.0) for n in names), 0.0)
+
+    def test_the_features_are_one_row_per_candidate_in_the_model_s_order(self):
+        from components.reranker import RANK_FEATURES, rank_features
+
+        question, dense = "When was the Eiffel Tower built?", [0.5, 0.3]
+        rows = rank_features(question, PASSAGES, dense)
+        assert rows.shape == (2, len(RANK_FEATURES))
+        named = [dict(zip(RANK_FEATURES, row, strict=True)) for row in rows]
+        assert rows[:, :3].tolist() == HybridReranker().features(question, PASSAGES, dense).tolist()
+        assert [n["inverse_rank"] for n in named] == [1.0, 0.5]
+        assert [n["when_year"] for n in named] == [0.0, 1.0]  # "1887": a year, asked when
+        assert [n["word_share"] for n in named] == [0.0, 1.0]  # "eiffel", "tower", "built": all in the second
+        assert [n["word_share_gap"] for n in named] == [-1.0, 0.0]
+        assert named[1]["dense_gap"] == pytest.approx(-0.2, abs=1e-12) and named[0]["dense_gap"] == 0.0
+        assert not any(n["count_number"] or n["who_name"] or n["where_name"] or n["other_question"] for n in named)
+        assert rank_features("q", [], []).shape == (0, len(RANK_FEATURES))
+
+    @pytest.mark.parametrize("question, kind", [
+        ("When did Apollo 11 land?", "when"), ("In what year was it built?", "when"),
+        ("How many moons has Mars?", "count"), ("What percentage voted?", "count"),
+        ("Who wrote Hamlet?", "who"), ("Where is Timbuktu?", "where"), ("What is the capital of France?", "other")])
+    def test_what_a_question_asks_for(self, question, kind):
+        from components.reranker import asked_kind
+
+        assert asked_kind(question) == kind
+
+    def test_its_weights_decide_the_order(self):
+        from components.reranker import LearnedReranker
+
+        question, dense = "When was the Eiffel Tower built?", [0.52, 0.5]
+        assert LearnedReranker(self.model(inverse_rank=1.0)).score(question, PASSAGES, dense) == [1.0, 0.5]
+        by_year = LearnedReranker(self.model(when_year=2.0)).score(question, PASSAGES, dense)
+        assert by_year[1] > by_year[0]
+        with pytest.raises(ValueError, match="dense scores"):
+            LearnedReranker(self.model()).score(question, PASSAGES, [0.1])
+        assert LearnedReranker(self.model()).score(question, [], []) == []
+
+    def test_the_shipped_model_loads_by_name_and_says_what_it_was_fit_on(self):
+        from components.reranker import RANK_FEATURES, LearnedReranker
+
+        reranker = load_reranker("learned")
+        assert isinstance(reranker, LearnedReranker) and reranker.name == "learned"
+        reranker.warm_up()
+        assert reranker.model is not None and set(reranker.model.features) == set(RANK_FEATURES)
+        assert reranker.model.metadata["fit_on"] == ["hotpotqa train", "squad train"]
+        assert reranker.fingerprint == reranker.model.fingerprint != LearnedReranker(self.model()).fingerprint
+
+    def test_a_bad_model_file_is_refused_with_its_path(self, tmp_path):
+        from components.reranker import RankerModel, RerankerModelError
+
+        with pytest.raises(RerankerModelError, match="learned reranker not found"):
+            RankerModel.load(tmp_path / "none.json")
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"features": ["colour"], "mean": [0], "scale": [1], "coef": [1], "intercept": 0}')
+        with pytest.raises(RerankerModelError, match="unknown feature"):
+            RankerModel.load(bad)
+
+    def test_a_subset_of_features_in_any_order_is_read_by_name(self):
+        from components.reranker import RANK_FEATURES, RankerModel, rank_features
+
+        model = RankerModel(("when_year", "inverse_rank"), (0.0, 0.0), (1.0, 1.0), (2.0, 1.0), 0.5)
+        rows = rank_features("When was the Eiffel Tower built?", PASSAGES, [0.52, 0.5])
+        named = [dict(zip(RANK_FEATURES, row, strict=True)) for row in rows]
+        assert model.logits(rows).tolist() == [0.5 + 2 * n["when_year"] + n["inverse_rank"] for n in named]
+
+
 def test_content_terms_drop_stopwords():
     assert content_terms("Who was the first man on the Moon?") == {"first", "man", "moon"}
 
@@ -62,6 +138,7 @@ def test_load_reranker():
     assert isinstance(load_reranker(None), RetrievalOrder) and load_reranker(None).name == "retrieval-order"
     assert isinstance(load_reranker("retrieval-order"), RetrievalOrder)
     assert isinstance(load_reranker("hybrid"), HybridReranker)
+    assert load_reranker("learned").name == "learned"
     assert isinstance(load_reranker("some/cross-encoder"), CrossEncoderReranker)
     with pytest.raises(ValueError):
         CrossEncoderReranker(" ")
@@ -159,3 +236,43 @@ class TestWeightsFit:
         assert fit["where_relevant"]["shipped"]["nq"] == {"questions": 2, "rates": [0.0, 100.0, 100.0], "first_only": 0}
         report = weights_report(fit, "wikipedia")
         assert "--knowledge-base wikipedia" in report and "| chosen (1.0, 0.0, 0.0) | nq | 2 | 100.0 |" in report
+
+
+class TestLearnedFit:
+    """training.rerank learned: the logistic fit on every candidate, scored on the half it was not fit on."""
+
+    @staticmethod
+    def row(dataset: str, held_out: bool, relevant_first: bool):
+        """Two candidates told apart by ``when_year`` alone; the relevant one first by dense rank or second."""
+        from components.reranker import RANK_FEATURES
+        from training.rerank import Scored
+
+        features = np.zeros((2, len(RANK_FEATURES)))
+        year = list(RANK_FEATURES).index("when_year")
+        features[0 if relevant_first else 1, year] = 1.0
+        features[:, 0] = [0.9, 0.8]
+        return Scored(dataset, held_out, features, np.array([relevant_first, not relevant_first]), ("A", "B"), frozenset())
+
+    def test_the_fit_learns_the_feature_that_marks_the_relevant_candidate(self):
+        from training.rerank import fit_ranker, ranked
+
+        rows = [self.row("squad", h, first) for h in (False, True) for first in (True, False) for _ in range(5)]
+        model = fit_ranker(rows, {"fit_on": ["squad train"]})
+        assert dict(zip(model.features, model.coef, strict=True))["when_year"] > 0
+        assert ranked(rows, model.logits) == [100.0, 100.0, 100.0]
+
+    def test_each_half_is_scored_by_a_fit_on_the_other_and_the_runs_by_a_fit_on_all(self):
+        from training.rerank import learned_fit, learned_report
+
+        rows = [self.row(d, h, first) for d in ("squad", "hotpotqa") for h in (False, True)
+                for first in (True, False) for _ in range(3)]
+        held = [self.row("squad", False, False) for _ in range(4)]
+        model, figures = learned_fit(rows, held)
+        assert set(figures["halves"]) == {"hotpotqa, half 0", "hotpotqa, half 1", "squad, half 0", "squad, half 1"}
+        assert figures["halves"]["squad, half 1"] == {"questions": 6, "hybrid": [50.0, 100.0, 100.0],
+                                                      "learned": [100.0, 100.0, 100.0]}
+        # the hybrid keeps the dense order here: the relevant candidate is second on each of the held questions
+        assert figures["committed_runs"] == {"questions": 4, "hybrid": [0.0, 100.0, 100.0], "learned": [100.0, 100.0, 100.0]}
+        assert model.metadata["questions"] == {"hotpotqa": 12, "squad": 12}
+        report = learned_report(model, figures)
+        assert "| squad, half 1 | 6 | learned | 100.0 | 100.0 | 100.0 |" in report and "| when_year | +" in report
