@@ -15,8 +15,8 @@
 * ``cascade-hybrid``, ``cascade-retrieval-order`` and ``cascade-learned``: the cascade with the hybrid
   reranker, the dense retrieval's order or the learned reranker in place of the reranker fit for the knowledge base
   (``eval.corpora.benchmark_reranker``). On the Wikipedia summaries ``cascade-hybrid`` is the chat's
-  cascade before session 44; on SQuAD 2.0 and HotpotQA ``cascade-retrieval-order`` shows what their
-  hybrid is worth.
+  cascade before session 44, on SQuAD 2.0 the cascade before session 76 (its reranker is now the learned
+  one); on HotpotQA ``cascade-retrieval-order`` shows what its hybrid is worth.
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
   model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
   with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.
@@ -105,7 +105,8 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    "the answer is unsure",
                    PipelineConfig(policy="cascade")),
             System("cascade-hybrid", "the cascade with the hybrid reranker (dense + BM25 + title), fit on SQuAD 2.0 "
-                   "and HotpotQA's corpora: on the Wikipedia summaries, the chat's default before session 44",
+                   "and HotpotQA's corpora: on the Wikipedia summaries, the chat's default before session 44; on SQuAD "
+                   "2.0, the cascade before session 76",
                    PipelineConfig(policy="cascade"), reranker="hybrid"),
             System("cascade-retrieval-order", "the cascade keeping the dense retrieval's order (no BM25 or title "
                    "weight): on SQuAD 2.0 and HotpotQA, what their hybrid reranker is worth",

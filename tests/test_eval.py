@@ -402,19 +402,20 @@ class TestSystems:
         assert (medium.multi_hop_tier, medium.multi_hop_threshold) == ("medium", 0.0)  # session 24's: all from Medium
 
     def test_each_knowledge_base_gets_the_reranker_fit_for_it_and_a_system_may_name_the_other(self, ctx):
-        """SQuAD 2.0 and HotpotQA's pooled contexts keep the hybrid fit on them; the Wikipedia summaries
-        (NQ-open, TriviaQA) the retrieval order fit on those. cascade-hybrid / cascade-retrieval-order
-        swap it for one system of a run, on the same loaded context."""
-        from components.reranker import HybridReranker, RetrievalOrder
+        """SQuAD 2.0's pooled contexts get the learned reranker and HotpotQA's the hybrid, both fit on them; the
+        Wikipedia summaries (NQ-open, TriviaQA) the retrieval order fit on those. cascade-hybrid /
+        cascade-retrieval-order / cascade-learned swap it for one system of a run, on the same loaded context."""
+        from components.reranker import HybridReranker, LearnedReranker, RetrievalOrder
         from eval.corpora import benchmark_reranker
         from eval.runner import system_context
 
         assert [benchmark_reranker(d) for d in ("squad", "hotpotqa", "hotpotqa-official", "nq", "triviaqa")] == \
-            ["hybrid", "hybrid", "hybrid", "retrieval-order", "retrieval-order"]
+            ["learned", "hybrid", "hybrid", "retrieval-order", "retrieval-order"]
         systems = all_systems()
         assert system_context(ctx, systems["cascade"]).reranker is ctx.reranker
         assert isinstance(system_context(ctx, systems["cascade-retrieval-order"]).reranker, RetrievalOrder)
         assert isinstance(system_context(ctx, systems["cascade-hybrid"]).reranker, HybridReranker)
+        assert isinstance(system_context(ctx, systems["cascade-learned"]).reranker, LearnedReranker)
         assert system_context(ctx, systems["cascade-hybrid"]).pipeline == systems["cascade"].pipeline
 
     def test_one_check_leaves_the_wikipedia_summaries_check_out(self, ctx):
