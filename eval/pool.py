@@ -11,6 +11,12 @@ would have recorded them, and judges the targets on the pool as the benchmark ju
         docs/results/squad-train-s73-unseen5 docs/results/squad-train-s74-unseen6
 
 A question two runs answered would count twice: refused, as are runs of other datasets or other systems.
+
+A run whose systems were named otherwise is pooled under the names given after its folder: session 76's seed-80
+run answered with the cascade of the time (the hybrid reranker) as ``cascade`` and with the learned reranker, now the
+cascade's, as ``cascade-learned``, so it pools with later runs as
+``docs/results/squad-train-s76-unseen11:cascade=cascade-hybrid,cascade-learned=cascade``. ``--against`` names the
+system the F1 differences are taken against (the baseline unless given).
 """
 
 from __future__ import annotations
@@ -29,15 +35,42 @@ from eval.runner import RECORDS, read_records
 from eval.targets import verdict_text, verdicts
 
 
-def read_runs(folders: Sequence[Path]) -> list[list[dict[str, Any]]]:
-    """Every run's records, a list per run. :class:`DatasetError` for a folder with no records, runs of other
-    datasets or systems than the first's, or a question two runs answered."""
+def run_argument(text: str) -> tuple[Path, dict[str, str]]:
+    """A run's folder and the names its systems are pooled under: ``FOLDER`` or ``FOLDER:OLD=NEW,OLD=NEW``."""
+    folder, _, names = text.rpartition(":")
+    if not folder or "=" not in names:
+        return Path(text), {}
+    renames = {}
+    for pair in names.split(","):
+        old, _, new = pair.partition("=")
+        if not old or not new:
+            raise DatasetError(f"{pair!r} in {text!r} is no OLD=NEW system name")
+        renames[old] = new
+    return Path(folder), renames
+
+
+def renamed(records: list[dict[str, Any]], renames: dict[str, str], folder: Path) -> list[dict[str, Any]]:
+    """``records`` with their systems under the names ``renames`` gives (all at once: ``a=b,b=a`` swaps two)."""
+    systems = {r["system"] for r in records}
+    unknown = sorted(set(renames) - systems)
+    if unknown:
+        raise DatasetError(f"{folder} holds no system {', '.join(unknown)} to rename (it holds {', '.join(sorted(systems))})")
+    names = [renames.get(s, s) for s in sorted(systems)]
+    if len(set(names)) < len(names):
+        raise DatasetError(f"renamed, two systems of {folder} would share a name: {', '.join(sorted(names))}")
+    return [{**r, "system": renames.get(r["system"], r["system"])} for r in records] if renames else records
+
+
+def read_runs(folders: Sequence[Path], renames: Sequence[dict[str, str]] = ()) -> list[list[dict[str, Any]]]:
+    """Every run's records, a list per run, their systems under the names ``renames`` gives (one mapping a run, or
+    none). :class:`DatasetError` for a folder with no records, runs of other datasets or systems than the first's,
+    or a question two runs answered."""
     runs = []
-    for folder in folders:
+    for folder, names in zip(folders, [*renames, *[{}] * (len(folders) - len(renames))], strict=True):
         records = read_records(folder / RECORDS)
         if not records:
             raise DatasetError(f"no records at {folder / RECORDS}: name a benchmark run's folder")
-        runs.append(records)
+        runs.append(renamed(records, names, folder))
     kinds = [({r["dataset"] for r in run}, {r["system"] for r in run}) for run in runs]
     for folder, kind in zip(folders[1:], kinds[1:], strict=True):
         if kind != kinds[0]:
@@ -70,19 +103,28 @@ def paired_difference(records: Sequence[dict[str, Any]], system: str, against: s
 @reports_errors
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", type=Path, nargs="+", help="benchmark run folders (each with its records.jsonl)")
+    parser.add_argument("runs", nargs="+", metavar="RUN",
+                        help="benchmark run folders (each with its records.jsonl), each as FOLDER or, to pool its "
+                             "systems under other names, FOLDER:OLD=NEW[,OLD=NEW...]")
+    parser.add_argument("--against", metavar="SYSTEM",
+                        help="the system the F1 differences are taken against (default: the baseline, where run)")
     args = parser.parse_args(argv)
-    runs = read_runs(args.runs)
+    folders, renames = zip(*(run_argument(text) for text in args.runs), strict=True)
+    runs = read_runs(folders, renames)
     pooled = [r for run in runs for r in run]
     systems = sorted({r["system"] for r in pooled}, key=lambda name: (name != "baseline", name))
+    if args.against is not None and args.against not in systems:
+        raise DatasetError(f"no system {args.against} to take differences against: the runs hold {', '.join(systems)}")
+    against = args.against or ("baseline" if "baseline" in systems else None)
     headline = headline_system(systems)
     dataset = pooled[0]["dataset"]
     counts = [len({r["id"] for r in run}) for run in (*runs, pooled)]
-    for folder, run, n_questions in zip([*args.runs, Path("pooled")], [*runs, pooled], counts, strict=True):
+    for folder, run, n_questions in zip([*folders, Path("pooled")], [*runs, pooled], counts, strict=True):
         line = f"{folder}: {n_questions} questions"
-        if headline and "baseline" in systems:
-            mean, error, _ = paired_difference(run, headline)
-            line += f"; {headline} F1 minus the baseline's {mean:+.2f} (paired standard error {error:.2f})"
+        if headline and against and headline != against:
+            mean, error, _ = paired_difference(run, headline, against)
+            whose = "the baseline's" if against == "baseline" else f"{against}'s"
+            line += f"; {headline} F1 minus {whose} {mean:+.2f} (paired standard error {error:.2f})"
         print(line)
     print(f"\nThe targets on the {counts[-1]} questions together:")
     for row in verdicts(aggregate(pooled, systems), dataset, headline):

@@ -1493,3 +1493,28 @@ class TestPool:
         assert "no records at" in capsys.readouterr().err
         assert main([str(first), str(results / "hotpotqa-dev-s50")]) == 2
         assert "pool runs of the same systems on one dataset" in capsys.readouterr().err
+
+    def test_a_run_s_systems_pool_under_the_names_given_after_its_folder(self, capsys):
+        """Session 76's seed-80 run answered with the hybrid as cascade and the learned reranker as cascade-learned:
+        renamed, it pools with a run of the same systems under today's names; a name it does not hold, two systems
+        renamed to one, or differences against a system no run holds are refused."""
+        from eval.pool import main, paired_difference, read_runs, run_argument
+
+        results = Path(__file__).parents[1] / "docs" / "results"
+        seed80 = results / "squad-train-s76-unseen11"
+        assert run_argument(f"{seed80}:cascade=cascade-hybrid,cascade-learned=cascade") == \
+            (seed80, {"cascade": "cascade-hybrid", "cascade-learned": "cascade"})
+        assert run_argument(str(seed80)) == (seed80, {})
+        (run,) = read_runs([seed80], [{"cascade": "cascade-hybrid", "cascade-learned": "cascade"}])
+        original = {(r["id"], r["system"]): r["f1"] for r in read_runs([seed80])[0]}
+        assert {(r["id"], r["system"]): r["f1"] for r in run} == {
+            (qid, {"cascade": "cascade-hybrid", "cascade-learned": "cascade"}.get(s, s)): f1 for (qid, s), f1 in original.items()}
+        learned_minus_hybrid = paired_difference(run, "cascade", "cascade-hybrid")
+        assert main([f"{seed80}:cascade=cascade-hybrid,cascade-learned=cascade", "--against", "cascade-hybrid"]) == 0
+        assert f"cascade F1 minus cascade-hybrid's {learned_minus_hybrid[0]:+.2f}" in capsys.readouterr().out
+        assert main([f"{seed80}:cascade-extend=cascade"]) == 2
+        assert "holds no system cascade-extend to rename" in capsys.readouterr().err
+        assert main([f"{seed80}:cascade-learned=cascade"]) == 2
+        assert "two systems of" in capsys.readouterr().err
+        assert main([str(seed80), "--against", "cascade-extend"]) == 2
+        assert "no system cascade-extend to take differences against" in capsys.readouterr().err
