@@ -227,11 +227,15 @@ class RankerModel(LogisticModel):
     error: ClassVar[type[ModelFileError]] = RerankerModelError
     kind: ClassVar[str] = "learned reranker"
 
+    @cached_property
+    def _columns(self) -> list[int]:
+        """Where each of the model's features stands among :func:`rank_features`' columns (read once per model)."""
+        return [list(RANK_FEATURES).index(name) for name in self.features]
+
     def logits(self, rows: np.ndarray) -> np.ndarray:
         """The log-odds of each row of :func:`rank_features` holding the answer (the ranking :meth:`score` gives,
         for a whole array at once)."""
-        columns = [list(RANK_FEATURES).index(name) for name in self.features]
-        standard = (rows[:, columns] - np.asarray(self.mean)) / np.asarray(self.scale)
+        standard = (rows[:, self._columns] - np.asarray(self.mean)) / np.asarray(self.scale)
         return self.intercept + standard @ np.asarray(self.coef)
 
 
