@@ -66,7 +66,8 @@ def read_runs(folders: Sequence[Path], renames: Sequence[dict[str, str]] = ()) -
     none). :class:`DatasetError` for a folder with no records, runs of other datasets or systems than the first's,
     or a question two runs answered."""
     runs = []
-    for folder, names in zip(folders, [*renames, *[{}] * (len(folders) - len(renames))], strict=True):
+    for n, folder in enumerate(folders):
+        names = renames[n] if n < len(renames) else {}
         records = read_records(folder / RECORDS)
         if not records:
             raise DatasetError(f"no records at {folder / RECORDS}: name a benchmark run's folder")
