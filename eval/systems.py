@@ -112,7 +112,7 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
                    "weight): on SQuAD 2.0 and HotpotQA, what their hybrid reranker is worth",
                    PipelineConfig(policy="cascade"), reranker="retrieval-order"),
             System("cascade-learned", "the cascade with the learned reranker (a logistic regression over cheap "
-                   "features of each candidate, fit on SQuAD 2.0 and HotpotQA train: python -m training.rerank learned)",
+                   "features of each candidate, fit on SQuAD 2.0 train: python -m training.rerank learned)",
                    PipelineConfig(policy="cascade"), reranker="learned"),
             System("cascade-one-check", "the cascade with one answerability check for every answer: on the Wikipedia "
                    "summaries, the chat's check before session 55 (fit on SQuAD 2.0 and HotpotQA paragraphs)",

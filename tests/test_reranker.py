@@ -101,7 +101,7 @@ class TestLearnedReranker:
         assert isinstance(reranker, LearnedReranker) and reranker.name == "learned"
         reranker.warm_up()
         assert reranker.model is not None and set(reranker.model.features) == set(RANK_FEATURES)
-        assert reranker.model.metadata["fit_on"] == ["hotpotqa train", "squad train"]
+        assert reranker.model.metadata["fit_on"] == ["squad train"]  # the one corpus it ranks for (session 77)
         assert reranker.fingerprint == reranker.model.fingerprint != LearnedReranker(self.model()).fingerprint
 
     def test_a_bad_model_file_is_refused_with_its_path(self, tmp_path):
@@ -276,3 +276,30 @@ class TestLearnedFit:
         assert model.metadata["questions"] == {"hotpotqa": 12, "squad": 12}
         report = learned_report(model, figures)
         assert "| squad, half 1 | 6 | learned | 100.0 | 100.0 | 100.0 |" in report and "| when_year | +" in report
+        assert "fit on the answerable HotpotQA (12) and SQuAD 2.0 (12) train questions" in report
+
+    def test_another_fit_is_scored_beside_it_question_by_question(self):
+        from components.reranker import RankerModel
+        from training.rerank import learned_fit, learned_report, paired_first
+
+        rows = [self.row("squad", h, first) for h in (False, True) for first in (True, False) for _ in range(3)]
+        held = [self.row("squad", False, first) for first in (False, False, False, True)]
+        # a fit that learned nothing but the dense order: it gets only the held question whose relevant candidate is first
+        dense_only = RankerModel(("dense",), (0.0,), (1.0,), (1.0,), 0.0, {"fit_on": ["squad train"]})
+        model, figures = learned_fit(rows, held, against=dense_only)
+        against = figures["committed_runs"]["against"]
+        assert against["fit_on"] == ["squad train"] and against["figures"] == [25.0, 100.0, 100.0]
+        assert (against["first_relevant_gain"], against["wins"], against["losses"]) == (75.0, 3, 0)
+        assert against["standard_error"] == pytest.approx(25.0)  # three gains of 1 and one of 0: sd 0.5, over 2
+        assert "first relevant +75.00 points (standard error 25.00, paired), 3 questions only this fit" \
+            in learned_report(model, figures)
+        assert "against" not in learned_fit(rows, held)[1]["committed_runs"]
+        assert paired_first(held, model.logits, model.logits) == {"first_relevant_gain": 0.0, "standard_error": 0.0,
+                                                                  "wins": 0, "losses": 0}
+
+    def test_the_shipped_fit_is_on_squad_alone_and_the_option_reproduces_session_76s(self):
+        from training.rerank import LEARNED_FIT_ON, main
+
+        assert LEARNED_FIT_ON == ("squad",)
+        with pytest.raises(SystemExit):
+            main(["learned", "--fit-on", "nq"])
