@@ -19,7 +19,7 @@ from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.embedder import QUERY_RUNTIMES
 from components.model_files import DEFAULT_PRESET, PRESETS
 from components.passages import MAX_PASSAGE_WORDS
-from pipeline.arguments import whole_number
+from pipeline.arguments import run_command, whole_number
 from pipeline.configuration import ANSWER_FORMS, POLICIES, PipelineConfig, validate_question
 
 
@@ -504,6 +504,11 @@ def in_flag_terms(message: str, args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``adaptive-rag`` command line (:func:`run`), quiet when the reader of its output goes away first."""
+    return run_command(lambda: run(argv))
+
+
+def run(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "ingest" and args.source not in INGEST_SOURCES:

@@ -149,4 +149,6 @@ def write_outputs(out: Path, records: list[dict], systems, meta: dict, *, figure
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipeline.arguments import run_command
+
+    raise SystemExit(run_command(main))

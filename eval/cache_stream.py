@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import time
 from collections import defaultdict
 from dataclasses import replace
@@ -252,4 +251,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pipeline.arguments import run_command
+
+    raise SystemExit(run_command(main))

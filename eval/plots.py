@@ -244,6 +244,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    import sys
+    from pipeline.arguments import run_command
 
-    sys.exit(main())
+    raise SystemExit(run_command(main))

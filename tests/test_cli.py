@@ -37,6 +37,37 @@ def ingest_until_first_checkpoint_then_kill(path, index_dir, *, batch_size, chec
     proc.wait()
 
 
+def closed_reader(*command: str) -> subprocess.CompletedProcess:
+    """Run ``command`` with its standard output a pipe whose reader has already gone (``command | head`` after
+    head has exited): every write to it fails, however small the output."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([sys.executable, *command], stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                              timeout=300)
+    finally:
+        os.close(write)
+
+
+class TestClosedReader:
+    """A command whose reader goes away first (``| head``) stops quietly: no BrokenPipeError traceback."""
+
+    def test_the_help_of_the_command_line(self):
+        done = closed_reader("-m", "app.cli", "--help")
+        assert done.stderr == ""  # argparse drops what it cannot write; before, the exit's own flush failed loudly
+
+    def test_a_measurement_command(self):
+        run = ROOT / "docs" / "results" / "squad-train-s71-unseen"
+        done = closed_reader("-m", "eval.pool", str(run))
+        assert done.returncode == 1 and done.stderr == ""
+
+    def test_any_other_error_is_raised_as_it_was(self):
+        done = closed_reader("-c", "from pipeline.arguments import run_command\n"
+                                   "def main():\n    raise ValueError('kept')\n"
+                                   "run_command(main)")
+        assert "ValueError: kept" in done.stderr
+
+
 class TestAskErrors:
     @pytest.mark.parametrize("question", ["", "   "])
     def test_empty_question(self, question, capsys, index_dir):

@@ -430,4 +430,6 @@ def fit_learned(args, embedder) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from pipeline.arguments import run_command
+
+    raise SystemExit(run_command(main))

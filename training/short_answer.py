@@ -143,4 +143,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from pipeline.arguments import run_command
+
+    raise SystemExit(run_command(main))
