@@ -297,7 +297,7 @@ class TestLearnedFit:
         assert paired_first(held, model.logits, model.logits) == {"first_relevant_gain": 0.0, "standard_error": 0.0,
                                                                   "wins": 0, "losses": 0}
 
-    def test_the_shipped_fit_is_on_squad_alone_and_the_option_reproduces_session_76s(self):
+    def test_the_shipped_fit_is_on_squad_alone_and_fit_on_takes_only_the_corpora_it_knows(self):
         from training.rerank import LEARNED_FIT_ON, main
 
         assert LEARNED_FIT_ON == ("squad",)

@@ -325,7 +325,8 @@ def learned_report(model: RankerModel, figures: dict) -> str:
     lines += [f"| {which} | " + " | ".join(f"{x:.1f}" for x in held[which]) + " |" for which in ("hybrid", "learned")]
     if "against" in held:
         other = held["against"]
-        lines += [f"| another fit, on {' and '.join(other['fit_on'] or ['?'])} (`--against`) | "
+        fit_on = f", on {' and '.join(other['fit_on'])}" if other["fit_on"] else ""  # a file without its metadata: unsaid
+        lines += [f"| another fit{fit_on} (`--against`) | "
                   + " | ".join(f"{x:.1f}" for x in other["figures"]) + " |", "",
                   f"This fit against the other, question by question: first relevant {other['first_relevant_gain']:+.2f} "
                   f"points (standard error {other['standard_error']:.2f}, paired), {other['wins']} questions only this "
