@@ -193,7 +193,8 @@ def rank_features(question: str, passages: Sequence[Passage], dense_scores: Sequ
     terms, pairs, kind = set(words), _pairs(words), asked_kind(question)
     named = set(_CAPITALISED.findall(question))
     texts = [content_words(p.text) for p in passages]
-    share = np.array([len(terms & set(text)) / max(len(terms), 1) for text in texts])
+    held = [set(text) for text in texts]
+    share = np.array([len(terms & words) / max(len(terms), 1) for words in held])
     new_name = [bool(set(_CAPITALISED.findall(p.text)) - named) for p in passages]
     dense = np.asarray(dense_scores, dtype=np.float64)
     columns = {
@@ -202,7 +203,7 @@ def rank_features(question: str, passages: Sequence[Passage], dense_scores: Sequ
         "word_share": share,
         "pair_share": [len(pairs & _pairs(text)) / max(len(pairs), 1) for text in texts],
         "log_length": [math.log1p(len(text)) for text in texts],
-        "new_word_share": [len(set(text) - terms) / max(len(set(text)), 1) for text in texts],
+        "new_word_share": [len(words - terms) / max(len(words), 1) for words in held],
         "when_year": [kind == "when" and bool(_YEAR_OR_MONTH.search(p.text)) for p in passages],
         "count_number": [kind == "count" and bool(_NUMBER.search(p.text)) for p in passages],
         "who_name": [kind == "who" and new for new in new_name],

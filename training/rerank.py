@@ -126,12 +126,17 @@ def scored(examples, index, embedder, candidates: int = RERANK_CANDIDATES,
     return rows
 
 
+def kept(row: Scored, score: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The positions of the five candidates of ``row`` that ``score`` keeps, best first, ties in dense order."""
+    return np.argsort(-score(row.features), kind="stable")[:5]
+
+
 def ranked(rows: Sequence[Scored], score: Callable[[np.ndarray], np.ndarray]) -> list[float]:
     """[first relevant, one of the first two, among the five] in % for ``score`` (a row's features to its candidates'
     scores) keeping five, ties in dense order: :func:`rates` for any score."""
     total = np.zeros(3)
     for row in rows:
-        order = np.argsort(-score(row.features), kind="stable")[:5]
+        order = kept(row, score)
         flags = row.relevant[order]
         among = (len({row.titles[i] for i in order} & row.gold_titles) / len(row.gold_titles) if row.gold_titles
                  else float(flags.any()))
@@ -292,7 +297,7 @@ def learned_fit(rows: Sequence[Scored], held: Sequence[Scored], against: RankerM
 
 def first_relevant(row: Scored, score: Callable[[np.ndarray], np.ndarray]) -> bool:
     """Whether ``score`` puts a relevant candidate of ``row`` first (ties in dense order, as :func:`ranked`)."""
-    return bool(row.relevant[np.argsort(-score(row.features), kind="stable")[0]])
+    return bool(row.relevant[kept(row, score)[0]])
 
 
 def paired_first(rows: Sequence[Scored], score: Callable[[np.ndarray], np.ndarray],
