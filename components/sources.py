@@ -282,12 +282,16 @@ LEGACY_ENCODING = "cp1252"
 """How text that is neither UTF-8 nor marked is read: Windows-1252, what older Windows editors and
 Word's "Plain Text" save on a Western Windows (its printable characters are Latin-1's, plus curled
 quotes and dashes)."""
-MAX_LEGACY_NON_ASCII = 0.1
-"""The largest share of a Windows-1252 reading's characters that may be other than ASCII. French or
-German text has a few in a hundred; another legacy encoding read as Windows-1252 (Windows-1251's
-Cyrillic, say) comes out mostly accented Latin letters, which would be passages of nonsense."""
+MAX_LEGACY_FOREIGN_WORDS = 0.3
+"""The largest share of a Windows-1252 reading's words that may hold no ASCII letter. Another legacy encoding
+read as Windows-1252 (Windows-1251's Cyrillic, Windows-1253's Greek) comes out as words of accented Latin letters
+only, which would be passages of nonsense; a Western European language's words hold ASCII letters beside their
+accents, but for a few short ones ("à", Icelandic's "á" and "í"). Counted by word, not by character: a short
+German note ("Der Bürgermeister heißt Jürgen Müller.") has more than one character in ten that is not ASCII."""
+_WORD = re.compile(r"[^\W\d_]+")
+"""A word, as a run of letters."""
 NOT_TEXT = ("not text (UTF-8, UTF-16 or UTF-32 with a byte-order mark, "
-            "or Windows-1252 that is mostly ASCII; save it as UTF-8)")
+            "or Windows-1252 in a Western European language; save it as UTF-8)")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 """Characters no text holds: the C0 controls but tab, line feed, vertical tab, form feed and carriage return."""
 
@@ -295,7 +299,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 def text_encoding(path: Path) -> str:
     """The encoding a text file is read in: the one its byte-order mark names; else UTF-8 if it
     decodes as UTF-8; else, if it holds no UTF-8 character beyond ASCII (then it is damaged UTF-8),
-    Windows-1252 (:data:`LEGACY_ENCODING`) if it is mostly ASCII there.
+    Windows-1252 (:data:`LEGACY_ENCODING`) if its words read so hold ASCII letters
+    (:data:`MAX_LEGACY_FOREIGN_WORDS`).
     Raises ``UnicodeDecodeError`` for a file that is none of these, or holds a NUL (UTF-16 without a
     mark read as UTF-8) or, read as Windows-1252, another control character. Reads a block at a time."""
     with path.open("rb") as fh:
@@ -327,19 +332,21 @@ def _holds_utf8_characters(path: Path) -> bool:
 def _check_text(path: Path, encoding: str, legacy: bool = False) -> None:
     """Raise ``UnicodeDecodeError`` if the file does not decode as ``encoding`` or holds a NUL
     character, or (``legacy``: a guess, not a mark or a valid UTF-8) holds another control character
-    or more than :data:`MAX_LEGACY_NON_ASCII` characters that are not ASCII."""
+    or more than :data:`MAX_LEGACY_FOREIGN_WORDS` words with no ASCII letter."""
     decoder = codecs.getincrementaldecoder(encoding)()
-    characters = non_ascii = 0
+    words = foreign = 0
     with path.open("rb") as fh:
         while block := fh.read(1 << 20):
             text = decoder.decode(block)
             if "\x00" in text or (legacy and _CONTROL.search(text)):
                 raise UnicodeDecodeError(encoding, block, 0, len(block), "a control character: not text")
-            characters += len(text)
-            non_ascii += len(text) - len(text.encode("ascii", errors="ignore"))
+            if legacy:
+                found = _WORD.findall(text)
+                words += len(found)
+                foreign += sum(not any(c.isascii() for c in word) for word in found)
     decoder.decode(b"", final=True)
-    if legacy and non_ascii > MAX_LEGACY_NON_ASCII * characters:
-        raise UnicodeDecodeError(encoding, b"", 0, 0, "mostly not ASCII: another encoding")
+    if legacy and foreign > MAX_LEGACY_FOREIGN_WORDS * words:
+        raise UnicodeDecodeError(encoding, b"", 0, 0, "words of no ASCII letter: another encoding")
 
 
 FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.DOTALL | re.MULTILINE)

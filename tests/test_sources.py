@@ -249,11 +249,28 @@ class TestEncodings:
         else:
             assert paragraphs == tuple(text.split("\n\n"))
 
+    @pytest.mark.parametrize("text", ["Der Bürgermeister heißt Jürgen Müller.", "Ég bý á Íslandi og tala íslensku.",
+                                      "Café Müller öffnet um 9 Uhr, für 5 €."],
+                             ids=["german", "icelandic", "short-german-with-a-price"])
+    def test_windows_1252_text_with_many_accents_is_read(self, tmp_path, text):
+        """Noticed in session 78: a short German note in Windows-1252 was skipped as "not text ... or Windows-1252
+        that is mostly ASCII", although it is: 4 of its 38 characters are not ASCII, over the one in ten allowed then,
+        and Icelandic prose has more. What tells another legacy encoding read as Windows-1252 is its words: Cyrillic's
+        come out all accented letters, a Western European language's hold ASCII letters beside their accents."""
+        path = tmp_path / "note.txt"
+        path.write_bytes(text.encode("cp1252"))
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped), doc
+        assert tuple(doc.paragraphs) == (text,)
+
     @pytest.mark.parametrize("data", [
         "Город Ворлунд основан в 1820 году.".encode("cp1251"),
+        "Версия Windows 10 Pro, сборка 19045, выпущена в 2022 году.".encode("cp1251"),
+        "Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.".encode("cp1253"),
         b"PK\x03\x04\x14\x06\x08\x21 not really a zip \x93\x02\x05",
         "The café opened in 2004 on the corner of the market square, by the old town hall.".encode() + "é".encode()[:1],
-    ], ids=["windows-1251-cyrillic", "control-characters", "damaged-utf-8"])
+    ], ids=["windows-1251-cyrillic", "windows-1251-with-english-words", "windows-1253-greek", "control-characters",
+            "damaged-utf-8"])
     def test_other_bytes_are_still_not_text(self, tmp_path, data):
         """Bytes that are no UTF-8 and mostly not ASCII are another legacy encoding (Windows-1251's
         Cyrillic reads as accented Latin letters in Windows-1252), control characters are no text,
