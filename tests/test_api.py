@@ -424,6 +424,24 @@ class TestService:
         assert not list((tmp_path / "cache" / "uploads").iterdir())  # the stored copy is gone too
         assert client.delete(f"/documents/{files[0]['doc_id']}").status_code == 404
 
+    def test_a_saved_web_page_is_uploaded_as_its_text_under_its_title(self, ctx, index_dir, tmp_path, monkeypatch):
+        """Noticed in session 78: a page saved from the browser was skipped as an unsupported type."""
+        shutil.copytree(index_dir, tmp_path / "index")
+        index = PassageIndex.load(tmp_path / "index")
+        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+        client = TestClient(create_app(service, with_ui=False))
+        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        page = ("<html><head><title>Zorblax engine</title><script>track()</script></head><body>"
+                "<nav><a href='/'>Home</a></nav><h2>Origins</h2><p>The Zorblax engine was invented by Tilda Quenby "
+                "in 1931.</p></body></html>")
+        response = client.post("/documents", files=[("files", ("zorblax.html", page.encode(), "text/html"))])
+        assert response.status_code == 200 and response.json()["passages_added"] == 1, response.json()
+        (document,) = response.json()["documents"]
+        assert document["title"] == "Zorblax engine" and document["source"] == "zorblax.html"
+        (passage,) = [index.passage(pid) for pid in index.document_passages(document["doc_id"])]
+        assert passage.text == "The Zorblax engine was invented by Tilda Quenby in 1931."
+        assert passage.title == "Zorblax engine" and passage.metadata["section"] == "Origins"
+
     def test_an_unknown_kind_of_document_is_refused_not_listed_as_none(self, client):
         """Found trying the API (session 51): ``GET /documents?kind=files`` (for "file") answered an empty
         list, as if nothing had been uploaded; the kinds are a fixed set, so a typo says what is valid."""

@@ -284,6 +284,18 @@ def test_upload_then_ask_cites_the_file_by_name(page, server, tmp_path):
         assert "/cache/" not in shown and "uploads" not in shown
 
 
+def test_a_saved_web_page_can_be_uploaded(page, server, tmp_path):
+    """Noticed in session 78: a page saved from the browser could not be added; the upload box now takes .html."""
+    doc = tmp_path / "kettle_guide.html"
+    doc.write_text("<html><head><title>Kettle guide</title><script>track()</script></head><body><nav>Home</nav>"
+                   "<h2>Descaling</h2><p>Descale the Vorlund kettle every month with white vinegar.</p></body></html>")
+    page.locator("#upload input[type=file]").set_input_files([str(doc)])
+    page.get_by_role("button", name="Add to knowledge base").click()
+    summary = wait_for_text(page, "#upload-summary", "Added")
+    assert "Added 1 passage from 1 document." in summary and "skipped" not in summary, summary
+    wait_for_text(page, "#documents", "kettle_guide.html")
+
+
 def test_a_document_can_be_removed(page, server, tmp_path):
     """Knowledge-base management: an uploaded document is listed, removed, and gone from the index."""
     url, _ = server

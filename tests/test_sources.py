@@ -373,6 +373,86 @@ class TestMarkdown:
         assert isinstance(skipped, Skipped) and skipped.reason.startswith("empty")
 
 
+class TestHtml:
+    """Noticed in session 78: a web page saved from the browser ("Save page as", or a help centre's HTML export) was
+    skipped as an unsupported type. A page is read as its text: the title its <title> gives, else its opening
+    heading; scripts, styles and the navigation are no text; each block (a paragraph, a list item, a table row) is a
+    paragraph, under the path of the headings above it as a Markdown file's are."""
+
+    PAGE = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>Kettle Guide &ndash; Acme</title>"
+        "<style>p { color: red }</style><script>var x = '<p>not text</p>';</script></head>"
+        "<body><nav><a href='/'>Home</a> <a href='/shop'>Shop</a></nav>"
+        "<h1>Kettle Guide</h1><p>Fill the kettle&nbsp;to the <b>MAX</b>\n   line.<br>Then switch it on.</p>"
+        "<h2>Descaling</h2><p>Descale it every month with vinegar.</p>"
+        "<ul><li>Unplug it.</li><li>Let it <em>cool</em>.</li></ul>"
+        "<h3>Models</h3><table><tr><th>Model</th><th>Litres</th></tr><tr><td>K2</td><td>1.7</td></tr></table>"
+        "<h2>Codes</h2><pre>E1  too hot\nE2  no water</pre><noscript>Enable JavaScript.</noscript>"
+        "</body></html>")
+
+    @staticmethod
+    def read(tmp_path, text: str, name: str = "kettle.html"):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped), doc
+        return doc.title, tuple(doc.paragraphs)
+
+    def test_a_saved_page_is_read_as_its_text_under_its_headings(self, tmp_path):
+        title, paragraphs = self.read(tmp_path, self.PAGE)
+        assert title == "Kettle Guide – Acme"
+        assert paragraphs == (
+            "Fill the kettle to the MAX line.\nThen switch it on.",
+            Paragraph("Descale it every month with vinegar.", "Descaling"),
+            Paragraph("Unplug it.", "Descaling"),
+            Paragraph("Let it cool.", "Descaling"),
+            Paragraph("Model | Litres", "Descaling › Models"),
+            Paragraph("K2 | 1.7", "Descaling › Models"),
+            Paragraph("E1  too hot\nE2  no water", "Codes"),
+        )
+
+    def test_without_a_title_the_opening_heading_is_the_title(self, tmp_path):
+        page = "<h1>Owls</h1><p>Barn owls nest in the old mill.</p><h2>Food</h2><p>They eat mice.</p>"
+        assert self.read(tmp_path, page, "field_notes.htm") == (
+            "Owls", ("Barn owls nest in the old mill.", Paragraph("They eat mice.", "Food")))
+
+    def test_with_a_title_an_opening_heading_under_the_first_level_is_a_section(self, tmp_path):
+        page = "<title>Owls</title><h2>Nests</h2><p>Barn owls nest in the old mill.</p>"
+        assert self.read(tmp_path, page) == ("Owls", (Paragraph("Barn owls nest in the old mill.", "Nests"),))
+
+    def test_a_fragment_with_no_heading_takes_the_file_s_name(self, tmp_path):
+        page = "Barn owls <i>nest</i> in the old mill.<p>They hunt at dusk.<p>They eat mice.</div></span>"
+        assert self.read(tmp_path, page, "field_notes.HTML") == (
+            "field notes", ("Barn owls nest in the old mill.", "They hunt at dusk.", "They eat mice."))
+
+    def test_hidden_elements_are_no_text(self, tmp_path):
+        page = ("<p>Open <span aria-hidden='true'>★</span>daily.</p><div hidden><div>Cookie settings</div><p>Accept"
+                "<div>all</div> cookies</div><p>Closed on Mondays.</p><img hidden src='x.png'><p>Free entry.</p>")
+        assert self.read(tmp_path, page)[1] == ("Open daily.", "Closed on Mondays.", "Free entry.")
+
+    def test_a_page_with_no_text_is_skipped_as_empty(self, tmp_path):
+        path = tmp_path / "app.html"
+        path.write_text("<html><head><title>App</title><script>start()</script></head><body><nav>Home</nav>"
+                        "<div id='root'></div></body></html>", encoding="utf-8")
+        skipped = read_file(path)
+        assert isinstance(skipped, Skipped) and skipped.reason.startswith("empty")
+
+    def test_a_long_block_is_cut_into_passages_of_the_bound(self, tmp_path):
+        from components.sources import MAX_PARAGRAPH_CHARS
+
+        sentence = "Barn owls nest in the old mill by the river. "
+        title, paragraphs = self.read(tmp_path, "<p>" + sentence * 300 + "</p>")
+        assert len(paragraphs) > 1 and all(len(p) <= MAX_PARAGRAPH_CHARS for p in paragraphs)
+        assert " ".join(paragraphs) == (sentence * 300).strip()
+
+    def test_a_page_in_windows_1252_is_read(self, tmp_path):
+        path = tmp_path / "cafe.html"
+        path.write_bytes("<title>Café</title><p>Der Bürgermeister heißt Jürgen Müller.</p>".encode("cp1252"))
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped) and doc.title == "Café"
+        assert tuple(doc.paragraphs) == ("Der Bürgermeister heißt Jürgen Müller.",)
+
+
 class TestPdf:
     """Noticed in session 43, on the PDFs under /usr/share/doc: a page's text has no blank lines, so
     each page was one paragraph (its running header, a heading and the text after it all ran
