@@ -434,11 +434,11 @@ _LINE_BREAK = "\n"
 
 
 class _PageText(HTMLParser):
-    """A web page's text as it is fed: its ``<title>``, the heading that names it (``opening``: an ``<h1>`` before
-    its first block, or any heading there of a page with no ``<title>``), and its blocks, each a paragraph under the
-    path of the headings above it (:func:`_in_section`), as :meth:`take` hands them on. Tags need not be closed
-    (``<p>`` a paragraph after another); an element of :data:`_HTML_SKIPPED` is skipped to its own end tag, counting
-    the elements of its name inside it (only those: a ``<p>`` left open inside a hidden ``<div>`` ends nothing)."""
+    """A web page's text as it is fed: its ``<title>``, the heading that names it (``opening``: :meth:`_names_page`),
+    and its blocks, each a paragraph under the path of the headings above it (:func:`_in_section`), as :meth:`take`
+    hands them on. Tags need not be closed (``<p>`` a paragraph after another); an element of :data:`_HTML_SKIPPED`
+    is skipped to its own end tag, counting the elements of its name inside it (only those: a ``<p>`` left open
+    inside a hidden ``<div>`` ends nothing)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -515,10 +515,19 @@ class _PageText(HTMLParser):
         self._heading, self._text = None, []
         if not heading:
             return
-        if not self._read_block and self.opening is None and not self._path and (level == 1 or self.title is None):
-            self.opening = heading  # it names the page, which no section repeats (a page with a <title>: its <h1>)
+        if self._names_page(level, heading):
+            self.opening, self._path = heading, []  # it names the page, which no section repeats
         else:
             self._path = [h for h in self._path if h[0] < level] + [(level, heading)]
+
+    def _names_page(self, level: int, heading: str) -> bool:
+        """Whether a heading names the page: the first heading, before any block, of a page with no ``<title>``, or
+        an ``<h1>`` there; or any ``<h1>`` the ``<title>`` holds, the last of them standing (a documentation page's
+        "The rustdoc book" menu title, a help dialog's blocks, then "What is rustdoc?", of the title "What is
+        rustdoc? - The rustdoc book")."""
+        if level == 1 and self.title is not None and heading.casefold() in self.title.casefold():
+            return True
+        return self.opening is None and not self._read_block and not self._path and (level == 1 or self.title is None)
 
     def _end_block(self) -> None:
         if self._heading is not None:  # a heading left open ends where a block begins

@@ -425,6 +425,16 @@ class TestHtml:
         assert self.read(tmp_path, page, "field_notes.HTML") == (
             "field notes", ("Barn owls nest in the old mill.", "They hunt at dusk.", "They eat mice."))
 
+    def test_an_h1_the_title_holds_names_the_page_after_other_blocks(self, tmp_path):
+        """A documentation page (mdBook's) opens with the book's name as an <h1>, a help dialog's headings and blocks,
+        then its own <h1>, which the <title> repeats: the sections under it are not each "What is rustdoc? › ..."."""
+        page = ("<title>What is rustdoc? - The rustdoc book</title><h1>The rustdoc book</h1><h2>Keyboard shortcuts</h2>"
+                "<p>Press S to search.</p><h1>What is rustdoc?</h1><p>A documentation tool.</p>"
+                "<h2>Basic usage</h2><p>Run it on a crate.</p>")
+        assert self.read(tmp_path, page) == ("What is rustdoc? - The rustdoc book", (
+            Paragraph("Press S to search.", "Keyboard shortcuts"), "A documentation tool.",
+            Paragraph("Run it on a crate.", "Basic usage")))
+
     def test_hidden_elements_are_no_text(self, tmp_path):
         page = ("<p>Open <span aria-hidden='true'>★</span>daily.</p><div hidden><div>Cookie settings</div><p>Accept"
                 "<div>all</div> cookies</div><p>Closed on Mondays.</p><img hidden src='x.png'><p>Free entry.</p>")
