@@ -420,7 +420,13 @@ def _in_section(text: str, path: list[tuple[int, str]]) -> Iterator[Union[str, P
 _HTML_SKIPPED = frozenset({"script", "style", "noscript", "template", "svg", "nav", "iframe", "object", "select",
                            "button", "textarea"})
 """Elements whose text is no part of a page's: code, styles, the site's navigation, form controls; and any element
-marked ``hidden`` or ``aria-hidden="true"`` (a dialog not shown, an icon's glyph)."""
+marked ``hidden`` or ``aria-hidden="true"`` (a dialog not shown, an icon's glyph), or with a role of
+:data:`_HTML_SKIPPED_ROLES`."""
+_HTML_SKIPPED_ROLES = frozenset({"navigation", "search"})
+"""The landmarks of a site's frame rather than its page (Sphinx's "related" bar and sidebar are ``<div>`` elements
+with ``role="navigation"``)."""
+_PERMALINK = "¶"
+"""What documentation generators (Sphinx, MkDocs) write after a heading as the link to it."""
 _HTML_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
                         "wbr"})
 """Elements that have no end tag."""
@@ -468,7 +474,8 @@ class _PageText(HTMLParser):
         if self._skipping is not None:
             self._skip_depth += tag == self._skipping
             return
-        hidden = any(name == "hidden" or (name == "aria-hidden" and value == "true") for name, value in attrs)
+        hidden = any(name == "hidden" or (name == "aria-hidden" and value == "true")
+                     or (name == "role" and value in _HTML_SKIPPED_ROLES) for name, value in attrs)
         if (tag in _HTML_SKIPPED or hidden) and tag not in _HTML_VOID:
             self._skipping, self._skip_depth = tag, 1
             return
@@ -511,7 +518,7 @@ class _PageText(HTMLParser):
             self._text.append(data if self._pre else data.replace("\n", " "))
 
     def _end_heading(self) -> None:
-        level, heading = self._heading or 1, " ".join("".join(self._text).split())
+        level, heading = self._heading or 1, " ".join("".join(self._text).split()).rstrip(_PERMALINK).rstrip()
         self._heading, self._text = None, []
         if not heading:
             return

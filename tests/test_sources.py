@@ -435,6 +435,17 @@ class TestHtml:
             Paragraph("Press S to search.", "Keyboard shortcuts"), "A documentation tool.",
             Paragraph("Run it on a crate.", "Basic usage")))
 
+    def test_a_documentation_page_s_navigation_and_permalinks_are_no_text(self, tmp_path):
+        """Python's own documentation (Sphinx): its navigation bars are <div role="navigation">, its search box
+        <div role="search">, and each heading ends in a "¶" that links to it."""
+        page = ("<title>IDLE — Python 3.13 documentation</title>"
+                "<div class='related' role='navigation'><h3>Navigation</h3><ul><li>index</li><li>modules |</li></ul></div>"
+                "<div role='search'><h3>Quick search</h3><p>Go</p></div><div role='main'>"
+                "<h1>IDLE<a class='headerlink' href='#idle'>¶</a></h1><p>IDLE is Python's editor.</p>"
+                "<h2>Menus<a class='headerlink' href='#menus'>¶</a></h2><p>The File menu opens files.</p></div>")
+        assert self.read(tmp_path, page) == ("IDLE — Python 3.13 documentation", (
+            "IDLE is Python's editor.", Paragraph("The File menu opens files.", "Menus")))
+
     def test_hidden_elements_are_no_text(self, tmp_path):
         page = ("<p>Open <span aria-hidden='true'>★</span>daily.</p><div hidden><div>Cookie settings</div><p>Accept"
                 "<div>all</div> cookies</div><p>Closed on Mondays.</p><img hidden src='x.png'><p>Free entry.</p>")
