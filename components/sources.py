@@ -528,8 +528,8 @@ class _PageText(HTMLParser):
             self._path = [h for h in self._path if h[0] < level] + [(level, heading)]
 
     def _names_page(self, level: int, heading: str) -> bool:
-        """Whether a heading names the page: the first heading, before any block, of a page with no ``<title>``, or
-        an ``<h1>`` there; or any ``<h1>`` the ``<title>`` holds, the last of them standing (a documentation page's
+        """Whether a heading names the page: the first heading before any block (of a page with a ``<title>``, only
+        an ``<h1>``), or any ``<h1>`` the ``<title>`` holds, the last of them standing (a documentation page's
         "The rustdoc book" menu title, a help dialog's blocks, then "What is rustdoc?", of the title "What is
         rustdoc? - The rustdoc book")."""
         if level == 1 and self.title is not None and heading.casefold() in self.title.casefold():

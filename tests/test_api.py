@@ -32,6 +32,16 @@ def sse_events(text):
     return [json.loads(block.split("data: ", 1)[1]) for block in text.strip().split("\n\n") if "data: " in block]
 
 
+def own_service(ctx, index_dir, tmp_path, monkeypatch):
+    """A service on its own copy of the shared index (which stays as the other tests expect it), with its uploads and
+    caches under ``tmp_path``; and that index."""
+    shutil.copytree(index_dir, tmp_path / "index")
+    index = PassageIndex.load(tmp_path / "index")
+    service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+    monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+    return service, index
+
+
 class TestAsk:
     def test_answer_shape(self, client):
         response = client.post("/ask", json={"question": "Who directed 2001: A Space Odyssey?", "tier": "easy"})
@@ -336,11 +346,7 @@ class TestService:
             assert results[session]["trace"]["question"] == question
 
     def test_add_documents(self, ctx, index_dir, tmp_path, monkeypatch):
-        # Its own copy of the index: the shared one stays as the other tests expect it.
-        shutil.copytree(index_dir, tmp_path / "index")
-        index = PassageIndex.load(tmp_path / "index")
-        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
-        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        service, _ = own_service(ctx, index_dir, tmp_path, monkeypatch)
         good = tmp_path / "zorblax.txt"
         good.write_text("The Zorblax engine was invented by Tilda Quenby in 1931.")
         bad = tmp_path / "broken.pdf"
@@ -362,9 +368,7 @@ class TestService:
         under the name of the whole one, which the next upload of the same file took as stored and read."""
         import app.service
 
-        shutil.copytree(index_dir, tmp_path / "index")
-        service = RAGService.from_context(replace(ctx, index=PassageIndex.load(tmp_path / "index")), "smollm2-135m")
-        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        service, _ = own_service(ctx, index_dir, tmp_path, monkeypatch)
         doc = tmp_path / "zorblax.txt"
         doc.write_text("The Zorblax engine was invented by Tilda Quenby in 1931.")
 
@@ -395,11 +399,8 @@ class TestService:
         assert PassageIndex.load(tmp_path / "index").chunking == ChunkingConfig(window=2)
 
     def test_documents_are_listed_replaced_and_deleted(self, ctx, index_dir, tmp_path, monkeypatch):
-        shutil.copytree(index_dir, tmp_path / "index")
-        index = PassageIndex.load(tmp_path / "index")
-        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+        service, index = own_service(ctx, index_dir, tmp_path, monkeypatch)
         client = TestClient(create_app(service, with_ui=False))
-        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
         before = len(index)
         doc = tmp_path / "upload" / "zorblax.txt"
         doc.parent.mkdir()
@@ -426,11 +427,8 @@ class TestService:
 
     def test_a_saved_web_page_is_uploaded_as_its_text_under_its_title(self, ctx, index_dir, tmp_path, monkeypatch):
         """Noticed in session 78: a page saved from the browser was skipped as an unsupported type."""
-        shutil.copytree(index_dir, tmp_path / "index")
-        index = PassageIndex.load(tmp_path / "index")
-        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
+        service, index = own_service(ctx, index_dir, tmp_path, monkeypatch)
         client = TestClient(create_app(service, with_ui=False))
-        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
         page = ("<html><head><title>Zorblax engine</title><script>track()</script></head><body>"
                 "<nav><a href='/'>Home</a></nav><h2>Origins</h2><p>The Zorblax engine was invented by Tilda Quenby "
                 "in 1931.</p></body></html>")
@@ -454,10 +452,7 @@ class TestService:
     def test_a_copy_of_an_uploaded_file_is_not_added_twice(self, ctx, index_dir, tmp_path, monkeypatch):
         """The same file under another name ("report (1).pdf") put every passage in twice, and each
         answer that found one read both copies: two of the two or three passages a first look reads."""
-        shutil.copytree(index_dir, tmp_path / "index")
-        index = PassageIndex.load(tmp_path / "index")
-        service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
-        monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
+        service, index = own_service(ctx, index_dir, tmp_path, monkeypatch)
         before = len(index)
         text = "The Zorblax engine was invented by Tilda Quenby in 1931."
         for name in ("zorblax.txt", "zorblax (1).txt", "copy.md", "other.txt"):
