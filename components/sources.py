@@ -292,21 +292,23 @@ accents, but for a few short ones ("à", Icelandic's "á" and "í"). Counted by 
 German note ("Der Bürgermeister heißt Jürgen Müller.") has more than one character in ten that is not ASCII."""
 _WORD = re.compile(r"[^\W\d_]+")
 """A word, as a run of letters."""
+_TAG = re.compile(r"<[^>]*>")
 NOT_TEXT = ("not text (UTF-8, UTF-16 or UTF-32 with a byte-order mark, "
             "or Windows-1252 in a Western European language; save it as UTF-8)")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 """Characters no text holds: the C0 controls but tab, line feed, vertical tab, form feed and carriage return."""
 
 
-def text_encoding(path: Path) -> str:
+def text_encoding(path: Path, markup: bool = False) -> str:
     """The encoding a text file is read in: the one its byte-order mark names; else UTF-8 if it
-    decodes as UTF-8; else, if it holds no UTF-8 character beyond ASCII (then it is damaged UTF-8),
-    Windows-1252 (:data:`LEGACY_ENCODING`) if its words read so hold ASCII letters
-    (:data:`MAX_LEGACY_FOREIGN_WORDS`).
+    decodes as UTF-8; else (``markup``: a web page) the charset its ``<meta>`` declares
+    (:func:`declared_charset`) if the file decodes in it; else, if it holds no UTF-8 character beyond
+    ASCII (then it is damaged UTF-8), Windows-1252 (:data:`LEGACY_ENCODING`) if its words read so hold
+    ASCII letters (:data:`MAX_LEGACY_FOREIGN_WORDS`; a page's words outside its tags).
     Raises ``UnicodeDecodeError`` for a file that is none of these, or holds a NUL (UTF-16 without a
     mark read as UTF-8) or, read as Windows-1252, another control character. Reads a block at a time."""
     with path.open("rb") as fh:
-        head = fh.read(4)
+        head = fh.read(CHARSET_BYTES)
     marked = next((encoding for mark, encoding in BYTE_ORDER_MARKS if head.startswith(mark)), None)
     if marked is not None:
         _check_text(path, marked)
@@ -315,10 +317,36 @@ def text_encoding(path: Path) -> str:
         _check_text(path, "utf-8")
         return "utf-8"
     except UnicodeDecodeError:
+        declared = declared_charset(head) if markup else None
+        if declared is not None:
+            try:
+                _check_text(path, declared)
+                return declared
+            except UnicodeDecodeError:
+                pass
         if _holds_utf8_characters(path):  # damaged UTF-8: "café" would read "cafÃ©"
             raise
-        _check_text(path, LEGACY_ENCODING, legacy=True)
+        _check_text(path, LEGACY_ENCODING, legacy=True, markup=markup)
         return LEGACY_ENCODING
+
+
+CHARSET_BYTES = 1024
+"""How far into a page its ``<meta>`` charset is looked for (as far as browsers look before reading it)."""
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+
+
+def declared_charset(head: bytes) -> str | None:
+    """The codec of the charset a page's opening bytes declare (``<meta charset="windows-1251">``, or the
+    ``http-equiv`` form), ``None`` for none, one Python has no codec for, or one that does not write ASCII as
+    ASCII (a page declaring UTF-16 without its byte-order mark is mistaken)."""
+    match = _META_CHARSET.search(head)
+    if match is None:
+        return None
+    try:
+        codec = codecs.lookup(match.group(1).decode("ascii")).name
+    except LookupError:
+        return None
+    return codec if "<p charset=x>".encode(codec, errors="replace") == b"<p charset=x>" else None
 
 
 _UTF8_CHARACTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -331,10 +359,11 @@ def _holds_utf8_characters(path: Path) -> bool:
         return any(_UTF8_CHARACTER.search(block) for block in iter(lambda: fh.read(1 << 20), b""))
 
 
-def _check_text(path: Path, encoding: str, legacy: bool = False) -> None:
+def _check_text(path: Path, encoding: str, legacy: bool = False, markup: bool = False) -> None:
     """Raise ``UnicodeDecodeError`` if the file does not decode as ``encoding`` or holds a NUL
     character, or (``legacy``: a guess, not a mark or a valid UTF-8) holds another control character
-    or more than :data:`MAX_LEGACY_FOREIGN_WORDS` words with no ASCII letter."""
+    or more than :data:`MAX_LEGACY_FOREIGN_WORDS` words with no ASCII letter (``markup``: of the words
+    outside its tags, whose names and attributes are ASCII whatever the page's words are)."""
     decoder = codecs.getincrementaldecoder(encoding)()
     words = foreign = 0
     with path.open("rb") as fh:
@@ -343,7 +372,7 @@ def _check_text(path: Path, encoding: str, legacy: bool = False) -> None:
             if "\x00" in text or (legacy and _CONTROL.search(text)):
                 raise UnicodeDecodeError(encoding, block, 0, len(block), "a control character: not text")
             if legacy:
-                found = _WORD.findall(text)
+                found = _WORD.findall(_TAG.sub(" ", text) if markup else text)
                 words += len(found)
                 foreign += sum(not any(c.isascii() for c in word) for word in found)
     decoder.decode(b"", final=True)
@@ -660,7 +689,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
                 meta_title = pdf_title(pdf.metadata)
             first, paragraphs = _first(_pdf_paragraphs(path))
         elif suffix in HTML_SUFFIXES:
-            page, blocks = _html_paragraphs(path, text_encoding(path))
+            page, blocks = _html_paragraphs(path, text_encoding(path, markup=True))
             opening, read = _first(blocks)
             if opening is None:
                 return Skipped(label, "empty (no extractable text)")

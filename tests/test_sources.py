@@ -466,6 +466,30 @@ class TestHtml:
         assert len(paragraphs) > 1 and all(len(p) <= MAX_PARAGRAPH_CHARS for p in paragraphs)
         assert " ".join(paragraphs) == (sentence * 300).strip()
 
+    @pytest.mark.parametrize("charset, text", [("windows-1251", "Город Ворлунд основан в 1820 году."),
+                                               ("shift_jis", "東京は日本の首都です。")], ids=["cyrillic", "japanese"])
+    def test_a_page_is_read_in_the_charset_it_declares(self, tmp_path, charset, text):
+        """A page in another legacy encoding says which in a <meta charset> (a file has no other way to say it); one
+        that does not is skipped as not text, as a text file in it is."""
+        path = tmp_path / "town.html"
+        path.write_bytes(f"<meta charset='{charset}'><title>{text[:5]}</title><p>{text}</p>".encode(charset))
+        doc = read_file(path)
+        assert not isinstance(doc, Skipped), doc
+        assert doc.title == text[:5] and tuple(doc.paragraphs) == (text,)
+        path.write_bytes(f"<p>{text}</p>".encode(charset))
+        skipped = read_file(path)
+        assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
+
+    def test_a_charset_no_codec_reads_or_that_does_not_fit_is_not_text(self, tmp_path):
+        """An unknown charset, or UTF-16 declared by a page whose bytes are ASCII-compatible, is no reading of the page:
+        it is judged as a page that declares none, by the words outside its tags."""
+        path = tmp_path / "town.html"
+        for meta in ("<meta charset='x-no-such-charset'>",
+                     "<meta http-equiv='Content-Type' content='text/html; charset=utf-16'>"):
+            path.write_bytes(f"{meta}<p>Город Ворлунд основан в 1820 году.</p>".encode("cp1251"))
+            skipped = read_file(path)
+            assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text"), meta
+
     def test_a_page_in_windows_1252_is_read(self, tmp_path):
         path = tmp_path / "cafe.html"
         path.write_bytes("<title>Café</title><p>Der Bürgermeister heißt Jürgen Müller.</p>".encode("cp1252"))
