@@ -337,16 +337,21 @@ _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-
 
 def declared_charset(head: bytes) -> str | None:
     """The codec of the charset a page's opening bytes declare (``<meta charset="windows-1251">``, or the
-    ``http-equiv`` form), ``None`` for none, one Python has no codec for, or one that does not write ASCII as
-    ASCII (a page declaring UTF-16 without its byte-order mark is mistaken)."""
+    ``http-equiv`` form), ``None`` for none, one Python has no text codec for, one of :data:`_NO_CHARSETS`, or one
+    that does not write ASCII as ASCII (a page declaring UTF-16 without its byte-order mark is mistaken)."""
     match = _META_CHARSET.search(head)
     if match is None:
         return None
     try:
         codec = codecs.lookup(match.group(1).decode("ascii")).name
-    except LookupError:
+        ascii_kept = "<p charset=x>".encode(codec, errors="replace") == b"<p charset=x>"
+    except (LookupError, UnicodeError):  # rot13 or base64: no text encoding; "undefined" encodes nothing
         return None
-    return codec if "<p charset=x>".encode(codec, errors="replace") == b"<p charset=x>" else None
+    return codec if ascii_kept and codec not in _NO_CHARSETS else None
+
+
+_NO_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode", "utf-7"})
+"""Codecs Python has that are no page's charset (Python's own escapes, domain names), or one browsers refuse (UTF-7)."""
 
 
 _UTF8_CHARACTER = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")

@@ -481,11 +481,12 @@ class TestHtml:
         assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text")
 
     def test_a_charset_no_codec_reads_or_that_does_not_fit_is_not_text(self, tmp_path):
-        """An unknown charset, or UTF-16 declared by a page whose bytes are ASCII-compatible, is no reading of the page:
-        it is judged as a page that declares none, by the words outside its tags."""
+        """An unknown charset, a Python codec that is no charset, or UTF-16 declared by a page whose bytes are
+        ASCII-compatible, is no reading of the page: it is judged as a page that declares none, by the words outside
+        its tags."""
         path = tmp_path / "town.html"
-        for meta in ("<meta charset='x-no-such-charset'>",
-                     "<meta http-equiv='Content-Type' content='text/html; charset=utf-16'>"):
+        for meta in ("<meta charset='x-no-such-charset'>", "<meta charset='rot13'>", "<meta charset='unicode_escape'>",
+                     "<meta charset='undefined'>", "<meta http-equiv='Content-Type' content='text/html; charset=utf-16'>"):
             path.write_bytes(f"{meta}<p>Город Ворлунд основан в 1820 году.</p>".encode("cp1251"))
             skipped = read_file(path)
             assert isinstance(skipped, Skipped) and skipped.reason.startswith("not text"), meta
