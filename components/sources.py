@@ -677,6 +677,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     label = name or str(path)
     meta_title: str | None = None  # a Markdown file's front matter's, a PDF's metadata's, a page's <title>
     repaired = False
+    first: str | Paragraph | None
     read: Iterator[str | Paragraph] | None = None  # from a reader that knows the sections (a page's)
     if suffix not in SUPPORTED_SUFFIXES:
         return Skipped(label, f"unsupported type {suffix or '(none)'}; supported: {', '.join(SUPPORTED_SUFFIXES)}")
@@ -695,9 +696,7 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
             first, paragraphs = _first(_pdf_paragraphs(path))
         elif suffix in HTML_SUFFIXES:
             page, blocks = _html_paragraphs(path, text_encoding(path, markup=True))
-            opening, read = _first(blocks)
-            if opening is None:
-                return Skipped(label, "empty (no extractable text)")
+            first, read = _first(blocks)
             meta_title = page.title or page.opening  # known once the first block is read
         else:
             encoding = text_encoding(path)
@@ -710,10 +709,10 @@ def read_file(path: Path, name: str | None = None) -> Union[SourceDocument, Skip
     except Exception as exc:  # pymupdf raises several types for damaged files
         # the reader names the file it opened: a stored copy's path, which the user neither knows nor needs
         return Skipped(label, f"unreadable: {str(exc).replace(str(path), Path(label).name)}")
+    if first is None:
+        return Skipped(label, "empty (no extractable text)")
     title = meta_title or Path(name or path.name).stem.replace("_", " ").replace("-", " ")
     if read is None:
-        if first is None:
-            return Skipped(label, "empty (no extractable text)")
         read = paragraphs
     if suffix == ".md":
         # the title: the front matter's, else an opening heading's; the heading is no passage either way
