@@ -27,6 +27,7 @@ from app.security import USER_KEY
 from app.service import (FIGURES, Cancelled, RAGService, abstention_note, answered_without_reading, apart, both_titles,
                          closest_passages, passages_read, read_as, searched_only, summary_of, unsupported_note,
                          why_searched_only)
+from components.ingest import IngestReport
 from components.model_files import cache_dir
 from components.passages import ranking_score
 from components.sources import SUPPORTED_SUFFIXES
@@ -695,23 +696,7 @@ def build_ui(service: RAGService) -> gr.Blocks:
         except Exception as exc:  # never let a bad upload break the app
             log.exception("adding documents failed")
             return f"**Could not add the documents:** {plain(str(exc))}", gr.skip()
-        lines = [f"**Added {counted(report.passages_added, 'passage')}** from {counted(report.documents, 'document')}."]
-        if report.passages_present:
-            lines.append(f"{counted(report.passages_present, 'passage')} {was(report.passages_present)} "
-                         "already in the knowledge base.")
-        if report.passages_replaced or report.passages_removed:
-            lines.append(f"{counted(report.passages_replaced, 'passage')} changed and {report.passages_removed} "
-                         f"{was(report.passages_removed)} dropped: "
-                         "a file added again is cut into passages the way this version cuts it.")
-        lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
-        for skipped in report.skipped:
-            lines.append(f"- skipped {plain(Path(skipped.path).name)}: {skipped.reason}")
-        for partly in report.read_in_part:
-            lines.append(f"- {plain(Path(partly.path).name)}: {partly.reason}")
-        if refused:
-            lines.append(f"- refused {counted(len(refused), 'file')} not uploaded through this page")
-        lines.append(f"\nThe knowledge base now holds {counted(service.status()['index_passages'], 'passage')}.")
-        return "\n".join(lines), None
+        return upload_summary(report, files, refused, service.status()["index_passages"]), None
 
     def uploaded() -> list[dict]:
         return [d for d in service.documents() if d["kind"] == "file"]
@@ -820,6 +805,39 @@ def build_ui(service: RAGService) -> gr.Blocks:
         remove.click(remove_document, chosen, summary, concurrency_limit=1).then(
             document_list, None, [documents, chosen])
     return demo
+
+
+def upload_summary(report: IngestReport, files: list[str], refused: list[str], index_passages: int) -> str:
+    """What an add did, for the sidebar: its first line says what changed ("Added 3 passages from 2
+    documents.", "Updated 1 document." where only passages already there changed, or that nothing did),
+    then what was already there, replaced or skipped."""
+    skipped = {s.path for s in report.skipped}
+    read = [Path(f).name for f in files if f not in skipped]
+    changed = report.passages_added or report.passages_replaced or report.passages_removed or report.replaced
+    if not report.documents:
+        lines = ["**Nothing was added.**"]
+    elif not changed:
+        held = plain(read[0]) if len(read) == report.documents == 1 else f"the {report.documents:,} documents"
+        lines = [f"**Nothing new:** {held} {was(report.documents)} already in the knowledge base "
+                 f"({counted(report.passages_present, 'passage')})."]
+    elif not report.passages_added:
+        lines = [f"**Updated {counted(report.documents, 'document')}.**"]
+    else:
+        lines = [f"**Added {counted(report.passages_added, 'passage')}** from {counted(report.documents, 'document')}."]
+        if report.passages_present:
+            lines.append(f"{counted(report.passages_present, 'passage')} {was(report.passages_present)} "
+                         "already in the knowledge base.")
+    if report.passages_replaced or report.passages_removed:
+        lines.append(f"{counted(report.passages_replaced, 'passage')} changed and {report.passages_removed} "
+                     f"{was(report.passages_removed)} dropped: "
+                     "a file added again is cut into passages the way this version cuts it.")
+    lines += [f"- replaced the earlier version of {plain(name)}" for name in report.replaced]
+    lines += [f"- skipped {plain(Path(s.path).name)}: {s.reason}" for s in report.skipped]
+    lines += [f"- {plain(Path(partly.path).name)}: {partly.reason}" for partly in report.read_in_part]
+    if refused:
+        lines.append(f"- refused {counted(len(refused), 'file')} not uploaded through this page")
+    lines.append(f"\nThe knowledge base now holds {counted(index_passages, 'passage')}.")
+    return "\n".join(lines)
 
 
 def counted(n: int, noun: str) -> str:

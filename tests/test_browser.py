@@ -296,6 +296,29 @@ def test_a_saved_web_page_can_be_uploaded(page, server, tmp_path):
     wait_for_text(page, "#documents", "kettle_guide.html")
 
 
+def test_an_upload_that_adds_nothing_says_so(page, server, tmp_path):
+    """Noticed in session 78: a file added again was reported as "Added 0 passages from 1 document.
+    1 passage was already in the knowledge base.", and a file that could not be read as "Added 0
+    passages from 0 documents.": the first line should say that nothing changed."""
+    doc = tmp_path / "vorlund_ferry.txt"
+    doc.write_text("The Vorlund ferry leaves the harbour at seven every morning.")
+    bad = tmp_path / "timetable.pdf"
+    bad.write_bytes(b"this is not a pdf")
+    expected = [([doc], "Added 1 passage from 1 document."),
+                ([doc], "Nothing new: vorlund_ferry.txt was already in the knowledge base (1 passage)."),
+                ([bad], "Nothing was added.")]
+    for files, first_line in expected:
+        page.locator("#upload input[type=file]").set_input_files([str(f) for f in files])
+        wait_for_text(page, "#upload", files[0].name)
+        page.get_by_role("button", name="Add to knowledge base").click()
+        deadline = time.time() + 60  # the summary of this add, once its progress timer has gone
+        while not (summary := page.locator("#upload-summary").inner_text()).startswith(first_line) \
+                and time.time() < deadline:
+            time.sleep(0.1)
+        assert summary.splitlines()[0] == first_line and "Added 0" not in summary, summary
+    assert "skipped timetable.pdf" in summary, summary
+
+
 def test_a_document_can_be_removed(page, server, tmp_path):
     """Knowledge-base management: an uploaded document is listed, removed, and gone from the index."""
     url, _ = server

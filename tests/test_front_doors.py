@@ -11,7 +11,9 @@ from fastapi.testclient import TestClient
 from app.cli import TERMINALS_LIMIT, main
 from app.server import create_app
 from app.service import RAGService
-from app.ui import answer_events
+from app.ui import answer_events, upload_summary
+from components.ingest import IngestReport
+from components.sources import Skipped
 from pipeline.configuration import SERVERS_LIMIT
 
 BAD = [
@@ -624,3 +626,20 @@ def test_more_of_a_description_is_shown_as_its_passages_in_every_front_door(serv
     end = service.ask("What else?", session_id="more")
     assert end["answer"] == "That is all the knowledge base holds on “Isaac Newton”."
     assert result_messages(end, show_trace=False)[-1].metadata["title"].endswith(" · read nothing: nothing more is held on it")
+
+
+NOTHING_NEW = "already in the knowledge base"
+
+
+@pytest.mark.parametrize("report,first", [
+    (IngestReport(documents=2, passages_present=3), f"**Nothing new:** the 2 documents were {NOTHING_NEW} (3 passages)."),
+    (IngestReport(documents=1, passages_present=1), f"**Nothing new:** a_b.txt was {NOTHING_NEW} (1 passage)."),
+    (IngestReport(documents=2, passages_added=1, passages_present=2), "**Added 1 passage** from 2 documents."),
+    (IngestReport(documents=1, passages_replaced=2), "**Updated 1 document.**"),
+    (IngestReport(skipped=[Skipped("/up/c.pdf", "damaged")]), "**Nothing was added.**"),
+])
+def test_the_chat_says_first_what_an_upload_changed(report, first):
+    """Session 78 noticed "Added 0 passages from 2 documents." for files all already there."""
+    text = upload_summary(report, ["/up/a_b.txt", "/up/c.pdf"][:max(report.documents, 1) + len(report.skipped)],
+                          [], index_passages=9)
+    assert text.splitlines()[0] == first and text.endswith("The knowledge base now holds 9 passages.")
