@@ -75,11 +75,11 @@ def _ids(records: Iterable[Any]) -> Iterator[str]:
     return (r["id"] for r in records if isinstance(r, dict) and isinstance(r.get("id"), str))
 
 
-def _git(*args: str, cwd: Path) -> bytes:
+def _git(*args: str, cwd: Path, stdin: bytes | None = None) -> bytes:
     import subprocess
 
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        done = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False)
     except FileNotFoundError as exc:
         raise DatasetError("reading records as of a revision needs git, which is not installed") from exc
     if done.returncode:
@@ -87,9 +87,16 @@ def _git(*args: str, cwd: Path) -> bytes:
     return done.stdout
 
 
+_BLOB_IDS: dict[str, frozenset[str]] = {}
+"""The question ids of each records file git has been asked for, by its object name (a hash of its content, so
+the same name is the same ids in any revision): a committed run's records are read once, however many revisions
+hold them."""
+
+
 def _seen_as_of(paths: list[Path], revision: str) -> set[str]:
-    """:func:`seen_questions` of ``paths`` as git revision ``revision`` holds them (``git ls-tree``, ``git show``):
-    each path relative to the current folder, within its repository."""
+    """:func:`seen_questions` of ``paths`` as git revision ``revision`` holds them (``git ls-tree``; the files not
+    read before come in one ``git cat-file --batch``): each path relative to the current folder, within its
+    repository."""
     seen: set[str] = set()
     for path in paths:
         folder = path if path.is_dir() else path.parent
@@ -97,17 +104,32 @@ def _seen_as_of(paths: list[Path], revision: str) -> set[str]:
             raise DatasetError(f"no records at {path}: it is missing")
         top = Path(_git("rev-parse", "--show-toplevel", cwd=folder).decode().strip())
         inside = path.resolve().relative_to(top.resolve()).as_posix()
-        held = [f for f in _git("ls-tree", "-r", "--name-only", "-z", revision, "--", inside, cwd=top).decode().split("\0") if f]
+        held = [entry.partition("\t") for entry in
+                _git("ls-tree", "-r", "-z", revision, "--", inside, cwd=top).decode().split("\0") if entry]
         if not held:
             raise DatasetError(f"no records at {path} as of {revision}: that revision does not hold it")
-        for file in (f for f in held if f == inside or f.endswith(".jsonl")):  # a folder: its records files
-            text = _git("show", f"{revision}:{file}", cwd=top)
-            try:
-                lines = text.decode("utf-8").splitlines()
-            except UnicodeDecodeError as exc:
-                raise DatasetError(f"{file} as of {revision} is no records file (JSON lines): {exc}") from exc
-            seen.update(_ids(_parsed(lines)))
+        # "<mode> <type> <object>\t<file>": a folder's records files, or the file itself
+        files = {meta.split()[2]: file for meta, _, file in held if file == inside or file.endswith(".jsonl")}
+        _read_blobs({blob: file for blob, file in files.items() if blob not in _BLOB_IDS}, revision, top)
+        for blob in files:
+            seen.update(_BLOB_IDS[blob])
     return seen
+
+
+def _read_blobs(files: dict[str, str], revision: str, top: Path) -> None:
+    """Read the records files ``files`` (object name: its path, for errors) into :data:`_BLOB_IDS`."""
+    if not files:
+        return
+    out, at = _git("cat-file", "--batch", cwd=top, stdin="".join(f"{blob}\n" for blob in files).encode()), 0
+    for blob, file in files.items():
+        header_end = out.index(b"\n", at)
+        size = int(out[at:header_end].split()[2])  # "<object> blob <size>"
+        body, at = out[header_end + 1:header_end + 1 + size], header_end + 2 + size
+        try:
+            lines = body.decode("utf-8").splitlines()
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{file} as of {revision} is no records file (JSON lines): {exc}") from exc
+        _BLOB_IDS[blob] = frozenset(_ids(_parsed(lines)))
 
 
 def _parsed(lines: Iterable[str]) -> Iterator[Any]:
