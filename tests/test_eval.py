@@ -68,6 +68,13 @@ class TestRetrievalMetrics:
         assert math.isnan(recall_at_k(retrieved, set(), 5))
 
 
+@functools.cache
+def questions(dataset: str, split: str, data_dir: Path) -> tuple[str, ...]:
+    """The questions of a benchmark split, read once per test process (SQuAD 2.0's splits take seconds to read,
+    and several tests scan each)."""
+    return tuple(e.question for e in load(dataset, split, data_dir))
+
+
 class TestDatasets:
     def test_squad(self, data_dir):
         examples = list(load("squad", "dev", data_dir))
@@ -87,9 +94,9 @@ class TestDatasets:
         from nodes.small_talk import small_talk_kind
 
         for dataset in ("squad", "hotpotqa", "nq"):
-            assert [e.question for e in load(dataset, "dev", data_dir) if unnamed_person(e.question)] == []
-            assert [e.question for e in load(dataset, "dev", data_dir) if small_talk_kind(e.question)] == []
-        assert [e.question for e in load("squad", "train", data_dir) if unnamed_person(e.question)] == [
+            assert [q for q in questions(dataset, "dev", data_dir) if unnamed_person(q)] == []
+            assert [q for q in questions(dataset, "dev", data_dir) if small_talk_kind(q)] == []
+        assert [q for q in questions("squad", "train", data_dir) if unnamed_person(q)] == [
             "Where did he begin teaching?", "When was he elected by Nixon?"]
 
     def test_no_dev_question_is_described(self, data_dir):
@@ -104,7 +111,7 @@ class TestDatasets:
         def described(split):
             articles = json.loads((data_dir / "squad_v2" / f"{split}.json").read_text())["data"]
             titles = {a["title"].replace("_", " ") for a in articles}
-            things = [(e.question, described_subject(e.question)) for e in load("squad", split, data_dir)]
+            things = [(q, described_subject(q)) for q in questions("squad", split, data_dir)]
             return [q for q, thing in things
                     if thing and any(title_match(thing, t) or misspelt(plain_words(thing), plain_words(t)) for t in titles)]
 
@@ -112,7 +119,7 @@ class TestDatasets:
         assert sorted(described("train")) == ["What is European Union Law?", "What is European Union law?",
                                               "What is a ctenophora?", "What is packet switching?"]
         for dataset in ("hotpotqa", "nq"):
-            assert [e.question for e in load(dataset, "dev", data_dir) if described_subject(e.question)] == []
+            assert [q for q in questions(dataset, "dev", data_dir) if described_subject(q)] == []
 
     def test_no_squad_or_hotpotqa_dev_question_asks_for_a_summary(self, data_dir):
         """The README's figures stand with summaries on (session 63): no SQuAD 2.0 or HotpotQA dev question asks
@@ -120,8 +127,8 @@ class TestDatasets:
         from components.requests import summarized_thing
 
         for dataset in ("squad", "hotpotqa"):
-            assert [e.question for e in load(dataset, "dev", data_dir) if summarized_thing(e.question)] == []
-        assert [e.question for e in load("squad", "train", data_dir) if summarized_thing(e.question)] == [
+            assert [q for q in questions(dataset, "dev", data_dir) if summarized_thing(q)] == []
+        assert [q for q in questions("squad", "train", data_dir) if summarized_thing(q)] == [
             "What is the Domesday Book about?"]
 
     def test_no_squad_or_hotpotqa_dev_question_asks_two_things(self, data_dir):
@@ -130,9 +137,9 @@ class TestDatasets:
         from components.requests import asks_two_things
 
         for dataset in ("squad", "hotpotqa"):
-            assert [e.question for e in load(dataset, "dev", data_dir) if asks_two_things(e.question)] == []
-        assert [e.question for e in load("hotpotqa", "train", data_dir) if asks_two_things(e.question)] == []
-        assert [e.question for e in load("squad", "train", data_dir) if asks_two_things(e.question)] == [
+            assert [q for q in questions(dataset, "dev", data_dir) if asks_two_things(q)] == []
+        assert [q for q in questions("hotpotqa", "train", data_dir) if asks_two_things(q)] == []
+        assert [q for q in questions("squad", "train", data_dir) if asks_two_things(q)] == [
             "Who discovered this and where did they come from?",
             "How were high speed connections maintained and who were they monitored by? ",
             "Where and when did the investigation of the plague pathogen begin?",
@@ -144,9 +151,9 @@ class TestDatasets:
         from nodes.compare import compared_subjects
 
         for dataset in ("squad", "hotpotqa"):
-            assert [e.question for e in load(dataset, "dev", data_dir) if compared_subjects(e.question)] == []
-        assert [e.question for e in load("hotpotqa", "train", data_dir) if compared_subjects(e.question)] == []
-        assert [e.question for e in load("squad", "train", data_dir) if compared_subjects(e.question)] == [
+            assert [q for q in questions(dataset, "dev", data_dir) if compared_subjects(q)] == []
+        assert [q for q in questions("hotpotqa", "train", data_dir) if compared_subjects(q)] == []
+        assert [q for q in questions("squad", "train", data_dir) if compared_subjects(q)] == [
             "What is the main difference between online pharmacies and community pharmacies?"]
 
     def test_no_benchmark_question_asks_a_named_person_s_age(self, data_dir):
@@ -156,7 +163,7 @@ class TestDatasets:
 
         for dataset in ("squad", "hotpotqa"):
             for split in ("dev", "train"):
-                assert [e.question for e in load(dataset, split, data_dir) if aged_subject(e.question)] == []
+                assert [q for q in questions(dataset, split, data_dir) if aged_subject(q)] == []
 
     def test_hotpotqa_formats(self, data_dir):
         ircot = list(load("hotpotqa", "dev", data_dir))
