@@ -485,49 +485,49 @@ def test_document_markup_is_shown_as_text(browser):
         demo.close()
 
 
-def test_an_unsure_answer_escalates_visibly(browser, index_dir, tmp_path_factory):
+@pytest.fixture(scope="module")
+def unsure_server(index_dir, tmp_path_factory):
+    """A cascade server that finds no answer confident enough (``--accept-threshold 1e9``) and reads
+    every question as multi-hop (``--multi-hop-threshold 0``: from Medium), unless the chat's setting
+    says otherwise."""
+    work = tmp_path_factory.mktemp("cascade-unsure")
+    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9", "--multi-hop-threshold", "0")
+    wait_healthy(url)
+    yield url, work
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_an_unsure_answer_escalates_visibly(browser, unsure_server):
     """With the cascade on and nothing confident enough, the chat replaces the first answer with the
     one from more evidence and its cost line says which tiers answered."""
-    work = tmp_path_factory.mktemp("cascade-browser")
-    # every question from Medium (--multi-hop-threshold 0), so that one escalation is what the chat shows
-    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9", "--multi-hop-threshold", "0")
-    try:
-        wait_healthy(url)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = chat_page(context, url)
-        ask(page, "Who discovered radium?")
-        text = wait_answered(page)
-        assert "first answer was unsure, so it read more" in text  # the fitted ladder: Medium, then Hard
-        page.get_by_text(" · read ", exact=False).first.click()
-        shown = wait_for_text(page, "#chatbot", "prompt tokens computed")
-        assert "tier: medium → hard" in shown
-        page.screenshot(path=str(work / "escalated.png"), full_page=True)
-        context.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    url, work = unsure_server
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = chat_page(context, url)
+    ask(page, "Who discovered radium?")  # from Medium, so that one escalation is what the chat shows
+    text = wait_answered(page)
+    assert "first answer was unsure, so it read more" in text  # the fitted ladder: Medium, then Hard
+    page.get_by_text(" · read ", exact=False).first.click()
+    shown = wait_for_text(page, "#chatbot", "prompt tokens computed")
+    assert "tier: medium → hard" in shown
+    page.screenshot(path=str(work / "escalated.png"), full_page=True)
+    context.close()
 
 
-def test_an_answer_never_sure_is_not_said_to_have_become_sure(browser, index_dir, tmp_path_factory):
+def test_an_answer_never_sure_is_not_said_to_have_become_sure(browser, unsure_server):
     """Found trying the chat at phone width (session 51): an answer read more twice, through the whole
     ladder, and was then withheld at 0.3% likely right, under the summary "read more 2 times before it
     was sure". Reading more ends when the answer is sure or when there is nothing more to read."""
-    work = tmp_path_factory.mktemp("cascade-never-sure")
-    # every question single-hop (from Easy) and no answer ever sure: Easy, Medium, then Hard
-    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9",
-                             "--multi-hop-threshold", "1")
-    try:
-        wait_healthy(url)
-        context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-        page = chat_page(context, url)
-        ask(page, "Who discovered radium?")
-        text = wait_answered(page)
-        assert "read more 2 times" in text and "sure" not in text.split("read more 2 times", 1)[1][:40], text
-        page.screenshot(path=str(work / "never-sure.png"), full_page=True)
-        context.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    url, work = unsure_server
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = chat_page(context, url)
+    type_setting(page, setting_box(page, "multi-hop"), "100")  # every question single-hop: Easy, Medium, then Hard
+    open_chat(page, url)  # the setting is kept, and the settings no longer cover the chat at this width
+    ask(page, "Who discovered radium?")
+    text = wait_answered(page)
+    assert "read more 2 times" in text and "sure" not in text.split("read more 2 times", 1)[1][:40], text
+    page.screenshot(path=str(work / "never-sure.png"), full_page=True)
+    context.close()
 
 
 def test_an_empty_question_leaves_the_chat_usable(page, server):
@@ -634,7 +634,9 @@ def test_a_reload_keeps_the_conversation(page, server):
 
 def test_a_server_restart_keeps_the_conversation(browser, index_dir, tmp_path_factory):
     """Defect 2: a server restart forgot every conversation. And (session 33) a server asked to stop
-    while a chat page was open waited for the page to go away: it never stopped by itself."""
+    while a chat page was open waited for the page to go away: it never stopped by itself. The HTTP
+    API's session, kept in the same default store, is there too, and a follow-up to it after the
+    restart reads the history from before."""
     work = tmp_path_factory.mktemp("restart")
     port = free_port()
     proc, url = start_server(index_dir, work, port=port)
@@ -644,12 +646,20 @@ def test_a_server_restart_keeps_the_conversation(browser, index_dir, tmp_path_fa
         page = chat_page(context, url)
         ask(page, "Who was Isaac Newton?")
         wait_answered(page)
+        asked = httpx.post(f"{url}/ask", timeout=120,
+                           json={"question": "Who was Isaac Newton?", "session_id": "kept", "tier": "easy"})
+        assert asked.status_code == 200
         proc.terminate()  # with the page still open, as users leave their tabs during a restart
         proc.wait(timeout=30)
         proc, url = start_server(index_dir, work, port=port, log="server2.log")
         wait_healthy(url)
         open_chat(page, url)
         wait_for_text(page, "#chatbot", "Who was Isaac Newton?")
+        turns = httpx.get(f"{url}/session/kept", timeout=30).json()["turns"]
+        assert [t["question"] for t in turns] == ["Who was Isaac Newton?"]
+        follow = httpx.post(f"{url}/ask", timeout=120,
+                            json={"question": "When was he born?", "session_id": "kept", "tier": "easy"}).json()
+        assert follow["rewritten_question"]  # the follow-up used the history from before the restart
     finally:
         context.close()
         proc.terminate()

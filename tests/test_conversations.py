@@ -1,5 +1,6 @@
 """Conversations that survive a restart: the SQLite store by default for the server; deleting a
-conversation deletes its rows."""
+conversation deletes its rows. The real server process restarted on its store, asked through the
+chat and the HTTP API, is test_browser's test_a_server_restart_keeps_the_conversation."""
 
 from __future__ import annotations
 
@@ -8,14 +9,13 @@ import shutil
 import sqlite3
 import subprocess
 
-import httpx
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from app.conversations import open_store
 from app.service import RAGService
 from pipeline.configuration import ConfigurationError
-from servers import free_port, start_server, wait_healthy
+from servers import free_port
 
 
 def rows_for(path, thread_id: str) -> int:
@@ -56,33 +56,6 @@ class TestSqliteConversations:
         restarted.reset_session("s1")
         assert restarted.history("s1") == [] and rows_for(path, "s1") == 0
         assert len(restarted.history("s2")) == 1
-
-
-def test_a_server_restart_keeps_the_conversation(index_dir, tmp_path_factory):
-    """The real server, stopped and started again on the same store, still has the session, and a
-    follow-up after the restart uses it."""
-    work = tmp_path_factory.mktemp("restart")
-    store = str(work / "chats.sqlite")
-    proc, url = start_server(index_dir, work, "--conversations", store)
-    try:
-        wait_healthy(url)
-        asked = httpx.post(f"{url}/ask", timeout=120,
-                           json={"question": "Who was Isaac Newton?", "session_id": "kept", "tier": "easy"})
-        assert asked.status_code == 200
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-    proc, url = start_server(index_dir, work, "--conversations", store, log="server2.log")
-    try:
-        wait_healthy(url)
-        turns = httpx.get(f"{url}/session/kept", timeout=30).json()["turns"]
-        assert [t["question"] for t in turns] == ["Who was Isaac Newton?"]
-        follow = httpx.post(f"{url}/ask", timeout=120,
-                            json={"question": "When was he born?", "session_id": "kept", "tier": "easy"}).json()
-        assert follow["rewritten_question"]  # the follow-up used the history from before the restart
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
