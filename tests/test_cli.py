@@ -472,6 +472,8 @@ class TestIngest:
             main(["ingest", "folder"])
 
     def test_killed_ingest_leaves_a_loadable_index(self, tmp_path):
+        """A process killed between checkpoints leaves an index that loads; a rerun (here in this process,
+        which has the embedder's libraries loaded already) completes it."""
         docs = tmp_path / "docs"
         docs.mkdir()
         for i in range(400):
@@ -480,11 +482,10 @@ class TestIngest:
         ingest_until_first_checkpoint_then_kill(docs, index_dir, batch_size=8, checkpoint_every=16, linger_s=0.3)
         partial = len(PassageIndex.load(index_dir))
         assert 0 < partial < 800
-        result = cli("ingest", "folder", str(docs), "--index", str(index_dir))
-        assert result.returncode == 0, result.stderr
+        assert main(["ingest", "folder", str(docs), "--index", str(index_dir)]) == 0
         assert len(PassageIndex.load(index_dir)) == 800
 
-    def test_killed_ingest_of_one_large_file_resumes(self, tmp_path):
+    def test_killed_ingest_of_one_large_file_resumes(self, tmp_path, capsys):
         """Checkpoints happen inside a document: a single large file killed mid-ingest leaves a
         loadable index holding part of it, and a rerun adds exactly the rest."""
         big = tmp_path / "big.txt"
@@ -495,9 +496,9 @@ class TestIngest:
         ingest_until_first_checkpoint_then_kill(big, index_dir, batch_size=32, checkpoint_every=64)
         partial = len(PassageIndex.load(index_dir))
         assert 0 < partial < 1500
-        result = cli("ingest", "folder", str(big), "--index", str(index_dir))
-        assert result.returncode == 0, result.stderr
-        assert f"passages added: {1500 - partial}" in result.stdout  # long lines are cut at sentence ends
+        capsys.readouterr()
+        assert main(["ingest", "folder", str(big), "--index", str(index_dir)]) == 0
+        assert f"passages added: {1500 - partial}" in capsys.readouterr().out  # long lines are cut at sentence ends
         resumed = PassageIndex.load(index_dir)
         assert len(resumed) == 1500 and {p.text for p in resumed} == set(sentences)
 
