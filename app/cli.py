@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from app.errors import EXIT_INTERRUPTED, EXIT_USAGE, HANDLED, describe
 from components.embedder import QUERY_RUNTIMES
@@ -21,6 +21,9 @@ from components.model_files import DEFAULT_PRESET, PRESETS
 from components.passages import MAX_PASSAGE_WORDS
 from pipeline.arguments import run_command, whole_number
 from pipeline.configuration import ANSWER_FORMS, POLICIES, PipelineConfig, validate_question
+
+if TYPE_CHECKING:
+    from app.service import RAGService
 
 
 # ---------------------------------------------------------------------------- shared options
@@ -402,19 +405,23 @@ def _query_cache(choice: str) -> str | None:
     return choice
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+def serve_service(args: argparse.Namespace) -> RAGService:
+    """The service ``serve`` runs for its parsed ``args`` (nothing loaded yet)."""
     from app.conversations import open_store
-    from app.security import parse_users
-    from app.server import run
     from app.service import RAGService
 
-    users = parse_users(args.auth)
-    pipeline = _pipeline(args)
     models = [m.strip() for m in (args.models or "").split(",") if m.strip()]
-    service = RAGService(_resources(args, query_cache=_query_cache(args.query_cache)), pipeline, models=models,
-                         max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
-                         checkpointer=open_store(args.conversations))
-    run(service, host=args.host, port=args.port, users=users, body_timeout_s=args.body_timeout)
+    return RAGService(_resources(args, query_cache=_query_cache(args.query_cache)), _pipeline(args), models=models,
+                      max_upload_bytes=int(args.max_upload_mb * 1024 * 1024),
+                      checkpointer=open_store(args.conversations))
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from app.security import parse_users
+    from app.server import run
+
+    users = parse_users(args.auth)
+    run(serve_service(args), host=args.host, port=args.port, users=users, body_timeout_s=args.body_timeout)
     return 0
 
 

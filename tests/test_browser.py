@@ -14,7 +14,7 @@ import pymupdf
 import pytest
 from components.answerability import FALLBACK_MODEL, AnswerabilityModel
 from app.ui import ASK
-from servers import free_port, start_server, wait_healthy
+from servers import free_port, serve_in_process, start_server, wait_healthy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -25,7 +25,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 @pytest.fixture(scope="module")
 def server(index_dir, tmp_path_factory):
-    """The real server process on a copy of the test index, with SmolLM2 for speed."""
+    """The real server process on a copy of the test index, with SmolLM2 for speed (its own process:
+    an upload must come from the Gradio folder its process was started with)."""
     work = tmp_path_factory.mktemp("server")
     proc, url = start_server(index_dir, work)
     wait_healthy(url)
@@ -191,11 +192,8 @@ def test_small_talk_and_a_first_question_about_someone_unnamed_are_answered_with
 def cached_server(index_dir, tmp_path_factory):
     """A server with a query cache (the other tests' server answers every question afresh)."""
     work = tmp_path_factory.mktemp("cached")
-    proc, url = start_server(index_dir, work, "--query-cache", str(work / "query_cache.sqlite"))
-    wait_healthy(url)
-    yield url, work
-    proc.terminate()
-    proc.wait(timeout=30)
+    with serve_in_process(index_dir, work, "--query-cache", str(work / "query_cache.sqlite")) as url:
+        yield url, work
 
 
 def test_an_answer_from_the_cache_does_not_say_another_turns_rewrite(browser, cached_server):
@@ -491,11 +489,9 @@ def unsure_server(index_dir, tmp_path_factory):
     every question as multi-hop (``--multi-hop-threshold 0``: from Medium), unless the chat's setting
     says otherwise."""
     work = tmp_path_factory.mktemp("cascade-unsure")
-    proc, url = start_server(index_dir, work, "--policy", "cascade", "--accept-threshold", "1e9", "--multi-hop-threshold", "0")
-    wait_healthy(url)
-    yield url, work
-    proc.terminate()
-    proc.wait(timeout=30)
+    unsure = ("--policy", "cascade", "--accept-threshold", "1e9", "--multi-hop-threshold", "0")
+    with serve_in_process(index_dir, work, *unsure) as url:
+        yield url, work
 
 
 def test_an_unsure_answer_escalates_visibly(browser, unsure_server):
@@ -1481,11 +1477,8 @@ def cascade_server(index_dir, tmp_path_factory):
     """A server whose policy is the cascade, started per question type (the other tests' server runs
     the fixed Easy tier)."""
     work = tmp_path_factory.mktemp("cascade-server")
-    proc, url = start_server(index_dir, work, "--policy", "cascade")
-    wait_healthy(url)
-    yield url, work
-    proc.terminate()
-    proc.wait(timeout=30)
+    with serve_in_process(index_dir, work, "--policy", "cascade") as url:
+        yield url, work
 
 
 def multi_hop_line(page, question: str) -> str:
