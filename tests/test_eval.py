@@ -265,6 +265,13 @@ class TestDatasets:
             seen_questions([Path("first")], "no-such-revision")
         with pytest.raises(DatasetError, match="missing"):
             seen_questions([Path("gone/records.jsonl")], "HEAD")
+        (tmp_path / "results" / "third").mkdir()
+        (tmp_path / "results" / "third" / "records.jsonl").write_bytes(b'{"id": "6"}\n\xff\xfe not text\n')
+        git("add", "-A")
+        git("commit", "-q", "-m", "third")
+        with pytest.raises(DatasetError, match=r"third/records\.jsonl as of HEAD is no records file"):
+            seen_questions([Path("third")], "HEAD")
+        assert seen_questions([Path("first"), Path("second")], "HEAD") == {"1", "2", "4"}  # the files read before, again
 
 
 class TestUnseenRunsDrawnAgain:
