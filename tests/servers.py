@@ -75,8 +75,6 @@ def serve_in_process(index_dir: Path, work: Path, *extra: str) -> Iterator[str]:
     cache folder is ``work``'s while it serves; its uploads land in this process's Gradio folder (Gradio reads
     GRADIO_TEMP_DIR once, on import), where the service does not look for them: a test that uploads through
     the chat uses ``start_server``."""
-    import uvicorn
-
     from app.cli import build_parser, serve_service
     from app.security import parse_users
     from app.server import create_app
@@ -88,19 +86,30 @@ def serve_in_process(index_dir: Path, work: Path, *extra: str) -> Iterator[str]:
         patch.delenv("ADAPTIVE_RAG_AUTH", raising=False)  # as start_server's process: logins only from extra
         service = serve_service(args)
         service.warm_up()
-        app = create_app(service, users=parse_users(args.auth), body_timeout_s=args.body_timeout)
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        try:
-            deadline = time.time() + 60
-            while not server.started and time.time() < deadline:
-                time.sleep(0.1)
-            assert server.started, "the server did not start in 60 s"
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            server.should_exit = True
-            thread.join(timeout=30)
+        with serve_app(create_app(service, users=parse_users(args.auth), body_timeout_s=args.body_timeout),
+                       port) as url:
+            yield url
+
+
+@contextmanager
+def serve_app(app, port: int | None = None) -> Iterator[str]:
+    """``app`` served by uvicorn on a thread of this process; yields its URL once it takes connections,
+    and stops it after."""
+    import uvicorn
+
+    port = port or free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.time() + 60
+        while not server.started and time.time() < deadline:
+            time.sleep(0.1)
+        assert server.started, "the server did not start in 60 s"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
 
 
 def wait_healthy(url: str, auth=None) -> dict:

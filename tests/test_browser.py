@@ -14,7 +14,7 @@ import pymupdf
 import pytest
 from components.answerability import FALLBACK_MODEL, AnswerabilityModel
 from app.ui import ASK
-from servers import free_port, serve_in_process, start_server, wait_healthy
+from servers import free_port, serve_app, serve_in_process, start_server, wait_healthy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(
@@ -869,27 +869,14 @@ def test_bold_text_is_drawn_in_one_font(page):
 def in_process_server(service, browser, viewport=(1200, 900)):
     """``service`` behind the real HTTP app in this process (so a test can patch what it calls),
     and a page of a fresh browser context open on its chat."""
-    import threading
-
-    import uvicorn
-
     from app.server import create_app
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-    try:
-        deadline = time.time() + 60
-        while not server.started and time.time() < deadline:
-            time.sleep(0.1)
-        page = chat_page(context, f"http://127.0.0.1:{port}")
-        yield page
-    finally:
-        context.close()
-        server.should_exit = True
-        thread.join(timeout=30)
+    with serve_app(create_app(service)) as url:
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        try:
+            yield chat_page(context, url)
+        finally:
+            context.close()
 
 
 def test_a_failure_while_answering_becomes_a_message(browser, ctx, tmp_path, monkeypatch):
