@@ -12,6 +12,7 @@ A question can be cancelled (the client went away): generation stops at the next
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import shutil
 import threading
@@ -73,6 +74,19 @@ class _CancelOnSignal(BaseCallbackHandler):
 
     def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
         self._check()
+
+
+def _not_a_cancellation(record: logging.LogRecord) -> bool:
+    """LangChain logs a callback handler's exception as a warning before raising it ("Error in %s.%s
+    callback: %s": the handler's class, the event, the exception's repr): a question stopped by
+    :class:`_CancelOnSignal` is no error, so that line is dropped; any other handler's failure is
+    still logged."""
+    args = record.args if isinstance(record.args, tuple) else ()
+    return not (len(args) == 3 and args[0] == _CancelOnSignal.__name__
+                and str(args[2]).startswith(f"{Cancelled.__name__}("))
+
+
+logging.getLogger("langchain_core.callbacks.manager").addFilter(_not_a_cancellation)
 
 
 class Line:

@@ -2,6 +2,7 @@
 
 from urllib.parse import quote
 import json
+import logging
 import shutil
 import threading
 from pathlib import Path
@@ -9,10 +10,12 @@ from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import manager as callback_manager
 
 from app.security import parse_users
 from app.server import AskRequest, create_app
-from app.service import RAGService
+from app.service import Cancelled, RAGService
 from components.answerability import FALLBACK_MODEL
 from components.index import PassageIndex
 from pipeline.configuration import ConfigurationError, QuestionError
@@ -40,6 +43,16 @@ def own_service(ctx, index_dir, tmp_path, monkeypatch):
     service = RAGService.from_context(replace(ctx, index=index), "smollm2-135m")
     monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     return service, index
+
+
+
+class _Failing(BaseCallbackHandler):
+    """A callback handler with a bug: LangChain logs its exception, then raises it."""
+
+    raise_error = True
+
+    def on_llm_new_token(self, *args, **kwargs):
+        raise RuntimeError("a bug")
 
 
 class TestAsk:
@@ -542,6 +555,26 @@ class TestService:
         with pytest.raises(KeyboardInterrupt):
             list(service.stream("How big is Jupiter?", session_id="terminal", tier="easy", cancel=cancel))
         assert cancel.is_set() and service.status()["cancelled"] == 1 and service.status()["in_flight"] == 0
+
+    def test_a_question_stopped_while_generating_logs_no_error(self, ctx, caplog):
+        """Noticed in session 80: every Stop in the chat put "Error in _CancelOnSignal.on_llm_new_token
+        callback: Cancelled(...)" in the server's log (LangChain logs a handler's exception as a warning
+        before raising it), so an operator read each stopped question as a failure. A stop is no error;
+        another handler's failure is still logged."""
+        service = RAGService.from_context(ctx, "smollm2-135m")
+        cancel = threading.Event()
+        events = service.stream("How big is Jupiter?", session_id="terminal", tier="easy", cancel=cancel)
+        with caplog.at_level(logging.WARNING):
+            with pytest.raises(Cancelled):
+                for event in events:
+                    if event["type"] == "token":
+                        cancel.set()  # as the chat's Stop does, while the model writes
+            with pytest.raises(RuntimeError):
+                callback_manager.handle_event([_Failing()], "on_llm_new_token", None, "token")
+        assert service.status()["cancelled"] == 1 and service.status()["in_flight"] == 0
+        logged = [record.getMessage() for record in caplog.records]
+        assert not [line for line in logged if "Cancel" in line], logged
+        assert [line for line in logged if "Error in _Failing.on_llm_new_token callback" in line], logged
 
     def test_the_first_question_after_start_up_reuses_the_instructions(self, index_dir):
         """Noticed in session 49: the first question a fresh server answered evaluated its whole
