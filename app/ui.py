@@ -162,7 +162,9 @@ def setting_slider(*args: Any, **kwargs: Any) -> gr.Slider:
     def preprocess(payload: float) -> float:
         low, high = slider.minimum, slider.maximum
         if not low <= payload <= high:
-            raise gr.Error(f"{slider.label} cannot be {payload:g}: choose from {low:g} to {high:g}.")
+            # the person's mistake, not the server's: no traceback in the log
+            raise gr.Error(f"{slider.label} cannot be {payload:g}: choose from {low:g} to {high:g}.",
+                           print_exception=False)
         return check(payload)
 
     slider.preprocess = preprocess  # type: ignore[method-assign]

@@ -1344,10 +1344,12 @@ def test_a_setting_out_of_range_is_refused_and_the_box_shows_the_bar_in_use(brow
     """Noticed in session 32: typing 150 into "Abstain below (%)" showed Gradio's range toast, but the
     slider took 100, so every answer was withheld, while the box went on showing 150 until a reload.
     An out-of-range value is refused: the box goes back to the bar in use and answers are checked
-    against it."""
+    against it. Noticed in session 80: each refusal also printed a full traceback to the server's log, as a
+    failure would; a value a person typed out of range is no failure of the server."""
     url, work = server
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = chat_page(context, url)
+    log, logged_before = work / "server.log", (work / "server.log").stat().st_size
     number = setting_box(page)
     type_setting(page, number, "7", settle_ms=800)
     type_setting(page, number, "150", settle_ms=1500)
@@ -1363,6 +1365,8 @@ def test_a_setting_out_of_range_is_refused_and_the_box_shows_the_bar_in_use(brow
         assert multi_hop.input_value() == before
         assert any("Multi-hop from (%) cannot be -3: choose from 0 to 100." in toast
                    for toast in page.locator(".toast-body").all_inner_texts())
+    refusals_logged = log.read_bytes()[logged_before:].decode(errors="replace")
+    assert "cannot be 150" not in refusals_logged and "Traceback" not in refusals_logged, refusals_logged
     ask(page, "Who directed 2001: A Space Odyssey?")
     wait_answered(page)
     assert_the_bar_the_setting_gives(check_line(page), 7.0)
