@@ -45,7 +45,6 @@ def own_service(ctx, index_dir, tmp_path, monkeypatch):
     return service, index
 
 
-
 class _Failing(BaseCallbackHandler):
     """A callback handler with a bug: LangChain logs its exception, then raises it."""
 
