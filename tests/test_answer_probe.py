@@ -210,6 +210,41 @@ class TestFitting:
         assert ANSWER_PROBE not in recording_model().features and ANSWER_PROBE not in FREE
         assert set(recording_model().features) == set(FEATURES) - {ANSWER_PROBE, *QUESTION_LIKELIHOOD}
 
+    def test_a_recording_without_model_calls_offers_no_candidate_that_needs_one(self):
+        """``record`` keeps the states of each answer's first token, so the check makes no call of its own (a
+        self-check's reply would be the last with states); the fit then offers only what was recorded."""
+        from components.answerability import SELF_CHECKS, SUFFICIENCY
+        from training.answerability import candidate_extras, recording_model
+
+        lean = recording_model(model_calls=False)
+        assert set(lean.features) == set(FEATURES) - {ANSWER_PROBE, *QUESTION_LIKELIHOOD, *SELF_CHECKS, SUFFICIENCY}
+        assert not lean.self_checks and not lean.uses_sufficiency
+        runs = [{**r, "answerability": {**r["answerability"], "features": {f: 0.5 for f in lean.features}}}
+                for r in self.runs()]
+        assert candidate_extras(runs) == [()]
+        one = [{**r, "answerability": {**r["answerability"], "features": {
+            **r["answerability"]["features"], SELF_CHECKS[0]: 0.5}}} for r in runs]
+        assert candidate_extras(one) == [(), (SELF_CHECKS[0],)]
+        every = [{**r, "answerability": {**r["answerability"], "features": {
+            **r["answerability"]["features"], **{c: 0.5 for c in SELF_CHECKS}}}} for r in runs]
+        assert candidate_extras(every) == [(), *((c,) for c in SELF_CHECKS), SELF_CHECKS]
+
+    def test_a_recording_whose_two_files_disagree_is_refused_and_a_finished_one_left_alone(self, tmp_path):
+        from training.answer_probe import _save, main
+
+        runs, out, hidden = tmp_path / "runs.jsonl", tmp_path / "out.jsonl", tmp_path / "states.npz"
+        runs.write_text("".join(json.dumps(r) + "\n" for r in self.runs()[:2]))
+        out.write_text("".join(json.dumps(r) + "\n" for r in self.runs()[:2]))
+        _save(hidden, {"ids": np.array(["q0", "q1"]), "layers": np.array([20]), "states": np.zeros((2, 1, 3)),
+                       "same": np.ones(2, dtype=bool), "model": np.array("m.gguf")})
+        arguments = ["record", "--runs", str(runs), "--out", str(out), "--hidden", str(hidden), "--layers", "20"]
+        assert main(arguments) == 0  # every question recorded: nothing loads, nothing changes
+        out.write_text("".join(json.dumps(r) + "\n" for r in self.runs()[1:3]))
+        with pytest.raises(SystemExit, match="not one recording"):
+            main(arguments)
+        with pytest.raises(SystemExit, match=r"holds layers \[20\], not \[16\]"):
+            main([*arguments[:-1], "16"])
+
     def runs(self):
         features = {"support": 0.5}
         return [{"id": f"q{i}", "dataset": "squad", "answerable": True, "f1": 1.0,

@@ -1242,21 +1242,21 @@ class TestConfiguration:
 
 class TestFitting:
     def test_a_recorded_answer_keeps_its_question_s_token_log_probabilities(self):
-        from training.answerability import _kept
+        from training.answerability import kept_record
 
         steps = [{"question_logprob": {"mean": -2.0, "min": -3.0, "tokens": 2, "values": [-1.0, -3.0]}},
                  {"question_logprob": {"mean": -1.0, "min": -1.5, "tokens": 2, "values": [-0.5, -1.5]}}]
-        assert _kept({"id": "q", "steps": steps})["question_logprobs"] == [-0.5, -1.5]  # the final answer's
-        assert _kept({"id": "q", "steps": [{"tier": "easy"}]})["question_logprobs"] is None  # not read
-        assert _kept({"id": "q"})["question_logprobs"] is None
+        assert kept_record({"id": "q", "steps": steps})["question_logprobs"] == [-0.5, -1.5]  # the final answer's
+        assert kept_record({"id": "q", "steps": [{"tier": "easy"}]})["question_logprobs"] is None  # not read
+        assert kept_record({"id": "q"})["question_logprobs"] is None
 
     def test_a_recorded_answer_keeps_the_evidence_it_was_checked_against(self):
         """The check's word-overlap features can then be computed anew from the recording."""
-        from training.answerability import _kept
+        from training.answerability import kept_record
 
         context = "[1] Dog: Dogs are welcome on Fridays.\n[2] Cat: Cats are not allowed."
-        assert _kept({"id": "q", "context": context})["context"] == context
-        assert _kept({"id": "q"})["context"] is None
+        assert kept_record({"id": "q", "context": context})["context"] == context
+        assert kept_record({"id": "q"})["context"] is None
 
     RUNS = [
         {"dataset": "squad", "answerable": True, "f1": 1.0, "answerability": {"by": "score"}},

@@ -303,3 +303,45 @@ class TestLearnedFit:
         assert LEARNED_FIT_ON == ("squad",)
         with pytest.raises(SystemExit):
             main(["learned", "--fit-on", "nq"])
+
+
+class TestArticleRankers:
+    """training.rerank.article_rankers: the learned reranker cross-fitted by SQuAD 2.0 article, for the check's
+    recording (training.answer_probe record --cross-fit-reranker)."""
+
+    TITLES = [f"Article {n}" for n in range(12)]
+
+    def test_the_folds_deal_the_articles_evenly_and_the_same_way_every_time(self):
+        from training.rerank import article_folds
+
+        folds = article_folds(self.TITLES * 2, 5)
+        assert set(folds) == set(self.TITLES)
+        assert sorted(list(folds.values()).count(f) for f in range(5)) == [2, 2, 2, 3, 3]
+        assert article_folds(list(reversed(self.TITLES)), 5) == folds
+        with pytest.raises(ValueError, match="at least 2 folds"):
+            article_folds(self.TITLES, 1)
+        with pytest.raises(ValueError, match="3 articles cannot fill 5 folds"):
+            article_folds(self.TITLES[:3], 5)
+
+    def test_each_articles_reranker_is_fit_without_its_fold_on_the_named_answerable_questions(self, monkeypatch):
+        import eval.runner
+        import training.rerank as rerank
+        from eval.datasets import Example
+
+        questions = [Example(f"{t}-{k}", "When?", ("1889",) if k != 2 else (), "squad", meta={"title": t})
+                     for t in self.TITLES for k in range(3)]  # the third of each article is unanswerable
+        unnamed = {"Article 0-1"}  # a question the labels do not name is no one's training question
+        monkeypatch.setattr(eval.runner, "seen_questions", lambda paths: {q.id for q in questions} - unnamed)
+        monkeypatch.setattr(rerank, "scored", lambda examples, index, embedder, features: [
+            rerank.Scored("squad", False, np.zeros((1, 1)), np.array([True]), (e.meta["title"], e.id), frozenset())
+            for e in examples])
+        monkeypatch.setattr(rerank, "fit_ranker", lambda rows, metadata: (frozenset(r.titles[1] for r in rows), metadata))
+
+        fits = rerank.article_rankers(questions, index=None, embedder=None, folds=4)
+        folds = rerank.article_folds(self.TITLES, 4)
+        assert set(fits) == set(self.TITLES)
+        for title, (fit_on, metadata) in fits.items():
+            expected = {q.id for q in questions if q.answerable and q.id not in unnamed
+                        and folds[q.meta["title"]] != folds[title]}
+            assert fit_on == expected
+            assert metadata["cross_fit"] == f"articles outside fold {folds[title]} of 4"

@@ -1,6 +1,7 @@
 """Fitting the answer probe of the default generator on the train splits.
 
     python -m training.answer_probe run    # answer the check's training questions again, keeping hidden states (resumable)
+    python -m training.answer_probe record --out F  # answer them once, keeping what the check reads and the states
     python -m training.answer_probe extra  # answer more train questions, for the probe only (resumable; optional)
     python -m training.answer_probe fit    # choose the layer and penalty, write the probe and its cross-fitted scores
     python -m training.answer_probe fit --extra-limit 400 --probe-out … # a learning curve's point: the first 400 extra answers
@@ -14,6 +15,14 @@ answer, so the answers are the same), and keeps the output of the layers :data:`
 first token of each final answer. It checks that every answer is the recorded one: the hidden states
 belong to the answers the check is fit on. The states go to an ``.npz`` file of arrays (no pickle)
 under ``runs/``: 17 MB that ``run`` remakes, so they are not committed.
+
+``record`` answers the same questions once and keeps both what the check reads of each answer (as
+``training.answerability run`` records it, less the features that cost a model call) and its states:
+a recording that the probe (``fit --runs F --hidden H``) and then the check (``training.answerability
+fit --out F``) are both fit on. ``--cross-fit-reranker`` ranks each SQuAD 2.0 question's evidence by
+the learned reranker fit without its article (:func:`training.rerank.article_rankers`), as the
+shipped cascade ranks a new article's: the check is then fit on answers read from the evidence it
+will check.
 
 ``extra`` answers train questions the check is not fit on (SQuAD 2.0 train articles and NQ-open
 train by default, seeded, none of the check's) the same way and keeps their states and whether each
@@ -172,6 +181,82 @@ def run(args: argparse.Namespace) -> int:
                 save()
             bar.update(1)
     print(f"{sum(same)} of {len(same)} answers are the recorded ones", file=sys.stderr)
+    return 0
+
+
+def record(args: argparse.Namespace) -> int:
+    """Answer the questions of ``--runs`` once, in their order, and keep both what the check reads of each answer
+    (``--out``, as ``training.answerability run`` records it, without the features that cost a model call) and
+    the hidden states of its first token (``--hidden``): a recording the check and the probe are both fit on.
+    With ``--cross-fit-reranker``, each SQuAD 2.0 question's evidence is ranked by the learned reranker fit
+    without its article (:func:`training.rerank.article_rankers`). Resumable: the two files grow together."""
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from components.reranker import LearnedReranker
+    from components.storage import atomic_write_text
+    from eval.contexts import load_contexts
+    from eval.datasets import load
+    from eval.runner import read_records, run_one
+    from training.answerability import kept_record, recording_model
+    from training.rerank import article_rankers
+
+    questions = list(read_records(args.runs))
+    layers = tuple(args.layers)
+    done: dict[str, Any] = read_hidden(args.hidden) if args.hidden.is_file() else {}
+    if done and tuple(done["layers"].tolist()) != layers:
+        raise SystemExit(f"{shown_path(args.hidden)} holds layers {done['layers'].tolist()}, not {list(layers)}")
+    ids = [str(i) for i in done.get("ids", [])]
+    states = list(done.get("states", []))
+    records = list(read_records(args.out)) if args.out.is_file() else []
+    kept = min(len(ids), len(records))  # a run stopped between the two files' saves kept one more batch in one
+    if [r["id"] for r in records[:kept]] != ids[:kept] or [q["id"] for q in questions[:kept]] != ids[:kept]:
+        raise SystemExit(f"{shown_path(args.out)} and {shown_path(args.hidden)} are not one recording of "
+                         f"{shown_path(args.runs)}'s questions: move both away")
+    ids, states = ids[:kept], states[:kept]
+    if len(records) > kept:
+        atomic_write_text(args.out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records[:kept]))
+    todo = questions[len(ids):]
+    print(f"{len(questions)} questions, {len(ids)} already recorded", file=sys.stderr)
+    if not todo:
+        return 0
+    splits = list(dict.fromkeys((q["dataset"], "train") for q in questions))
+    examples = {(dataset, e.id): e for dataset, split in splits for e in load(dataset, split, args.data_dir)}
+    contexts = {split: replace(ctx, answerability=recording_model(model_calls=False), sufficiency=None)
+                for split, ctx in load_contexts(splits, args.data_dir, args.model, answerability=None,
+                                                answer_probe=None).items()}
+    rankers: dict[str, LearnedReranker] = {}  # SQuAD 2.0 article title -> the reranker fit without it
+    if args.cross_fit_reranker and ("squad", "train") in contexts:
+        squad = contexts[("squad", "train")]
+        fits = article_rankers([e for (d, _), e in examples.items() if d == "squad"], squad.index, squad.embedder)
+        rankers = {title: LearnedReranker(model) for title, model in fits.items()}
+    recorder, width, model = reading(contexts, layers)
+    system = answering_system()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    pending: list[dict[str, Any]] = []
+
+    def save() -> None:  # the states first: a record is written only once its state is kept
+        _save(args.hidden, {"ids": np.array(ids), "layers": np.array(layers), "states": np.array(states, dtype=np.float32),
+                            "same": np.ones(len(ids), dtype=bool), "model": np.array(model)})
+        with args.out.open("a", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in pending)
+        pending.clear()
+
+    with tqdm(total=len(todo), unit="question", file=sys.stderr, mininterval=5.0) as bar:
+        for n, question in enumerate(todo, 1):
+            example = examples[(question["dataset"], question["id"])]
+            ctx = contexts[(question["dataset"], "train")]
+            if question["dataset"] == "squad" and rankers:
+                ctx = replace(ctx, reranker=rankers[example.meta["title"]])
+            recorder.latest = None
+            pending.append(kept_record(run_one(ctx, system, example)))
+            hidden = recorder.latest or {}
+            states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
+            ids.append(question["id"])
+            if n % SAVE_EVERY == 0 or n == len(todo):
+                save()
+            bar.update(1)
     return 0
 
 
@@ -558,6 +643,14 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help=f"layers to keep (default {LAYERS})")
     run_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     run_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
+    record_parser = sub.add_parser("record", help="answer the check's training questions once, recording both what the "
+                                                   "check reads and the hidden states")
+    record_parser.add_argument("--out", type=Path, required=True, help="the records (JSONL), as training.answerability run's")
+    record_parser.add_argument("--cross-fit-reranker", action="store_true",
+                               help="rank each SQuAD 2.0 question's evidence by the learned reranker fit without its article")
+    record_parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help=f"layers to keep (default {LAYERS})")
+    record_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
+    record_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
     extra_parser = sub.add_parser("extra", help="answer more train questions, keeping hidden states, for the probe only")
     extra_parser.add_argument("--sets", nargs="+", default=list(EXTRA_SETS),
                               help=f"train questions per dataset, name=count (default: {' '.join(EXTRA_SETS)})")
@@ -584,7 +677,7 @@ def main(argv: list[str] | None = None) -> int:
                                    help="layer sets, each comma-separated (default: 16 20)")
     answerable_parser.add_argument("--penalties", type=float, nargs="+", default=[30.0, 100.0, 300.0])
     answerable_parser.add_argument("--halves", type=int, default=30, help="held-out halvings of the rule (default 30)")
-    for p in (run_parser, extra_parser, fit_parser, layers_parser, answerable_parser):
+    for p in (run_parser, record_parser, extra_parser, fit_parser, layers_parser, answerable_parser):
         p.add_argument("--runs", type=Path, default=RUNS_FILE,
                        help=f"the check's training runs (default: {shown_path(RUNS_FILE)})")
         p.add_argument("--hidden", type=Path, default=HIDDEN_FILE,
@@ -594,7 +687,8 @@ def main(argv: list[str] | None = None) -> int:
                        help=f"the extra answers' states (default: {shown_path(EXTRA_FILE)}, used when it exists; none: "
                             "fit on the check's answers only)")
     args = parser.parse_args(argv)
-    commands = {"run": run, "extra": extra, "fit": fit_command, "layers": layers_command, "answerable": answerable_command}
+    commands = {"run": run, "record": record, "extra": extra, "fit": fit_command, "layers": layers_command,
+                "answerable": answerable_command}
     return commands[args.command](args)
 
 

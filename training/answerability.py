@@ -93,19 +93,22 @@ SUFFICIENCY_MODEL = DEFAULT_MODEL.with_name("answerability_sufficiency.json")
         --model-out components/answerability_sufficiency.json --report docs/answerability/sufficiency"""
 
 
-def recording_model() -> AnswerabilityModel:
+def recording_model(model_calls: bool = True) -> AnswerabilityModel:
     """A model over every feature that weighs none: the check computes and records them all (the
     self-check included), its score is always 0.5, and with the run's threshold of 0 it never abstains.
     All but the answer probe's: a probe is fit on these answers (``python -m training.answer_probe``),
     and its feature comes from its cross-fitted scores (``--answer-probe-scores``); and the question's
     likelihood, which the check records wherever ``generate`` read it (not for a layout that puts the
-    question first)."""
-    features = tuple(f for f in FEATURES if f not in (ANSWER_PROBE, *QUESTION_LIKELIHOOD))
+    question first). Without ``model_calls``, also none of the features that cost a model call (the
+    self-checks, the sufficiency scorer): the generator then answers and nothing else."""
+    left_out = {ANSWER_PROBE, *QUESTION_LIKELIHOOD, *(() if model_calls else (*SELF_CHECKS, SUFFICIENCY))}
+    features = tuple(f for f in FEATURES if f not in left_out)
     n = len(features)
     return AnswerabilityModel(features, (0.0,) * n, (1.0,) * n, (0.0,) * n, 0.0, {"purpose": "recording"})
 
 
-def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
+def kept_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What a recording keeps of a benchmark record: the answer, its scores and cost, and what the check read."""
     keys = ("id", "dataset", "question", "answerable", "gold_answers", "answer", "written_answer", "em", "f1", "final_tier",
             "escalations", "input_tokens", "prompt_tokens_evaluated", "latency_ms", "timings_ms", "answerability",
             "context")  # the evidence the answer was checked against: word-overlap features can be computed anew
@@ -130,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     sets = [replace(s, size=args.size) for s in SETS] if args.size else SETS
     scorer = SufficiencyScorer()
     scorer.warm_up()
-    return record_answers(args, sets, lambda ctx, example: _kept(run_one(ctx, system, example)),
+    return record_answers(args, sets, lambda ctx, example: kept_record(run_one(ctx, system, example)),
                           prepare=lambda ctx: replace(ctx, answerability=recording_model(), sufficiency=scorer),
                           answerability=None)
 
@@ -426,14 +429,16 @@ def time_added(runs: Sequence[Mapping[str, Any]], checks: int, sufficiency: bool
 
 
 def candidate_extras(scored: Sequence[Mapping[str, Any]]) -> list[tuple[str, ...]]:
-    """The features a candidate model adds to the free ones: none, each self-check, both, and, when
+    """The features a candidate model adds to the free ones: none, each self-check and both (those every scored
+    answer has: a recording without model calls has none), and, when
     every scored answer has it, the sufficiency scorer alone and with the self-checks; and, when
     answers have it, the answer probe alone (and with the sufficiency scorer when that is there); and,
     when answers have it, the question's likelihood alone and with the probe."""
-    extras: list[tuple[str, ...]] = [(), *((c,) for c in SELF_CHECKS), SELF_CHECKS]
+    recorded = [c for c in SELF_CHECKS if bool(scored) and all(c in r["answerability"]["features"] for r in scored)]
+    extras: list[tuple[str, ...]] = [(), *((c,) for c in recorded), *([tuple(recorded)] if len(recorded) > 1 else [])]
     sufficiency = bool(scored) and all(SUFFICIENCY in r["answerability"]["features"] for r in scored)
     if sufficiency:
-        extras += [(SUFFICIENCY,), (SUFFICIENCY, *SELF_CHECKS)]
+        extras += [(SUFFICIENCY,), *([(SUFFICIENCY, *recorded)] if recorded else [])]
     probe = any(ANSWER_PROBE in r["answerability"]["features"] for r in scored)
     if probe:
         extras += [(ANSWER_PROBE,), *([(ANSWER_PROBE, SUFFICIENCY)] if sufficiency else [])]

@@ -295,6 +295,42 @@ def learned_fit(rows: Sequence[Scored], held: Sequence[Scored], against: RankerM
     return model, figures
 
 
+ARTICLE_FOLDS = 5
+"""The folds of SQuAD 2.0's train articles that :func:`article_rankers` fits a reranker without."""
+
+
+def article_folds(titles: Sequence[str], folds: int = ARTICLE_FOLDS) -> dict[str, int]:
+    """Each article title's fold: the titles in the order of a hash of each, dealt round the folds, so that the
+    folds are as even as the articles allow and the same on every machine."""
+    if folds < 2:
+        raise ValueError(f"cross-fitting needs at least 2 folds, got {folds}")
+    order = sorted(set(titles), key=lambda t: (zlib.crc32(t.encode("utf-8")), t))
+    if len(order) < folds:
+        raise ValueError(f"{len(order)} articles cannot fill {folds} folds")
+    return {title: n % folds for n, title in enumerate(order)}
+
+
+def article_rankers(examples, index, embedder, folds: int = ARTICLE_FOLDS) -> dict[str, RankerModel]:
+    """The learned reranker cross-fitted by article: for each SQuAD 2.0 train article, the reranker fit as the
+    shipped one is (:func:`fit_ranker`, the answerable train questions ``training/labels`` names) on the questions
+    of the other folds' articles only. The answers the check is fit on are then read from evidence that a reranker
+    which never saw their article chose, as a new article's are."""
+    from eval.runner import seen_questions
+
+    fit_ids = seen_questions([FIT_QUESTIONS])
+    chosen = [e for e in examples if e.dataset == "squad" and e.answerable and e.id in fit_ids]
+    if not chosen:
+        raise ValueError("no answerable SQuAD 2.0 train question that training/labels names")
+    fold_of = article_folds([e.meta["title"] for e in examples if e.dataset == "squad"], folds)
+    rows = scored(chosen, index, embedder, features=rank_features)
+    row_folds = [fold_of[e.meta["title"]] for e in chosen]
+    models = [fit_ranker([r for r, f in zip(rows, row_folds, strict=True) if f != fold],
+                         {"fit_on": ["squad train"], "cross_fit": f"articles outside fold {fold} of {folds}",
+                          "candidates": RERANK_CANDIDATES, "l2": LEARNED_L2})
+              for fold in range(folds)]
+    return {title: models[fold] for title, fold in fold_of.items()}
+
+
 def first_relevant(row: Scored, score: Callable[[np.ndarray], np.ndarray]) -> bool:
     """Whether ``score`` puts a relevant candidate of ``row`` first (ties in dense order, as :func:`ranked`)."""
     return bool(row.relevant[kept(row, score)[0]])
