@@ -189,12 +189,13 @@ def record(args: argparse.Namespace) -> int:
     (``--out``, as ``training.answerability run`` records it, without the features that cost a model call) and
     the hidden states of its first token (``--hidden``): a recording the check and the probe are both fit on.
     With ``--cross-fit-reranker``, each SQuAD 2.0 question's evidence is ranked by the learned reranker fit
-    without its article (:func:`training.rerank.article_rankers`). Resumable: the two files grow together."""
+    without its article (:func:`training.rerank.article_rankers`); with ``--reranker``, every question's by that
+    one. Resumable: the two files grow together."""
     from dataclasses import replace
 
     from tqdm import tqdm
 
-    from components.reranker import LearnedReranker
+    from components.reranker import LearnedReranker, load_reranker
     from components.storage import atomic_write_text
     from eval.contexts import load_contexts
     from eval.datasets import load
@@ -202,6 +203,8 @@ def record(args: argparse.Namespace) -> int:
     from training.answerability import kept_record, recording_model
     from training.rerank import article_rankers
 
+    if args.cross_fit_reranker and args.reranker is not None:
+        raise SystemExit("--cross-fit-reranker and --reranker each choose the reranker: pass one")
     questions = list(read_records(args.runs))
     layers = tuple(args.layers)
     done: dict[str, Any] = read_hidden(args.hidden) if args.hidden.is_file() else {}
@@ -226,6 +229,10 @@ def record(args: argparse.Namespace) -> int:
     contexts = {split: replace(ctx, answerability=recording_model(model_calls=False), sufficiency=None)
                 for split, ctx in load_contexts(splits, args.data_dir, args.model, answerability=None,
                                                 answer_probe=None).items()}
+    if args.reranker is not None:
+        reranker = load_reranker(args.reranker)
+        reranker.warm_up()
+        contexts = {split: replace(ctx, reranker=reranker) for split, ctx in contexts.items()}
     rankers: dict[str, LearnedReranker] = {}  # SQuAD 2.0 article title -> the reranker fit without it
     if args.cross_fit_reranker and ("squad", "train") in contexts:
         squad = contexts[("squad", "train")]
@@ -648,6 +655,9 @@ def main(argv: list[str] | None = None) -> int:
     record_parser.add_argument("--out", type=Path, required=True, help="the records (JSONL), as training.answerability run's")
     record_parser.add_argument("--cross-fit-reranker", action="store_true",
                                help="rank each SQuAD 2.0 question's evidence by the learned reranker fit without its article")
+    record_parser.add_argument("--reranker", default=None,
+                               help="another reranker for every question (a name load_reranker knows; default: each "
+                                    "corpus's own, the learned one for SQuAD 2.0)")
     record_parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help=f"layers to keep (default {LAYERS})")
     record_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     record_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
