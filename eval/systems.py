@@ -15,8 +15,8 @@
 * ``cascade-hybrid``, ``cascade-retrieval-order`` and ``cascade-learned``: the cascade with the hybrid
   reranker, the dense retrieval's order or the learned reranker in place of the reranker fit for the knowledge base
   (``eval.corpora.benchmark_reranker``). On the Wikipedia summaries ``cascade-hybrid`` is the chat's
-  cascade before session 44, on SQuAD 2.0 the cascade before session 76 (its reranker is now the learned
-  one); on HotpotQA ``cascade-retrieval-order`` shows what its hybrid is worth.
+  cascade before session 44; on SQuAD 2.0 ``cascade-learned`` is the cascade of sessions 76 to 81, and
+  ``cascade-hybrid`` the cascade itself again; on HotpotQA ``cascade-retrieval-order`` shows what its hybrid is worth.
 * ``cascade``: a single-hop question starts at Easy, a multi-hop one at Medium (the question-type
   model's reading); low confidence extends the evidence in place. ``cascade-extend``: the cascade
   with ``extend_before_abstaining``: an answer the check would withhold goes up the ladder first.

@@ -416,15 +416,15 @@ class TestSystems:
         assert (medium.multi_hop_tier, medium.multi_hop_threshold) == ("medium", 0.0)  # session 24's: all from Medium
 
     def test_each_knowledge_base_gets_the_reranker_fit_for_it_and_a_system_may_name_the_other(self, ctx):
-        """SQuAD 2.0's pooled contexts get the learned reranker and HotpotQA's the hybrid, both fit on them; the
-        Wikipedia summaries (NQ-open, TriviaQA) the retrieval order fit on those. cascade-hybrid /
+        """SQuAD 2.0's and HotpotQA's pooled contexts get the hybrid, fit on them (SQuAD 2.0's had the learned one in
+        sessions 76-81); the Wikipedia summaries (NQ-open, TriviaQA) the retrieval order fit on those. cascade-hybrid /
         cascade-retrieval-order / cascade-learned swap it for one system of a run, on the same loaded context."""
         from components.reranker import HybridReranker, LearnedReranker, RetrievalOrder
         from eval.corpora import benchmark_reranker
         from eval.runner import system_context
 
         assert [benchmark_reranker(d) for d in ("squad", "hotpotqa", "hotpotqa-official", "nq", "triviaqa")] == \
-            ["learned", "hybrid", "hybrid", "retrieval-order", "retrieval-order"]
+            ["hybrid", "hybrid", "hybrid", "retrieval-order", "retrieval-order"]
         systems = all_systems()
         assert system_context(ctx, systems["cascade"]).reranker is ctx.reranker
         assert isinstance(system_context(ctx, systems["cascade-retrieval-order"]).reranker, RetrievalOrder)
