@@ -15,7 +15,10 @@ A question two runs answered would count twice: refused, as are runs of other da
 A run whose systems were named otherwise is pooled under the names given after its folder: session 76's seed-80
 run answered with the cascade of the time (the hybrid reranker) as ``cascade`` and with the learned reranker, now the
 cascade's, as ``cascade-learned``, so it pools with later runs as
-``docs/results/squad-train-s76-unseen11:cascade=cascade-hybrid,cascade-learned=cascade``. ``--against`` names the
+``docs/results/squad-train-s76-unseen11:cascade=cascade-hybrid,cascade-learned=cascade``. ``OLD=`` with no new
+name leaves a system out, so that runs which also answered another system pool with runs that did not: the hybrid's
+cascade over every unseen SQuAD 2.0 train run is ``…-s76-unseen11:cascade-learned=`` and
+``…-s76-unseen12:cascade=,cascade-hybrid=cascade`` beside the ten runs of sessions 71-75. ``--against`` names the
 system the F1 differences are taken against (the baseline unless given).
 """
 
@@ -35,29 +38,34 @@ from eval.targets import verdict_text, verdicts
 
 
 def run_argument(text: str) -> tuple[Path, dict[str, str]]:
-    """A run's folder and the names its systems are pooled under: ``FOLDER`` or ``FOLDER:OLD=NEW,OLD=NEW``."""
+    """A run's folder and the names its systems are pooled under: ``FOLDER`` or ``FOLDER:OLD=NEW,OLD=NEW`` (``OLD=``:
+    left out, an empty name)."""
     folder, _, names = text.rpartition(":")
     if not folder or "=" not in names:
         return Path(text), {}
     renames = {}
     for pair in names.split(","):
-        old, _, new = pair.partition("=")
-        if not old or not new:
-            raise DatasetError(f"{pair!r} in {text!r} is no OLD=NEW system name")
+        old, equals, new = pair.partition("=")
+        if not old or not equals:
+            raise DatasetError(f"{pair!r} in {text!r} is no OLD=NEW system name (or OLD= to leave it out)")
         renames[old] = new
     return Path(folder), renames
 
 
 def renamed(records: list[dict[str, Any]], renames: dict[str, str], folder: Path) -> list[dict[str, Any]]:
-    """``records`` with their systems under the names ``renames`` gives (all at once: ``a=b,b=a`` swaps two)."""
+    """``records`` with their systems under the names ``renames`` gives (all at once: ``a=b,b=a`` swaps two), less
+    those of a system renamed to the empty name."""
     systems = {r["system"] for r in records}
     unknown = sorted(set(renames) - systems)
     if unknown:
         raise DatasetError(f"{folder} holds no system {', '.join(unknown)} to rename (it holds {', '.join(sorted(systems))})")
-    names = [renames.get(s, s) for s in sorted(systems)]
+    names = [name for name in (renames.get(s, s) for s in sorted(systems)) if name]
     if len(set(names)) < len(names):
         raise DatasetError(f"renamed, two systems of {folder} would share a name: {', '.join(sorted(names))}")
-    return [{**r, "system": renames.get(r["system"], r["system"])} for r in records] if renames else records
+    if not names:
+        raise DatasetError(f"{folder}: every system is left out")
+    return [{**r, "system": renames.get(r["system"], r["system"])} for r in records
+            if renames.get(r["system"], r["system"])] if renames else records
 
 
 def read_runs(folders: Sequence[Path], renames: Sequence[dict[str, str]] = ()) -> list[list[dict[str, Any]]]:
@@ -105,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN",
                         help="benchmark run folders (each with its records.jsonl), each as FOLDER or, to pool its "
-                             "systems under other names, FOLDER:OLD=NEW[,OLD=NEW...]")
+                             "systems under other names, FOLDER:OLD=NEW[,OLD=NEW...] (OLD=: left out)")
     parser.add_argument("--against", metavar="SYSTEM",
                         help="the system the F1 differences are taken against (default: the baseline, where run)")
     args = parser.parse_args(argv)

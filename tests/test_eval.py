@@ -1532,3 +1532,22 @@ class TestPool:
         assert "two systems of" in capsys.readouterr().err
         assert main([str(seed80), "--against", "cascade-extend"]) == 2
         assert "no system cascade-extend to take differences against" in capsys.readouterr().err
+
+    def test_a_system_given_no_name_is_left_out_of_the_pool(self, capsys):
+        """The hybrid's cascade over all fifteen unseen SQuAD 2.0 train runs: seeds 80-84 also answered the learned
+        reranker's, which the ten earlier runs did not; left out, they pool."""
+        from eval.pool import main, read_runs, run_argument
+
+        results = Path(__file__).parents[1] / "docs" / "results"
+        seed80, seed81, earlier = (results / f"squad-train-{name}" for name in ("s76-unseen11", "s76-unseen12", "s71-unseen"))
+        assert run_argument(f"{seed81}:cascade=,cascade-hybrid=cascade") == (seed81, {"cascade": "", "cascade-hybrid": "cascade"})
+        pooled = read_runs([earlier, seed80, seed81], [{}, {"cascade-learned": ""}, {"cascade": "", "cascade-hybrid": "cascade"}])
+        assert [sorted({r["system"] for r in run}) for run in pooled] == [["baseline", "cascade"]] * 3
+        hybrid = {r["id"]: r["f1"] for r in read_runs([seed81])[0] if r["system"] == "cascade-hybrid"}
+        assert {r["id"]: r["f1"] for r in pooled[2] if r["system"] == "cascade"} == hybrid
+        assert main([str(earlier), f"{seed80}:cascade-learned="]) == 0
+        assert "pooled: 500 questions" in capsys.readouterr().out
+        assert main([f"{seed80}:baseline=,cascade=,cascade-learned="]) == 2
+        assert "every system is left out" in capsys.readouterr().err
+        assert main([f"{seed80}:=cascade"]) == 2
+        assert "is no OLD=NEW system name" in capsys.readouterr().err

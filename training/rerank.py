@@ -246,8 +246,9 @@ LEARNED_DATASETS = ("squad", "hotpotqa")
 DATASET_NAMES = {"squad": "SQuAD 2.0", "hotpotqa": "HotpotQA"}
 LEARNED_FIT_ON = ("squad",)
 """The train questions the shipped learned reranker is fit on: SQuAD 2.0's alone, the one corpus it ranked for in
-sessions 76 to 81 (``eval.corpora.RERANKERS``: both corpora have the hybrid since session 82). Session 76 also fit it on HotpotQA's 200; without them
-it puts a relevant passage first for about one point more of the committed runs' questions (docs/rerank/learned.md)."""
+sessions 76 to 81 (``eval.corpora.RERANKERS``: both corpora have the hybrid since session 82). Session 76 also fit
+it on HotpotQA's 200; without them it puts a relevant passage first for about one point more of the committed runs'
+questions (docs/rerank/learned.md)."""
 LEARNED_L2 = 1.0
 """The learned reranker's L2 penalty on its standardised coefficients (chosen before its held-out figures were read)."""
 FIT_QUESTIONS = Path(__file__).resolve().parent / "labels"
