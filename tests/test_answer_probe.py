@@ -230,7 +230,7 @@ class TestFitting:
         assert candidate_extras(every) == [(), *((c,) for c in SELF_CHECKS), SELF_CHECKS]
 
     def test_a_recording_whose_two_files_disagree_is_refused_and_a_finished_one_left_alone(self, tmp_path):
-        from training.answer_probe import _save, main
+        from training.answer_probe import SAVE_EVERY, _save, main
 
         runs, out, hidden = tmp_path / "runs.jsonl", tmp_path / "out.jsonl", tmp_path / "states.npz"
         runs.write_text("".join(json.dumps(r) + "\n" for r in self.runs()[:2]))
@@ -242,6 +242,19 @@ class TestFitting:
         out.write_text("".join(json.dumps(r) + "\n" for r in self.runs()[1:3]))
         with pytest.raises(SystemExit, match="not one recording"):
             main(arguments)
+        out.write_text("".join(json.dumps(r) + "\n" for r in self.runs()[:3]))  # records the states do not hold
+        with pytest.raises(SystemExit, match="not one recording"):
+            main(arguments)
+        out.unlink()  # states of a recording whose records are not these (a states file of run's, say) stay untouched
+        many = [f"q{i}" for i in range(SAVE_EVERY + 1)]
+        runs.write_text("".join(json.dumps({"dataset": "squad", "id": i}) + "\n" for i in many))
+        _save(hidden, {"ids": np.array(many), "layers": np.array([20]), "states": np.zeros((len(many), 1, 3)),
+                       "same": np.ones(len(many), dtype=bool), "model": np.array("m.gguf")})
+        with pytest.raises(SystemExit, match="not one recording"):
+            main(arguments)
+        assert len(np.load(hidden)["ids"]) == len(many)
+        with pytest.raises(SystemExit):  # a file for the states is named, never run's by default
+            main(arguments[:-4])
         with pytest.raises(SystemExit, match=r"holds layers \[20\], not \[16\]"):
             main([*arguments[:-1], "16"])
 

@@ -196,7 +196,6 @@ def record(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from components.reranker import LearnedReranker, load_reranker
-    from components.storage import atomic_write_text
     from eval.contexts import load_contexts
     from eval.datasets import load
     from eval.runner import read_records, run_one
@@ -212,14 +211,13 @@ def record(args: argparse.Namespace) -> int:
         raise SystemExit(f"{shown_path(args.hidden)} holds layers {done['layers'].tolist()}, not {list(layers)}")
     ids = [str(i) for i in done.get("ids", [])]
     states = list(done.get("states", []))
-    records = list(read_records(args.out)) if args.out.is_file() else []
-    kept = min(len(ids), len(records))  # a run stopped between the two files' saves kept one more batch in one
-    if [r["id"] for r in records[:kept]] != ids[:kept] or [q["id"] for q in questions[:kept]] != ids[:kept]:
+    records = [r["id"] for r in read_records(args.out)] if args.out.is_file() else []
+    # the states are saved before their records: a run stopped between the two saves holds one batch more of states
+    if (records != ids[:len(records)] or len(ids) - len(records) > SAVE_EVERY
+            or [q["id"] for q in questions[:len(records)]] != records):
         raise SystemExit(f"{shown_path(args.out)} and {shown_path(args.hidden)} are not one recording of "
                          f"{shown_path(args.runs)}'s questions: move both away")
-    ids, states = ids[:kept], states[:kept]
-    if len(records) > kept:
-        atomic_write_text(args.out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records[:kept]))
+    ids, states = ids[:len(records)], states[:len(records)]
     todo = questions[len(ids):]
     print(f"{len(questions)} questions, {len(ids)} already recorded", file=sys.stderr)
     if not todo:
@@ -653,11 +651,13 @@ def main(argv: list[str] | None = None) -> int:
     record_parser = sub.add_parser("record", help="answer the check's training questions once, recording both what the "
                                                    "check reads and the hidden states")
     record_parser.add_argument("--out", type=Path, required=True, help="the records (JSONL), as training.answerability run's")
+    record_parser.add_argument("--hidden", type=Path, required=True,
+                               help=f"the hidden states (.npz; not {shown_path(HIDDEN_FILE)}, which is run's)")
     record_parser.add_argument("--cross-fit-reranker", action="store_true",
                                help="rank each SQuAD 2.0 question's evidence by the learned reranker fit without its article")
     record_parser.add_argument("--reranker", default=None,
                                help="another reranker for every question (a name load_reranker knows; default: each "
-                                    "corpus's own, the learned one for SQuAD 2.0)")
+                                    "corpus's own, eval.corpora.RERANKERS)")
     record_parser.add_argument("--layers", type=int, nargs="+", default=list(LAYERS), help=f"layers to keep (default {LAYERS})")
     record_parser.add_argument("--model", default=None, help="generator preset (default: the default model)")
     record_parser.add_argument("--data-dir", default=None, help="benchmark data folder (default: ../shared/data)")
@@ -690,8 +690,9 @@ def main(argv: list[str] | None = None) -> int:
     for p in (run_parser, record_parser, extra_parser, fit_parser, layers_parser, answerable_parser):
         p.add_argument("--runs", type=Path, default=RUNS_FILE,
                        help=f"the check's training runs (default: {shown_path(RUNS_FILE)})")
-        p.add_argument("--hidden", type=Path, default=HIDDEN_FILE,
-                       help=f"the hidden states (default: {shown_path(HIDDEN_FILE)})")
+        if p is not record_parser:
+            p.add_argument("--hidden", type=Path, default=HIDDEN_FILE,
+                           help=f"the hidden states (default: {shown_path(HIDDEN_FILE)})")
     for p in (extra_parser, fit_parser, layers_parser):
         p.add_argument("--extra", type=lambda v: None if v == "none" else Path(v), default=EXTRA_FILE,
                        help=f"the extra answers' states (default: {shown_path(EXTRA_FILE)}, used when it exists; none: "
