@@ -59,13 +59,13 @@ def renamed(records: list[dict[str, Any]], renames: dict[str, str], folder: Path
     unknown = sorted(set(renames) - systems)
     if unknown:
         raise DatasetError(f"{folder} holds no system {', '.join(unknown)} to rename (it holds {', '.join(sorted(systems))})")
-    names = [name for name in (renames.get(s, s) for s in sorted(systems)) if name]
+    name = {s: renames.get(s, s) for s in systems}
+    names = [name[s] for s in sorted(systems) if name[s]]
     if len(set(names)) < len(names):
         raise DatasetError(f"renamed, two systems of {folder} would share a name: {', '.join(sorted(names))}")
     if not names:
         raise DatasetError(f"{folder}: every system is left out")
-    return [{**r, "system": renames.get(r["system"], r["system"])} for r in records
-            if renames.get(r["system"], r["system"])] if renames else records
+    return [{**r, "system": name[r["system"]]} for r in records if name[r["system"]]] if renames else records
 
 
 def read_runs(folders: Sequence[Path], renames: Sequence[dict[str, str]] = ()) -> list[list[dict[str, Any]]]:

@@ -286,6 +286,23 @@ class TestFitting:
         recorder.on_llm_end(result({}))  # a later call that read nothing
         assert recorder.latest == {16: [1.0]}
 
+    def test_an_answer_s_states_are_its_own_reply_s_or_nans(self, monkeypatch):
+        import eval.runner
+        from training.answer_probe import HiddenRecorder, answered
+
+        recorder = HiddenRecorder()
+        recorder.latest = {16: [9.0, 9.0]}  # the previous answer's: never read as this one's
+        replies = iter([{16: [1.0, 2.0], 20: [3.0, 4.0]}, None])
+
+        def run_one(ctx, system, example):
+            recorder.latest = next(replies) or recorder.latest
+            return {"id": example}
+
+        monkeypatch.setattr(eval.runner, "run_one", run_one)
+        assert answered(recorder, None, None, "q1", [16, 20], 2) == ({"id": "q1"}, [[1.0, 2.0], [3.0, 4.0]])
+        record, states = answered(recorder, None, None, "q2", [16], 2)
+        assert record == {"id": "q2"} and np.isnan(states).all() and np.shape(states) == (1, 2)
+
     def hidden(self, runs, same=True):
         return {"ids": np.array([r["id"] for r in runs]), "layers": np.array([8, 16]), "model": np.array("m.gguf"),
                 "same": np.array([same] * len(runs)), "states": np.zeros((len(runs), 2, 3), dtype=np.float32)}

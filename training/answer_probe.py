@@ -98,6 +98,18 @@ class HiddenRecorder(BaseCallbackHandler):
             self.latest = hidden
 
 
+def answered(recorder: HiddenRecorder, ctx: Any, system: Any, example: Any, layers: Sequence[int],
+             width: int) -> tuple[dict[str, Any], list[Sequence[float]]]:
+    """``example`` answered under ``system`` (:func:`eval.runner.run_one`): its record and the states of ``layers``
+    its last reply kept (NaNs where it kept none: an answer that ended at its first token)."""
+    from eval.runner import run_one
+
+    recorder.latest = None
+    record = run_one(ctx, system, example)
+    hidden = recorder.latest or {}
+    return record, [hidden.get(layer, [np.nan] * width) for layer in layers]
+
+
 def read_hidden(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise SystemExit(f"no hidden states at {shown_path(path)}: run `python -m training.answer_probe run` first")
@@ -142,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
 
     from eval.contexts import load_contexts
     from eval.datasets import load
-    from eval.runner import read_records, run_one
+    from eval.runner import read_records
 
     runs = list(read_records(args.runs))
     layers = tuple(args.layers)
@@ -171,10 +183,9 @@ def run(args: argparse.Namespace) -> int:
 
     with tqdm(total=len(todo), unit="question", file=sys.stderr, mininterval=5.0) as bar:
         for n, recorded in enumerate(todo, 1):
-            recorder.latest = None
-            record = run_one(contexts[(recorded["dataset"], "train")], answering_system(), examples[recorded["id"]])
-            hidden = recorder.latest or {}
-            states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
+            record, state = answered(recorder, contexts[(recorded["dataset"], "train")], answering_system(),
+                                     examples[recorded["id"]], layers, width)
+            states.append(state)
             ids.append(recorded["id"])
             same.append(as_written(record) == as_written(recorded))
             if n % SAVE_EVERY == 0 or n == len(todo):
@@ -198,7 +209,7 @@ def record(args: argparse.Namespace) -> int:
     from components.reranker import LearnedReranker, load_reranker
     from eval.contexts import load_contexts
     from eval.datasets import load
-    from eval.runner import read_records, run_one
+    from eval.runner import read_records
     from training.answerability import kept_record, recording_model
     from training.rerank import article_rankers
 
@@ -254,10 +265,9 @@ def record(args: argparse.Namespace) -> int:
             ctx = contexts[(question["dataset"], "train")]
             if question["dataset"] == "squad" and rankers:
                 ctx = replace(ctx, reranker=rankers[example.meta["title"]])
-            recorder.latest = None
-            pending.append(kept_record(run_one(ctx, system, example)))
-            hidden = recorder.latest or {}
-            states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
+            record, state = answered(recorder, ctx, system, example, layers, width)
+            pending.append(kept_record(record))
+            states.append(state)
             ids.append(question["id"])
             if n % SAVE_EVERY == 0 or n == len(todo):
                 save()
@@ -283,7 +293,7 @@ def extra(args: argparse.Namespace) -> int:
 
     from eval.contexts import load_contexts
     from eval.datasets import load
-    from eval.runner import read_records, run_one, sample
+    from eval.runner import read_records, sample
     from training.labelling import interleave
 
     if args.extra is None:
@@ -315,10 +325,9 @@ def extra(args: argparse.Namespace) -> int:
 
     with tqdm(total=len(todo), unit="question", file=sys.stderr, mininterval=5.0) as bar:
         for n, example in enumerate(todo, 1):
-            recorder.latest = None
-            record = run_one(contexts[(example.dataset, "train")], answering_system(), example)
-            hidden = recorder.latest or {}
-            states.append([hidden.get(layer, [np.nan] * width) for layer in layers])
+            record, state = answered(recorder, contexts[(example.dataset, "train")], answering_system(), example,
+                                     layers, width)
+            states.append(state)
             keys.append(f"{example.dataset}/{example.id}")
             answered.append(record["answerability"]["by"] != "model")  # the model's own abstentions are not scored
             right.append(is_right(as_given(record, "short")) if answered[-1] else False)
