@@ -195,7 +195,8 @@ def format_answer(result: dict[str, Any], show_trace: bool = False, include_answ
             lines.append(f"  [{i}] {c['title']} ({c['source']}, score {c['score']:.2f}): {c['text']}")
     elif note and (closest := closest_passages(result)):  # none for an answer read from no passage
         lines += ["", "Closest passages:"]
-        lines += [f"  {p['title']} ({p['source']}, score {ranking_score(p):.2f}): {p['text']}" for p in closest]
+        lines += [f"  {'(holds the answer, not read) ' if p.get('holds_answer') else ''}{p['title']} ({p['source']}, "
+                  f"score {ranking_score(p):.2f}): {p['text']}" for p in closest]
     lines.append("")
     lines.append(cost_line(result))
     if show_trace:

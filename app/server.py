@@ -145,6 +145,8 @@ class ClosestPassage(BaseModel):
                                      "retrieval cosine (as a citation's)")
     source: str = Field(description="where it comes from: a page's address or a file's name")
     passage_id: str
+    holds_answer: bool = Field(False, description="it holds the answer no passage read held (an unsupported "
+                                                  "answer): found and not read, shown first")
 
 
 class AnswerabilityCheck(BaseModel):

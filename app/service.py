@@ -20,7 +20,7 @@ import time
 from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterator, Mapping, Sequence
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
@@ -163,14 +163,15 @@ def public_closest(trace: dict[str, Any]) -> list[dict[str, Any]]:
     """The closest passages, as the API gives them when no answer is given or none is supported."""
     if not trace.get("abstained") and trace.get("supported", True):
         return []
-    return public_passages(trace.get("passages") or [])
+    return public_passages(trace.get("passages") or [], trace.get("held_by") or ())
 
 
-def public_passages(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The best of ``passages`` (:func:`~components.passages.closest`) as the API gives them."""
+def public_passages(passages: Sequence[Mapping[str, Any]], holding: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The best of ``passages`` (:func:`~components.passages.closest`) as the API gives them, those that hold
+    an unsupported answer (``holding``, or marked so before) first, with ``holds_answer``."""
     return [{"title": p["title"], "text": p["text"], "score": round(ranking_score(p), API_DECIMALS), "source": p["source"],
-             "passage_id": p["id"]}
-            for p in sourced(closest(passages))]
+             "passage_id": p["id"], "holds_answer": bool(p.get("holds_answer"))}
+            for p in sourced(closest(passages, holding=holding))]
 
 
 def public_result(result: dict[str, Any], wall_ms: float) -> dict[str, Any]:
@@ -309,7 +310,16 @@ def unsupported_note(result: dict[str, Any]) -> str | None:
     if result.get("summarized"):
         return ("Partly unsupported: a sentence of this summary is not held by the passages it read. "
                 "Check it before relying on it.")
+    if held_unread(result):
+        return ("Unsupported: none of the passages read holds this answer, but one found and not read does (the first "
+                "below). Check it there before relying on it.")
     return "Unsupported: none of the passages read holds this answer. Check it before relying on it."
+
+
+def held_unread(result: Mapping[str, Any]) -> bool:
+    """Whether a passage found and not read holds the unsupported answer: the trace's ``held_by``, or a turn's kept
+    closest passages (after a reload) marked ``holds_answer``."""
+    return bool((result.get("trace") or {}).get("held_by")) or any(p.get("holds_answer") for p in result.get("closest") or [])
 
 
 def apart(score: float, threshold: float) -> tuple[str, str]:
@@ -328,7 +338,8 @@ def closest_passages(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The best retrieved passages, best first by :func:`ranking_score` (the evidence's own order may be
     document-diverse), shown when the answer was not given or not supported. Each names its source; a
     passage kept before passages carried one (an old conversation or cached answer) names its id."""
-    return sourced(closest(result.get("trace", {}).get("passages") or []))
+    trace = result.get("trace", {})
+    return sourced(closest(trace.get("passages") or [], holding=trace.get("held_by") or ()))
 
 
 def sourced(passages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

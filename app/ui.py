@@ -395,8 +395,8 @@ def answer_messages(result: dict[str, Any], closest: list[dict[str, Any]]) -> li
         messages.append(_source_message(i, c["title"], c["text"], c["source"], c["score"]))
     if not result["citations"] and (result.get("abstained") or not result.get("supported", True)):
         for i, p in enumerate(closest, 1):
-            messages.append(_source_message(i, f"closest: {p['title']}", p["text"], p["source"],
-                                            ranking_score(p)))
+            shown = "holds the answer, not read" if p.get("holds_answer") else "closest"
+            messages.append(_source_message(i, f"{shown}: {p['title']}", p["text"], p["source"], ranking_score(p)))
     return messages
 
 
@@ -412,7 +412,8 @@ def turn_messages(turn: dict[str, Any]) -> list[gr.ChatMessage]:
               "cache": turn.get("cache"), "tier": turn.get("tier"), "final_tier": turn.get("final_tier"),
               "rewritten_question": read_as(turn["question"], turn["standalone_question"]),
               "described": turn.get("described"), "named_documents": turn.get("named_documents"),
-              "summarized": turn.get("summarized"), "aged": turn.get("aged"), "compared": turn.get("compared")}
+              "summarized": turn.get("summarized"), "aged": turn.get("aged"), "compared": turn.get("compared"),
+              "closest": turn.get("closest") or []}
     messages = [gr.ChatMessage(role="user", content=plain(turn["question"])),
                 *answer_messages(result, turn.get("closest") or [])]
     if turn.get("timing_ms") is not None:  # kept since session 50: the figures as they were shown

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Collection, Iterable, Iterator, Mapping
 
 import pysbd
 
@@ -100,10 +100,13 @@ CLOSEST_SHOWN = 3
 """Passages shown with an answer that was not given or that no cited passage holds."""
 
 
-def closest(passages: Iterable[Mapping[str, Any]], n: int = CLOSEST_SHOWN) -> list[Any]:
+def closest(passages: Iterable[Mapping[str, Any]], n: int = CLOSEST_SHOWN, holding: Collection[str] = ()) -> list[Any]:
     """The ``n`` best of ``passages`` by :func:`ranking_score`, best first (the evidence's own order
-    may be document-diverse): what an abstention or an unsupported answer shows."""
-    return sorted(passages, key=ranking_score, reverse=True)[:n]
+    may be document-diverse): what an abstention or an unsupported answer shows. The passages that hold
+    an unsupported answer (their ids ``holding``: the trace's ``held_by``) come first, marked
+    ``holds_answer``; a passage so marked before (a turn's kept ``closest``) stays first."""
+    marked = [{**p, "holds_answer": True} if p["id"] in holding else p for p in passages]
+    return sorted(marked, key=lambda p: (bool(p.get("holds_answer")), ranking_score(p)), reverse=True)[:n]
 
 
 MAX_PASSAGE_WORDS = 150

@@ -64,10 +64,12 @@ def finished_turn(question: str, standalone: str, answer: str, citations: Sequen
     given before). Not its time, which the service measures around the graph."""
     abstained = bool(trace.get("abstained"))
     supported = bool(trace.get("supported", bool(citations)))
+    shown = [] if citations or (supported and not abstained) else closest(trace.get("passages") or [],
+                                                                          holding=trace.get("held_by") or ())
     turn: Turn = {"question": question, "standalone_question": standalone, "answer": answer,
                   "citations": list(citations), "supported": supported, "abstained": abstained,
                   "escalations": int(trace.get("escalations") or 0),
-                  "closest": [] if citations or (supported and not abstained) else closest(trace.get("passages") or []),
+                  "closest": shown,
                   "tier": trace.get("tier"), "final_tier": trace.get("final_tier", trace.get("tier")),
                   "tokens": token_counts(trace)}
     if passages_read is not None:

@@ -276,6 +276,20 @@ def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[E
     return (attributed, "attributed") if attributed else ([], "unsupported")
 
 
+def found_holders(question: str, answer: str, passages: Sequence[PassageHit]) -> list[str]:
+    """The ids of the retrieved ``passages`` that hold what ``answer`` claims, read as its citations are
+    (:func:`grounds`), in rank order. For an answer no evidence item holds (``unsupported``) these are passages
+    found and not read, or not read whole, that a reader can check it against. Found trying the chat (session
+    83): "Who painted the Mona Lisa?" was answered "Leonardo da Vinci" from two passages that do not say so, and
+    "The Mona Lisa is a half-length portrait painting by the Italian artist Leonardo da Vinci", retrieved fourth
+    and not read, was not among the passages shown."""
+    claim = claim_words(question, answer)
+    if not claim:
+        return []
+    return [p["id"] for p in passages
+            if grounds({"n": 0, "passage_id": p["id"], "title": p["title"], "text": p["text"]}, claim) >= SUPPORT_COVERAGE]
+
+
 NO_CONFIDENCE = -100.0
 """An abstention's log-probability and negated entropy: below any answer's (log-probabilities are
 clamped at log 1e-12, about -27.6; entropies stay below log(vocabulary), about 12)."""
@@ -508,6 +522,7 @@ def generate(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
             "raw_output": raw,
             "citation_source": source,
             "supported": bool(cited),
+            "held_by": found_holders(question, answer, passages) if source == "unsupported" else [],
             "abstained": abstained,
             "prompt_tokens": usage.get("input_tokens"),
             "input_tokens": total("prompt_tokens"),

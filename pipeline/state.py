@@ -354,6 +354,7 @@ class TracePassage(TypedDict):
     score: float  # retrieval cosine
     rerank_score: float | None
     source: NotRequired[str]  # where it comes from (components.passages.source_of); absent in older records
+    holds_answer: NotRequired[bool]  # a closest passage shown that holds an unsupported answer (components.passages.closest)
 
 
 class NamedDocumentTrace(TypedDict):
@@ -410,6 +411,7 @@ class Trace(TypedDict, total=False):
     # (the cited passages: nodes.compare) or "summary"
     citation_source: str
     supported: bool  # some shown evidence item holds the answer (see nodes.generate.SUPPORT_COVERAGE)
+    held_by: list[str]  # an unsupported answer: the retrieved passages that hold it, not read (nodes.generate.found_holders)
     abstained: bool
     written_answer: NotRequired[str]  # the answer as the model wrote it, when the answer given is its short form
     prompt_tokens: int | None  # the final answer's prompt

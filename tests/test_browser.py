@@ -959,16 +959,19 @@ def replying(monkeypatch, tmp_path, pieces) -> None:
     monkeypatch.setattr(LlamaCppChatModel, "_stream", replaced)
 
 
-def chat_shows_reply(browser, ctx, tmp_path, monkeypatch, pieces, question: str) -> str:
+def chat_shows_reply(browser, ctx, tmp_path, monkeypatch, pieces, question: str, pipeline=None, width: int = 1200) -> str:
     """The chat's text once ``question`` is answered by the real generator with its reply's text
-    replaced by ``pieces`` (:func:`replying`), never withheld (SmolLM2 is never sure)."""
+    replaced by ``pieces`` (:func:`replying`), never withheld (SmolLM2 is never sure); ``pipeline``: the
+    settings (default: ``ctx``'s), ``width``: the page's."""
     from app.service import RAGService
 
     replying(monkeypatch, tmp_path, pieces)
-    answering = replace(ctx, pipeline=replace(ctx.pipeline, abstain_threshold=0.0))
-    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser) as page:
+    answering = replace(ctx, pipeline=replace(pipeline or ctx.pipeline, abstain_threshold=0.0))
+    with in_process_server(RAGService.from_context(answering, "smollm2-135m"), browser, (width, 900)) as page:
         ask(page, question)
-        return wait_answered(page)
+        text = wait_answered(page)
+        page.screenshot(path=str(tmp_path / "reply.png"), full_page=True)
+        return text
 
 
 def test_an_answer_citing_a_list_of_markers_shows_no_stray_commas(browser, ctx, tmp_path, monkeypatch):
@@ -1000,6 +1003,23 @@ def test_a_yes_or_no_answer_is_not_marked_unsupported(browser, ctx, tmp_path, mo
                             "Is the Eiffel Tower in Paris?")
     assert "Unsupported" not in text and "closest:" not in text, text
     assert re.search(r"Yes \[1\]\s+\[1\] Eiffel Tower", text), text
+
+
+@pytest.mark.parametrize("width", [1200, 390])
+def test_an_unsupported_answer_shows_the_passage_found_that_holds_it(browser, ctx, tmp_path, monkeypatch, width):
+    """"Who painted the Mona Lisa?" was answered "Leonardo da Vinci" and marked "Unsupported: none of the
+    passages read holds this answer", and none of the closest passages shown held it. "The Mona Lisa is a
+    half-length portrait painting by the Italian artist Leonardo da Vinci" had been retrieved, fourth, and not
+    read: Easy's budget held two passages (found trying the chat, session 83). A passage found and not read
+    that holds the answer is shown first now, and the note says so. Here Easy reads Apollo 11's first sentence
+    and not the crew's, retrieved second; the generator is the real one, its reply's text replaced."""
+    from pipeline.configuration import PipelineConfig
+
+    text = chat_shows_reply(browser, ctx, tmp_path, monkeypatch, ("Neil", " Armstrong"), "Who commanded Apollo 11?",
+                            PipelineConfig(policy="fixed", tier="easy"), width)
+    assert "none of the passages read holds this answer, but one found and not read does" in text, text
+    assert re.search(r"\[1\] holds the answer, not read: Apollo 11", text), text
+    assert text.count("holds the answer, not read") == 1 and "closest: " in text, text
 
 
 def test_a_reply_of_nothing_reads_as_not_in_the_knowledge_base(browser, ctx, tmp_path, monkeypatch):

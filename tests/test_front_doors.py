@@ -283,6 +283,49 @@ def test_an_answer_read_from_no_passage_says_so_in_every_front_door():
     assert unsupported_note({"answer": "1889", "citations": [], "supported": False}).startswith("Unsupported")
 
 
+def test_a_passage_found_and_not_read_that_holds_an_unsupported_answer_comes_first_in_every_front_door():
+    """Found trying the chat (session 83): "Who painted the Mona Lisa?" answered "Leonardo da Vinci" was marked
+    unsupported, and the passage that says so, retrieved fourth and not read, was not among the three shown. The
+    passages that hold such an answer (the trace's ``held_by``) come first, marked, in the chat, the API, the
+    terminal and the turn kept for a reload, and the note says that one does."""
+    from app.cli import format_answer
+    from app.service import closest_passages, public_result, unsupported_note
+    from app.ui import turn_messages
+    from nodes.base import finished_turn
+
+    def passage(pid: str, text: str, score: float) -> dict:
+        return {"id": pid, "title": "Mona Lisa", "text": text, "score": score, "rerank_score": score,
+                "source": "https://en.wikipedia.org/wiki/Mona_Lisa"}
+
+    passages = [passage("s2", "Its novel qualities include the enigmatic expression.", 0.67),
+                passage("s1", "An archetypal masterpiece of the Italian Renaissance.", 0.64),
+                passage("s3", "It has been the subject of many parodies.", 0.65),
+                passage("s0", "The Mona Lisa is a portrait painting by Leonardo da Vinci.", 0.63)]
+    trace = {"tier": "easy", "supported": False, "held_by": ["s0"], "passages": passages, "prompt_tokens": 90,
+             "output_tokens": 4, "steps": [{"tier": "easy", "evidence_items": 2}]}
+    result = {"answer": "Leonardo da Vinci", "citations": [], "trace": trace}
+    shown = closest_passages(result)
+    assert [(p["id"], bool(p.get("holds_answer"))) for p in shown] == [("s0", True), ("s2", False), ("s3", False)]
+    api = public_result(result, 900.0)
+    assert [(p["passage_id"], p["holds_answer"]) for p in api["closest"]] == [("s0", True), ("s2", False), ("s3", False)]
+    note = unsupported_note(result)
+    assert note == unsupported_note(api) and "none of the passages read holds this answer, but one found and not " \
+        "read does (the first below)" in note
+    printed = format_answer(api)
+    assert note in printed and "  (holds the answer, not read) Mona Lisa (https://en.wikipedia.org/wiki/Mona_Lisa, " \
+        "score 0.63): The Mona Lisa is" in printed and printed.count("(holds the answer, not read)") == 1
+    question = "Who painted the Mona Lisa?"
+    turn = finished_turn(question, question, "Leonardo da Vinci", [], trace)
+    assert [(p["id"], bool(p.get("holds_answer"))) for p in turn["closest"]] == [("s0", True), ("s2", False), ("s3", False)]
+    titles = [m.metadata["title"] for m in turn_messages(turn) if m.metadata]
+    assert titles[:2] == ["[1] holds the answer, not read: Mona Lisa · score 0.63", "[2] closest: Mona Lisa · score 0.67"]
+    assert "one found and not read does" in turn_messages(turn)[1].content  # after a reload, the same note
+    # an unsupported answer no passage found holds: as before, nothing marked
+    alone = {**result, "trace": {**trace, "held_by": []}}
+    assert unsupported_note(alone) == "Unsupported: none of the passages read holds this answer. Check it before relying on it."
+    assert not any(p.get("holds_answer") for p in closest_passages(alone))
+
+
 def test_the_closest_passages_come_best_first_with_the_score_that_ranked_them():
     """An abstention's closest passages: the reranker's best first, each with the reranker's score (the
     score its citations show), even where the evidence was put in document-diverse order; passages no

@@ -1648,6 +1648,27 @@ class TestGenerate:
         unheld = "Members may bring two at a time. They must sign the book in the clubhouse. Boats need radios."
         assert attribute(question, unheld, evidence) == [1, 2]  # the whole: two passages hold two thirds of it
 
+    def test_the_passages_found_that_hold_an_unsupported_answer(self):
+        """Found trying the chat (session 83): "Who painted the Mona Lisa?" was answered "Leonardo da Vinci"
+        from two passages that do not say so; the one that does had been retrieved, fourth, and not read. The
+        passages found that hold an answer are read as its citations are, in rank order."""
+        from nodes.generate import found_holders
+
+        def hit(pid: str, title: str, text: str) -> dict:
+            return {"id": pid, "title": title, "text": text, "metadata": {}, "score": 0.6}
+
+        passages = [hit("s2", "Mona Lisa", "The painting's novel qualities include the subject's enigmatic expression."),
+                    hit("q4", "Along the River", "It has been called China's Mona Lisa."),
+                    hit("s0", "Mona Lisa", "The Mona Lisa is a half-length portrait painting by the Italian artist "
+                                           "Leonardo da Vinci."),
+                    hit("l0", "Leonardo da Vinci", "He was an Italian polymath of the High Renaissance.")]
+        question = "Who painted the Mona Lisa?"
+        assert found_holders(question, "Leonardo da Vinci", passages) == ["s0", "l0"]  # the title holds it too
+        assert found_holders(question, "Leonardo, from 1503 to 1506", passages) == []  # a third of what it claims
+        assert found_holders(question, "Michelangelo", passages) == []
+        assert found_holders(question, "the", passages) == []  # claims nothing
+        assert found_holders(question, "Leonardo da Vinci", []) == []
+
     EVIDENCE = [{"n": 1, "title": "Brine", "text": "Brine freezes at 0 °F."},
                 {"n": 2, "title": "Water", "text": "Water boils at 100 °C, or 212 °F, at sea level."},
                 {"n": 3, "title": "Italy", "text": "Rome is the capital of Italy."}]
