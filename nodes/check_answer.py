@@ -33,11 +33,12 @@ named person was born or died that only passages on someone else hold (:func:`su
 (:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
 the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and an answer held only by passages that
 say the opposite of a word of a single-hop question, "largest" to "smallest" (:func:`opposite_elsewhere`; ``by:
-"opposite"``), and a yes or no to "Is A longer than B?" that the passages' superlative contradicts
-(:func:`superlative_elsewhere`; ``by: "compared"``), and someone dead or out of office, by the knowledge base, to a
-question that asks who holds an office now (:func:`out_of_office`; ``by: "past"``), and an answer made only of the
-instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An answer given
-is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
+"opposite"``), and an answer to a single-hop question that denies something ("not", "never") held only by passages
+that deny nothing (:func:`negation_unsaid`; ``by: "negation"``), and a yes or no to "Is A longer than B?" that
+the passages' superlative contradicts (:func:`superlative_elsewhere`; ``by: "compared"``), and someone dead or out
+of office, by the knowledge base, to a question that asks who holds an office now (:func:`out_of_office`; ``by:
+"past"``), and an answer made only of the instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An
+answer given is cut to its short form when the settings ask for it (``answer_form``: a sentence that restates the
 question keeps only its new words, :mod:`components.short_answer`); the features, the citations and
 ``trace["written_answer"]`` are the text as written. The finished answer becomes the conversation's next turn.
 """
@@ -160,12 +161,14 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "opposite", "compared", "past", "echo")
+RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "opposite", "negation", "compared", "past",
+         "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
 :func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`, :func:`population_elsewhere`,
-:func:`year_elsewhere`, :func:`opposite_elsewhere`, :func:`superlative_elsewhere`, :func:`out_of_office`,
-:func:`echoes_instructions`)."""
-REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "opposite", "compared", "past", "echo")
+:func:`year_elsewhere`, :func:`opposite_elsewhere`, :func:`negation_unsaid`, :func:`superlative_elsewhere`,
+:func:`out_of_office`, :func:`echoes_instructions`)."""
+REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "opposite", "negation", "compared", "past",
+               "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -727,6 +730,30 @@ def opposite_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIt
     return None
 
 
+NEGATION = re.compile(r"(?<![\w-])(?:not|never|cannot|neither|nor)(?![\w-])|\w+n['\u2019]t\b", re.IGNORECASE)
+"""A word that denies: "not", "never", "cannot", "neither", "nor", or one ending in "n't" ("didn't", "don’t"); not
+within a hyphenated compound ("not-for-profit" names a kind of thing)."""
+
+
+def negation_unsaid(question: str, answer: str, evidence: Sequence[EvidenceItem],
+                    multi_hop: bool | None = None) -> str | None:
+    """The check's reason for withholding ``answer`` when a single-hop ``question`` denies something (a word of
+    :data:`NEGATION`) and no evidence item that holds a word of the answer (:func:`nodes.generate.support` above 0)
+    has any such word, in its title or its text; ``None`` otherwise, for a bare yes or no, and for a question read
+    as multi-hop (``multi_hop``). SQuAD 2.0's writers made unanswerable questions by denying what their paragraph
+    says ("What persons were not allowed to settle in New France?" against "The French crown's refusal to allow
+    non-Catholics to settle"), and the 1.5B model answers them from the plain statement: on the SQuAD 2.0 train split
+    78% of the questions with such a word are unanswerable, against 49% of the others. Found reading train records
+    (session 83; ``docs/preregistered/s83-negation.md``): on the 3,750 unseen train questions of sessions 71–82 it
+    withheld 29 answers the score had given to unanswerable questions and 7 to answerable ones (4.0 F1 points)."""
+    asked = NEGATION.search(question)
+    if asked is None or multi_hop or not answer_claim(answer):
+        return None
+    if any(NEGATION.search(f"{item['title']} {item['text']}") for item in evidence if support(item, answer) > 0):
+        return None
+    return f"an answer to a question that says \u201c{asked.group(0).lower()}\u201d, held only by passages that deny nothing"
+
+
 COMPARED = re.compile(r"^\W*(?:is|are|was|were)\s+(?P<a>[^?]+?)\s+(?:(?P<more>more|less)\s+(?P<adj>[^\W\d_]+)|"
                       r"(?P<er>[^\W\d_]{2,}er))\s+than\s+(?P<b>[^?]+?)[?.!\s]*$", re.IGNORECASE)
 """A yes/no question that compares two things by a comparative: "Is the Amazon longer than the Nile?", "Is China more
@@ -866,6 +893,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                         if index is not None else None),
                        ("year", lambda: year_elsewhere(question, answer, evidence, before, multi_hop)),
                        ("opposite", lambda: opposite_elsewhere(question, answer, evidence, multi_hop)),
+                       ("negation", lambda: negation_unsaid(question, answer, evidence, multi_hop)),
                        ("compared", lambda: superlative_elsewhere(question, shown, evidence)),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):

@@ -326,8 +326,10 @@ class AnswerabilityTrace(TypedDict):
     # a place the index has a document on: nodes.check_answer.population_elsewhere), or "year" (an answer held only by
     # passages that name other years than the one a single-hop question names: nodes.check_answer.year_elsewhere), or
     # "opposite" (an answer held only by passages that say the opposite of a word of a single-hop question, "largest"
-    # asked "smallest": nodes.check_answer.opposite_elsewhere), or "compared" (a yes or no to "Is A longer than B?"
-    # that the passages' superlative contradicts: nodes.check_answer.superlative_elsewhere), or "past" (someone dead
+    # asked "smallest": nodes.check_answer.opposite_elsewhere), or "negation" (an answer to a single-hop question that
+    # says "not" or "never", held only by passages that deny nothing: nodes.check_answer.negation_unsaid), or
+    # "compared" (a yes or no to "Is A longer than B?" that the passages' superlative contradicts:
+    # nodes.check_answer.superlative_elsewhere), or "past" (someone dead
     # or out of office, asked who holds an office now: nodes.check_answer.out_of_office), or "echo" (only words of the
     # prompt's instructions that neither the evidence nor the question has: nodes.check_answer.echoes_instructions)
     by: str

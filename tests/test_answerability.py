@@ -665,6 +665,46 @@ class TestCheckAnswer:
         out = check_answer(state, self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    NEW_FRANCE = item(1, "Huguenot", "The French crown's refusal to allow non-Catholics to settle in New France may "
+                      "help to explain that colony's slow rate of population growth.")
+    SOCIAL_CHARTER = item(2, "European Union law", "The Social Charter was adopted in 1989 by every member state but "
+                          "the United Kingdom.")
+    OPTED_OUT = item(3, "European Union law", "The United Kingdom did not adopt the Social Charter until 1997.")
+    SONG = item(4, "Don't Give Up on Me", "The song was written by Dan Penn, Carson Whitsett and Hoy Lindsey.")
+
+    @pytest.mark.parametrize("question, answer, evidence, word", [
+        # SQuAD 2.0's unanswerable questions deny what their paragraph says (session 83)
+        ("Who did not adopt the Social Charter?", "every member state", [SOCIAL_CHARTER], "not"),
+        ("What persons were never allowed to settle in New France?", "non-Catholics", [NEW_FRANCE], "never"),
+        ("Which member state didn\u2019t adopt the Social Charter in 1989?", "every member state", [SOCIAL_CHARTER],
+         "didn\u2019t"),
+    ])
+    def test_an_answer_to_a_denial_held_only_by_passages_that_deny_nothing_is_withheld_whatever_its_score(
+            self, ctx, question, answer, evidence, word):
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "negation"
+        assert check["reason"] == (f"an answer to a question that says \u201c{word}\u201d, held only by passages "
+                                   "that deny nothing")
+        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+
+    @pytest.mark.parametrize("question, answer, evidence, settings", [
+        ("Who did not adopt the Social Charter until 1997?", "The United Kingdom", [OPTED_OUT], {}),  # it says "not"
+        ("Who did not adopt the Social Charter?", "The United Kingdom", [SOCIAL_CHARTER, OPTED_OUT], {}),  # one does
+        ("Who wrote the song Don't Give Up on Me?", "Dan Penn", [SONG], {}),  # the title denies: it is the song's name
+        ("Who founded the not-for-profit outlet?", "every member state", [SOCIAL_CHARTER], {}),  # a compound
+        ("Did the United Kingdom not adopt the Social Charter?", "Yes", [SOCIAL_CHARTER], {}),  # a bare verdict
+        ("Who adopted the Social Charter?", "every member state", [SOCIAL_CHARTER], {}),  # nothing denied
+        ("Who did not adopt the Social Charter?", "every member state", [SOCIAL_CHARTER], {"multi_hop": True}),
+        ("Who did not adopt the Social Charter?", "every member state", [SOCIAL_CHARTER], {"abstain_threshold": 0.0}),
+    ])
+    def test_an_answer_to_a_denial_a_passage_also_denies_or_no_denial_is_left_to_the_score(self, ctx, question, answer,
+                                                                                          evidence, settings):
+        state = self.subject_state(question, answer, evidence)
+        state["settings"] = {**state["settings"], **settings}
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     NILE = item(1, "Nile", "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the "
                 "volume of water it carries is much smaller than other major rivers such as the Amazon.")
     NILE_AFRICA = item(1, "Nile", "It is the longest river in Africa.")

@@ -346,9 +346,9 @@ class TestRecordedRuns:
         the cascade's "2" to an unanswerable SQuAD question. The year rule (session 73, year_elsewhere) withholds
         mostly answers to SQuAD 2.0 questions that changed a year of their paragraph, and answers to four questions
         that score above 0 (none right in a table's block but the "1999 paper"'s, F1 0.53, which the README gives).
-        The opposite rule's (session 75) are the next test's."""
+        The opposite rule's (session 75) and the negation rule's (session 83) are the next tests'."""
         withheld, blocks = self.withheld(), self.BLOCKS
-        others = [w for w in withheld if w[-1] not in ("year", "opposite")]
+        others = [w for w in withheld if w[-1] not in ("year", "opposite", "negation")]
         assert others and all(f1 == 0 for *_, f1, _, _ in others)
         assert sorted((run, system, question) for run, system, question, *_ in others if run in blocks) == [
             ("hotpotqa-dev-s50", "baseline", "Is Gasherbrum II or Nuptse closest to the tallest mountain in the world?"),
@@ -378,6 +378,20 @@ class TestRecordedRuns:
             "What dynasty came before the Yuan?", "If an extraordinary election is held wit"}
         assert all(f1 < 0.5 for *_, f1, _, _ in opposite)
         assert not any(question.startswith("Who was born first") for _, _, question, *_ in opposite)
+
+    def test_the_answers_recorded_that_the_negation_rule_withholds_are_mostly_unanswerable(self):
+        """The rule on a question that denies something no passage holding the answer denies (session 83,
+        negation_unsaid) withholds answers to SQuAD 2.0 questions only, 94.9% of them unanswerable (780 of 822 at
+        session 83), and a few right ones, from seven questions whose passage denies in other words ("refusals to pay
+        taxes"); in the table's blocks one right (the baseline's, to "What is another function that primes have that
+        the number 1 does not?") and three partly right (F1 0.40 and 0.43), the cascade's none right."""
+        negation = [w for w in self.withheld() if w[-1] == "negation"]
+        assert len(negation) >= 700 and all(run.startswith("squad-") for run, *_ in negation)
+        assert sum(not answerable for *_, answerable, _ in negation) >= 0.94 * len(negation)
+        right = {question[:40] for _, _, question, f1, *_ in negation if f1 >= 0.5}
+        assert len(right) <= 7 and any(q.startswith("When large groups of people all boycott") for q in right)
+        in_blocks = sorted((system, round(f1, 2)) for run, system, _, f1, *_ in negation if run in self.BLOCKS and f1 > 0)
+        assert in_blocks == [("baseline", 0.43), ("baseline", 1.0), ("cascade", 0.4), ("cascade", 0.43)]
 
 
 class TestSystems:
