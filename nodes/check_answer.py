@@ -732,24 +732,29 @@ def opposite_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIt
 
 NEGATION = re.compile(r"(?<![\w-])(?:not|never|cannot|neither|nor)(?![\w-])|\w+n['\u2019]t\b", re.IGNORECASE)
 """A word that denies: "not", "never", "cannot", "neither", "nor", or one ending in "n't" ("didn't", "don’t"); not
-within a hyphenated compound ("not-for-profit" names a kind of thing)."""
+within a hyphenated compound ("not-for-profit" names a kind of thing). What a question must say to be read as a denial."""
+DENIAL_SAID = re.compile(rf"{NEGATION.pattern}|(?<![\w-])(?:no|none|nothing|nobody|nowhere|without)(?![\w-])", re.IGNORECASE)
+"""What a passage may deny with: :data:`NEGATION`'s words, and "no", "none", "nothing", "nobody", "nowhere" and
+"without" ("it has no well-defined solid surface" answers "Which planet does not have a solid surface?"). A question
+with only these is not read as a denial: on train they withheld more right answers and no more wrong ones."""
 
 
 def negation_unsaid(question: str, answer: str, evidence: Sequence[EvidenceItem],
                     multi_hop: bool | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when a single-hop ``question`` denies something (a word of
     :data:`NEGATION`) and no evidence item that holds a word of the answer (:func:`nodes.generate.support` above 0)
-    has any such word, in its title or its text; ``None`` otherwise, for a bare yes or no, and for a question read
-    as multi-hop (``multi_hop``). SQuAD 2.0's writers made unanswerable questions by denying what their paragraph
-    says ("What persons were not allowed to settle in New France?" against "The French crown's refusal to allow
-    non-Catholics to settle"), and the 1.5B model answers them from the plain statement: on the SQuAD 2.0 train split
-    78% of the questions with such a word are unanswerable, against 49% of the others. Found reading train records
-    (session 83; ``docs/preregistered/s83-negation.md``): on the 3,750 unseen train questions of sessions 71–82 it
-    withheld 29 answers the score had given to unanswerable questions and 7 to answerable ones (4.0 F1 points)."""
+    denies anything (:data:`DENIAL_SAID`), in its title or its text; ``None`` otherwise, for a bare yes or no, and
+    for a question read as multi-hop (``multi_hop``). SQuAD 2.0's writers made unanswerable questions by denying
+    what their paragraph says ("What persons were not allowed to settle in New France?" against "The French crown's
+    refusal to allow non-Catholics to settle"), and the 1.5B model answers them from the plain statement: on the
+    SQuAD 2.0 train split 78% of the questions with such a word are unanswerable, against 49% of the others. Found
+    reading train records (session 83; ``docs/preregistered/s83-negation.md``): on the 3,750 unseen train questions
+    of sessions 71–82 it withholds 25 answers the score had given to unanswerable questions and 6 to answerable ones
+    (4.0 F1 points)."""
     asked = NEGATION.search(question)
     if asked is None or multi_hop or not answer_claim(answer):
         return None
-    if any(NEGATION.search(f"{item['title']} {item['text']}") for item in evidence if support(item, answer) > 0):
+    if any(DENIAL_SAID.search(f"{item['title']} {item['text']}") for item in evidence if support(item, answer) > 0):
         return None
     return f"an answer to a question that says \u201c{asked.group(0).lower()}\u201d, held only by passages that deny nothing"
 

@@ -671,6 +671,7 @@ class TestCheckAnswer:
                           "the United Kingdom.")
     OPTED_OUT = item(3, "European Union law", "The United Kingdom did not adopt the Social Charter until 1997.")
     SONG = item(4, "Don't Give Up on Me", "The song was written by Dan Penn, Carson Whitsett and Hoy Lindsey.")
+    NEPTUNE = item(5, "Neptune", "Being composed primarily of gases and liquids, it has no well-defined solid surface.")
 
     @pytest.mark.parametrize("question, answer, evidence, word", [
         # SQuAD 2.0's unanswerable questions deny what their paragraph says (session 83)
@@ -692,6 +693,8 @@ class TestCheckAnswer:
         ("Who did not adopt the Social Charter until 1997?", "The United Kingdom", [OPTED_OUT], {}),  # it says "not"
         ("Who did not adopt the Social Charter?", "The United Kingdom", [SOCIAL_CHARTER, OPTED_OUT], {}),  # one does
         ("Who wrote the song Don't Give Up on Me?", "Dan Penn", [SONG], {}),  # the title denies: it is the song's name
+        # found trying the chat (session 83): the passage denies with "no", which a question alone is not read by
+        ("Which planet does not have a solid surface?", "Neptune", [NEPTUNE], {}),
         ("Who founded the not-for-profit outlet?", "every member state", [SOCIAL_CHARTER], {}),  # a compound
         ("Did the United Kingdom not adopt the Social Charter?", "Yes", [SOCIAL_CHARTER], {}),  # a bare verdict
         ("Who adopted the Social Charter?", "every member state", [SOCIAL_CHARTER], {}),  # nothing denied
