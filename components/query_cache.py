@@ -23,6 +23,7 @@ oldest beyond ``max_entries`` are dropped. Thread-safe.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -143,6 +144,25 @@ def asks_the_same(a: str, b: str) -> bool:
 
     return (question_kinds(wa) == question_kinds(wb) and numbers(wa) == numbers(wb)
             and negations(wa) == negations(wb) and not one_word_swapped(a, b))
+
+
+ANSWERING_PACKAGES = ("components", "graph", "nodes", "pipeline", "prompts", "router")
+"""The packages whose code makes an answer (retrieval, the prompts, the model's call, the check and its rules)."""
+CODE_ROOT = Path(__file__).resolve().parent.parent
+"""Where :data:`ANSWERING_PACKAGES` are: the checkout, or the installed packages' folder."""
+
+
+@functools.cache
+def code_digest(root: Path = CODE_ROOT) -> str:
+    """A digest of the code that makes an answer: every module of :data:`ANSWERING_PACKAGES` under ``root``, by its
+    path and its bytes. Part of an answer's scope (:func:`nodes.lookup_cache.answer_scope`), so an answer cached by
+    other code is not served. Found trying the chat (session 83): after an upgrade the persistent cache served
+    answers made before it, an unsupported answer without the passage that holds it, and it would serve an answer
+    a rule of the check now withholds."""
+    digest = hashlib.sha256()
+    for path in sorted(p for package in ANSWERING_PACKAGES for p in (root / package).rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:32]
 
 
 def scope_key(*parts: Any) -> str:

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from langgraph.runtime import Runtime
 
-from components.query_cache import scope_key
+from components.query_cache import code_digest, scope_key
 from nodes.base import context_of, finished_turn, timed
 from components.titles import title_match
 from nodes.describe import described_subject
@@ -40,14 +40,16 @@ def answer_scope(ctx: RAGContext, pipeline: PipelineConfig) -> str:
     model that decides how much evidence it reads and whether it is given (the tier router, the
     retrieve-or-not gate, the router that sees the retrieval, the question-type reading, the check,
     the check without the probe, the Wikipedia summaries' check, the probe, the sufficiency scorer): a
-    refit one makes answers of its own. And, while living persons' ages are spelled (``living_ages``), the
-    year they are spelled for."""
+    refit one makes answers of its own. And the code that makes an answer (:func:`components.query_cache.code_digest`:
+    another rule of the check, another prompt); while living persons' ages are spelled (``living_ages``), the year
+    they are spelled for."""
     fitted = [None if model is None else model.fingerprint
               for model in (ctx.router, ctx.retrieval_gate, ctx.probe_router, ctx.question_type, ctx.answerability,
                             ctx.answerability_fallback, ctx.answerability_wikipedia, ctx.answer_probe, ctx.sufficiency)]
     year = [date.today().year] if pipeline.living_ages else []
     reranker = [ctx.reranker.name, *([ctx.reranker.fingerprint] if hasattr(ctx.reranker, "fingerprint") else [])]
-    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, *reranker, *fitted, *year)
+    return scope_key(ctx.model_name, ctx.generator.fingerprint, pipeline, ctx.index.revision, *reranker, *fitted,
+                     code_digest(), *year)
 
 
 def follow_up_scope(ctx: RAGContext, pipeline: PipelineConfig, state: State) -> tuple[str, ...]:

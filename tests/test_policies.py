@@ -431,6 +431,30 @@ class TestQueryCacheInTheGraph:
         assert answer_scope(replace(ctx, **{fitted: refit(model)}), pipeline) != shipped
         assert answer_scope(replace(ctx, **{fitted: None}), pipeline) != shipped
 
+    def test_an_answer_made_by_other_code_is_not_served(self, ctx, monkeypatch, tmp_path):
+        """Found trying the chat (session 83): after an upgrade, the persistent cache served "Who painted the Mona
+        Lisa?" as it was answered before, without the passage found that holds the answer, and it would serve an
+        answer a rule of the check added since withholds. The scope holds a digest of the code that makes answers."""
+        import importlib
+
+        from components.query_cache import ANSWERING_PACKAGES, code_digest
+
+        for package in (*ANSWERING_PACKAGES, "app"):
+            (tmp_path / package).mkdir()
+            (tmp_path / package / "a.py").write_text("X = 1\n")
+        before = code_digest(tmp_path)
+        assert code_digest(tmp_path) == before and len(before) == 32
+        (tmp_path / "app" / "a.py").write_text("X = 2\n")  # the front doors do not make answers
+        assert code_digest.__wrapped__(tmp_path) == before
+        (tmp_path / "nodes" / "a.py").write_text("X = 2\n")  # a rule of the check, say
+        assert code_digest.__wrapped__(tmp_path) != before
+        lookup = importlib.import_module("nodes.lookup_cache")
+        pipeline = ctx.pipeline.with_overrides(None)
+        shipped = answer_scope(ctx, pipeline)
+        assert answer_scope(ctx, pipeline) == shipped
+        monkeypatch.setattr(lookup, "code_digest", lambda: "other code")
+        assert answer_scope(ctx, pipeline) != shipped
+
     def test_an_answer_ranked_by_another_learned_reranker_is_not_served(self, ctx):
         """The learned reranker chooses the evidence by its weights: a refit one, under the same name, makes answers of
         its own."""
