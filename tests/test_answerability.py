@@ -643,10 +643,14 @@ class TestCheckAnswer:
     ])
     def test_an_answer_held_only_by_passages_that_say_the_opposite_is_withheld_whatever_its_score(
             self, ctx, question, answer, evidence, reason):
-        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
-        check = out["trace"]["answerability"]
-        assert check["decision"] == "abstain" and check["by"] == "opposite" and check["reason"] == reason
-        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+        self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence), "opposite", reason, answer)
+
+    def checked_evenly(self, ctx, question, answer, evidence, settings=None):
+        """The check's output for ``question`` answered ``answer`` from ``evidence`` (cited to the items that hold it)
+        under ``settings``, every answer scoring 0.5, over the knob."""
+        state = self.subject_state(question, answer, evidence)
+        state["settings"] = {**state["settings"], **(settings or {})}
+        return check_answer(state, self.runtime(ctx, self.EVEN))
 
     @pytest.mark.parametrize("question, answer, evidence, settings", [
         ("What is the second largest global producer of soybean?", "Brazil", [SOYBEAN], {}),  # the word asked
@@ -660,10 +664,7 @@ class TestCheckAnswer:
     ])
     def test_an_answer_a_passage_says_the_word_asked_of_or_no_opposite_is_left_to_the_score(self, ctx, question, answer,
                                                                                               evidence, settings):
-        state = self.subject_state(question, answer, evidence)
-        state["settings"] = {**state["settings"], **settings}
-        out = check_answer(state, self.runtime(ctx, self.EVEN))
-        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+        self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence, settings), "opposite", None, answer)
 
     NEW_FRANCE = item(1, "Huguenot", "The French crown's refusal to allow non-Catholics to settle in New France may "
                       "help to explain that colony's slow rate of population growth.")
@@ -682,12 +683,8 @@ class TestCheckAnswer:
     ])
     def test_an_answer_to_a_denial_held_only_by_passages_that_deny_nothing_is_withheld_whatever_its_score(
             self, ctx, question, answer, evidence, word):
-        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
-        check = out["trace"]["answerability"]
-        assert check["decision"] == "abstain" and check["by"] == "negation"
-        assert check["reason"] == (f"an answer to a question that says \u201c{word}\u201d, held only by passages "
-                                   "that deny nothing")
-        assert check["withheld_answer"] == answer and out["answer"] == ABSTENTION
+        reason = f"an answer to a question that says \u201c{word}\u201d, held only by passages that deny nothing"
+        self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence), "negation", reason, answer)
 
     @pytest.mark.parametrize("question, answer, evidence, settings", [
         ("Who did not adopt the Social Charter until 1997?", "The United Kingdom", [OPTED_OUT], {}),  # it says "not"
@@ -703,10 +700,7 @@ class TestCheckAnswer:
     ])
     def test_an_answer_to_a_denial_a_passage_also_denies_or_no_denial_is_left_to_the_score(self, ctx, question, answer,
                                                                                           evidence, settings):
-        state = self.subject_state(question, answer, evidence)
-        state["settings"] = {**state["settings"], **settings}
-        out = check_answer(state, self.runtime(ctx, self.EVEN))
-        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+        self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence, settings), "negation", None, answer)
 
     NILE = item(1, "Nile", "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the "
                 "volume of water it carries is much smaller than other major rivers such as the Amazon.")
