@@ -48,7 +48,7 @@ from __future__ import annotations
 import re
 import time
 from functools import lru_cache
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -63,6 +63,7 @@ from components.answerability import (
 from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
 from components.passages import Passage
+from components.query_cache import NEGATIONS
 from components.reranker import content_terms, content_words, folded_words
 from components.requests import population_place
 from components.short_answer import short_answer
@@ -70,7 +71,7 @@ from components.sources import SPELLED_LIFE
 from components.titles import titled_document
 from nodes.base import context_of, finished_turn, timed
 from nodes.describe import possessive
-from nodes.generate import SUPPORT_COVERAGE, answer_claim, claim_words, comparable, grounds, support, verdict_probs
+from nodes.generate import answer_claim, claim_words, comparable, holders, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
 from pipeline.configuration import DEFAULT_LAYOUT
@@ -206,12 +207,6 @@ def life_subject(question: str) -> str | None:
             or not all(w[:1].isupper() or w.lower() in NAME_PARTICLES for w in words)):
         return None
     return " ".join(words)
-
-
-def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[EvidenceItem]:
-    """The evidence items that hold what an answer claims (:func:`nodes.generate.claim_words`), as its citations
-    read them (:func:`nodes.generate.grounds`): those an answer's citations come from."""
-    return [item for item in evidence if claim and grounds(item, claim) >= SUPPORT_COVERAGE]
 
 
 def every_holder(claim: Sequence[str], evidence: Sequence[EvidenceItem],
@@ -730,13 +725,20 @@ def opposite_elsewhere(question: str, answer: str, evidence: Sequence[EvidenceIt
     return None
 
 
-NEGATION = re.compile(r"(?<![\w-])(?:not|never|cannot|neither|nor)(?![\w-])|\w+n['\u2019]t\b", re.IGNORECASE)
-"""A word that denies: "not", "never", "cannot", "neither", "nor", or one ending in "n't" ("didn't", "don’t"); not
-within a hyphenated compound ("not-for-profit" names a kind of thing). What a question must say to be read as a denial."""
-DENIAL_SAID = re.compile(rf"{NEGATION.pattern}|(?<![\w-])(?:no|none|nothing|nobody|nowhere|without)(?![\w-])", re.IGNORECASE)
-"""What a passage may deny with: :data:`NEGATION`'s words, and "no", "none", "nothing", "nobody", "nowhere" and
-"without" ("it has no well-defined solid surface" answers "Which planet does not have a solid surface?"). A question
-with only these is not read as a denial: on train they withheld more right answers and no more wrong ones."""
+def _denying(words: Iterable[str]) -> re.Pattern[str]:
+    """A word of ``words``, or one ending in "n't" ("didn't", "don’t"), not within a hyphenated compound
+    ("not-for-profit" names a kind of thing)."""
+    return re.compile(rf"(?<![\w-])(?:{'|'.join(sorted(words))})(?![\w-])|\w+n['\u2019]t\b", re.IGNORECASE)
+
+
+NEGATION = _denying(("not", "never", "cannot", "neither", "nor"))
+"""What a question must say to be read as a denial: "not", "never", "cannot", "neither", "nor", or a word ending in
+"n't"."""
+DENIAL_SAID = _denying(NEGATIONS | {"nowhere"})
+"""What a passage may deny with: the words a question denies with, as the query cache reads them
+(:data:`components.query_cache.NEGATIONS`: :data:`NEGATION`'s and "no", "none", "nothing", "nobody", "without"), and
+"nowhere" ("it has no well-defined solid surface" answers "Which planet does not have a solid surface?"). A question
+with only the others is not read as a denial: on train they withheld more right answers and no more wrong ones."""
 
 
 def negation_unsaid(question: str, answer: str, evidence: Sequence[EvidenceItem],

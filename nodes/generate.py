@@ -276,6 +276,12 @@ def cite(question: str, answer: str, marked: Sequence[int], evidence: Sequence[E
     return (attributed, "attributed") if attributed else ([], "unsupported")
 
 
+def holders(claim: Sequence[str], evidence: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """The evidence items that hold what an answer claims (:func:`claim_words`), as its citations read them
+    (:func:`grounds`): those an answer's citations come from."""
+    return [item for item in evidence if claim and grounds(item, claim) >= SUPPORT_COVERAGE]
+
+
 def found_holders(question: str, answer: str, passages: Sequence[PassageHit]) -> list[str]:
     """The ids of the retrieved ``passages`` that hold what ``answer`` claims, read as its citations are
     (:func:`grounds`), in rank order. For an answer no evidence item holds (``unsupported``) these are passages
@@ -283,11 +289,8 @@ def found_holders(question: str, answer: str, passages: Sequence[PassageHit]) ->
     83): "Who painted the Mona Lisa?" was answered "Leonardo da Vinci" from two passages that do not say so, and
     "The Mona Lisa is a half-length portrait painting by the Italian artist Leonardo da Vinci", retrieved fourth
     and not read, was not among the passages shown."""
-    claim = claim_words(question, answer)
-    if not claim:
-        return []
-    return [p["id"] for p in passages
-            if grounds({"n": 0, "passage_id": p["id"], "title": p["title"], "text": p["text"]}, claim) >= SUPPORT_COVERAGE]
+    items: list[EvidenceItem] = [{"n": 0, "passage_id": p["id"], "title": p["title"], "text": p["text"]} for p in passages]
+    return [item["passage_id"] for item in holders(claim_words(question, answer), items)]
 
 
 NO_CONFIDENCE = -100.0
