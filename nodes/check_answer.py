@@ -34,8 +34,7 @@ named person was born or died that only passages on someone else hold (:func:`su
 the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and an answer held only by passages that
 say the opposite of a word of a single-hop question, "largest" to "smallest" (:func:`opposite_elsewhere`; ``by:
 "opposite"``), and an answer to a single-hop question that denies something ("not", "never") held only by passages
-that deny nothing (:func:`negation_unsaid`; ``by: "negation"``), and an answer to a plain single-hop question held
-only by passages that deny what it asks (:func:`denied_by_holders`; ``by: "denied"``), and a yes or no to "Is A longer than B?" that
+that deny nothing (:func:`negation_unsaid`; ``by: "negation"``), and a yes or no to "Is A longer than B?" that
 the passages' superlative contradicts (:func:`superlative_elsewhere`; ``by: "compared"``), and someone dead or out
 of office, by the knowledge base, to a question that asks who holds an office now (:func:`out_of_office`; ``by:
 "past"``), and an answer made only of the instructions' words (:func:`echoes_instructions`; ``by: "echo"``). An
@@ -65,7 +64,7 @@ from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
 from components.passages import Passage
 from components.query_cache import NEGATIONS
-from components.reranker import STOPWORDS, content_terms, content_words, folded_words
+from components.reranker import content_terms, content_words, folded_words
 from components.requests import population_place
 from components.short_answer import short_answer
 from components.sources import SPELLED_LIFE
@@ -163,14 +162,14 @@ DATE_WORDS = frozenset("""the of born died aged age old in on or and to from bet
     century centuries st nd rd th s january february march april may june july august september october november
     december""".split())
 """The words a number or a date may come with ("in 1809", "born 1859, died 1927, aged 67 or 68", "8th century")."""
-RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "opposite", "negation", "denied", "compared",
-         "past", "echo")
+RULED = ("age", "kind", "subject", "rank", "capital", "population", "year", "opposite", "negation", "compared", "past",
+         "echo")
 """The check's ``by`` of an answer withheld by a rule whatever its score, at any knob but 0 (:func:`age_unstated`,
 :func:`number_asked_of`, :func:`subject_elsewhere`, :func:`ranked_below`, :func:`capital_elsewhere`, :func:`population_elsewhere`,
-:func:`year_elsewhere`, :func:`opposite_elsewhere`, :func:`negation_unsaid`, :func:`denied_by_holders`,
-:func:`superlative_elsewhere`, :func:`out_of_office`, :func:`echoes_instructions`)."""
-REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "opposite", "negation", "denied", "compared",
-               "past", "echo")
+:func:`year_elsewhere`, :func:`opposite_elsewhere`, :func:`negation_unsaid`, :func:`superlative_elsewhere`,
+:func:`out_of_office`, :func:`echoes_instructions`)."""
+REASON_TOLD = ("kind", "subject", "rank", "capital", "population", "year", "opposite", "negation", "compared", "past",
+               "echo")
 """The rules whose ``reason`` the reader is told as written: "The model's answer, “1809”, was withheld: it is {reason}."."""
 
 
@@ -762,70 +761,6 @@ def negation_unsaid(question: str, answer: str, evidence: Sequence[EvidenceItem]
     return f"an answer to a question that says \u201c{asked.group(0).lower()}\u201d, held only by passages that deny nothing"
 
 
-_EXCEPTED = re.compile(r"\b(?:but|instead|until|only|rather|except|unless)\b", re.IGNORECASE)
-"""A word that, after a denial in its clause, says what does hold ("not a tapestry but a work of embroidery", "did not
-recover until the 17th century"): the denial is not the passage's last word on it."""
-_ASKS_EXCEPTION = re.compile(r"\b(?:instead|rather|except|besides|other\s+than|apart\s+from|unlike)\b", re.IGNORECASE)
-"""A question that asks for what holds in place of something ("What does the beroida have instead of feeding
-appendages?"): its passage denies the thing, and says the answer."""
-_CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|\.\s")
-_STEM = 5
-"""The letters two words must share to be read as one ("offers", "offered"): the rule compares words by their first
-five."""
-
-
-def _stems(words: Iterable[str]) -> set[str]:
-    return {word[:_STEM] for word in words}
-
-
-def denial_of(text: str, asked: set[str]) -> str | None:
-    """The words of ``text`` from a denial to the word of ``asked`` (stems, :data:`_STEM`) that it denies ("not have a
-    codified"), or ``None``. A denial (:data:`DENIAL_SAID`) denies the first content word after it in its clause, unless
-    the clause goes on to an exception (:data:`_EXCEPTED`) or the denial follows "but" ("but not those on top of it");
-    and it counts only if ``text`` says that word nowhere outside what its denials reach ("#P is a class of counting
-    problems (not decision problems)" denies no "problems")."""
-    reaches: list[tuple[int, int]] = []
-    denied: list[tuple[int, int, str]] = []
-    for said in DENIAL_SAID.finditer(text):
-        clause = _CLAUSE_END.split(text[said.end():], maxsplit=1)[0]
-        if re.search(r"\bbut\s*$", text[:said.start()], re.IGNORECASE) or _EXCEPTED.search(clause):
-            continue
-        reaches.append((said.start(), said.end() + len(clause)))
-        first = next((w for w in re.finditer(r"[A-Za-z0-9]+", clause) if w.group().lower() not in STOPWORDS), None)
-        if first is not None and first.group().lower()[:_STEM] in asked:
-            denied.append((said.start(), said.end() + first.end(), first.group().lower()))
-    if not denied:
-        return None
-    outside = text
-    for start, end in sorted(reaches, reverse=True):
-        outside = f"{outside[:start]} {outside[end:]}"
-    said_elsewhere = _stems(content_words(outside))
-    return next((text[start:end] for start, end, word in denied if word[:_STEM] not in said_elsewhere), None)
-
-
-def denied_by_holders(question: str, answer: str, evidence: Sequence[EvidenceItem],
-                      multi_hop: bool | None = None) -> str | None:
-    """The check's reason for withholding ``answer`` when a plain single-hop ``question`` asks something that every
-    evidence item holding a word of the answer (:func:`nodes.generate.support` above 0) denies (:func:`denial_of`):
-    "Who has a codified constitution?" answered "European Union", held only by "Although the European Union does not
-    have a codified constitution, ..."; ``None`` otherwise: for a question that denies something itself
-    (:data:`DENIAL_SAID`: :func:`negation_unsaid` reads those), asks for what holds instead (:data:`_ASKS_EXCEPTION`) or
-    offers its answers (:data:`_CHOICE`), for a bare yes or no, and for a question read as multi-hop (``multi_hop``).
-    SQuAD 2.0's writers also made unanswerable questions by asking, plainly, what their paragraph denies. Found
-    reading train records (session 84; ``docs/preregistered/s84-denied.md``): on the 3,750 unseen train questions of
-    sessions 71–82 it withholds 13 answers the score had given to unanswerable questions and 3 to answerable ones (1
-    right)."""
-    if (multi_hop or not answer_claim(answer) or DENIAL_SAID.search(question) or _ASKS_EXCEPTION.search(question)
-            or _CHOICE.search(question)):
-        return None
-    asked = _stems(word for word in content_words(question) if len(word) > 2)
-    held = [item for item in evidence if support(item, answer) > 0]
-    denials = [denial_of(item["text"], asked) for item in held]
-    if not held or not all(denials):
-        return None
-    return f"held only by passages that deny what the question asks: \u201c{denials[0]}\u201d"
-
-
 COMPARED = re.compile(r"^\W*(?:is|are|was|were)\s+(?P<a>[^?]+?)\s+(?:(?P<more>more|less)\s+(?P<adj>[^\W\d_]+)|"
                       r"(?P<er>[^\W\d_]{2,}er))\s+than\s+(?P<b>[^?]+?)[?.!\s]*$", re.IGNORECASE)
 """A yes/no question that compares two things by a comparative: "Is the Amazon longer than the Nile?", "Is China more
@@ -966,7 +901,6 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("year", lambda: year_elsewhere(question, answer, evidence, before, multi_hop)),
                        ("opposite", lambda: opposite_elsewhere(question, answer, evidence, multi_hop)),
                        ("negation", lambda: negation_unsaid(question, answer, evidence, multi_hop)),
-                       ("denied", lambda: denied_by_holders(question, answer, evidence, multi_hop)),
                        ("compared", lambda: superlative_elsewhere(question, shown, evidence)),
                        ("past", lambda: out_of_office(question, shown, index) if index is not None else None),
                        ("echo", lambda: echoes_instructions(question, answer, evidence))):

@@ -702,46 +702,6 @@ class TestCheckAnswer:
                                                                                           evidence, settings):
         self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence, settings), "negation", None, answer)
 
-    CONSTITUTION = item(1, "European Union law", "Although the European Union does not have a codified constitution, "
-                        "like every political body it has laws which \"constitute\" its basic governance structure.")
-    CODIFIED = item(2, "European Union law", "The treaties of the European Union are its codified constitution.")
-    DECODERS = item(3, "Sky (United Kingdom)", "There are tight controls over use of VideoGuard decoders; they are not "
-                    "available as stand-alone DVB CAMs (conditional-access modules).")
-    BEROIDA = item(4, "Ctenophora", "The Beroida have no feeding appendages, and their pharynx bears macrocilia at the "
-                   "oral end.")
-    COUNTING = item(5, "Computational complexity theory", "#P is a class of problems about counting, not problems "
-                    "about deciding.")
-    BAYEUX = item(6, "Normans", "The Bayeux Tapestry is not a tapestry but a work of embroidery.")
-    RECOVERY = item(7, "Black Death", "The world population did not recover to pre-plague levels until the 17th century.")
-
-    @pytest.mark.parametrize("question, answer, evidence, denial", [
-        # SQuAD 2.0's writers asked plainly what their paragraph denies (session 84)
-        ("Who has a codified constitution?", "European Union", [CONSTITUTION], "not have a codified"),
-        ("What is available as stand-alone DVB CAMs?", "VideoGuard decoders", [DECODERS], "not available"),
-        ("Which feeding appendages do the Beroida have?", "macrocilia", [BEROIDA], "no feeding"),
-    ])
-    def test_an_answer_held_only_by_passages_that_deny_what_is_asked_is_withheld_whatever_its_score(
-            self, ctx, question, answer, evidence, denial):
-        reason = f"held only by passages that deny what the question asks: \u201c{denial}\u201d"
-        self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence), "denied", reason, answer)
-
-    @pytest.mark.parametrize("question, answer, evidence, settings", [
-        ("Who has a codified constitution?", "European Union", [CONSTITUTION, CODIFIED], {}),  # one says it plainly
-        ("What does the beroida have instead of feeding appendages?", "macrocilia", [BEROIDA], {}),  # asks what holds
-        ("Which class holds problems about counting?", "#P", [COUNTING], {}),  # "problems" is said undenied too
-        ("What kind of needlework is the Bayeux Tapestry?", "embroidery", [BAYEUX], {}),  # "not ... but ..."
-        ("When did the world population recover?", "the 17th century", [RECOVERY], {}),  # "not ... until ..."
-        ("Who does not have a codified constitution?", "European Union", [CONSTITUTION], {}),  # a denial asked
-        ("Does the European Union have a codified constitution?", "No", [CONSTITUTION], {}),  # a bare verdict
-        ("Is it the European Union or the United Kingdom that has a codified constitution?", "European Union",
-         [CONSTITUTION], {}),  # a question that offers its answers
-        ("Who has a codified constitution?", "European Union", [CONSTITUTION], {"multi_hop": True}),
-        ("Who has a codified constitution?", "European Union", [CONSTITUTION], {"abstain_threshold": 0.0}),
-    ])
-    def test_an_answer_a_passage_says_plainly_or_that_asks_around_a_denial_is_left_to_the_score(
-            self, ctx, question, answer, evidence, settings):
-        self.assert_ruled(self.checked_evenly(ctx, question, answer, evidence, settings), "denied", None, answer)
-
     NILE = item(1, "Nile", "At 7,088 kilometers (4,404 mi) long, it is the longest river in the world, although the "
                 "volume of water it carries is much smaller than other major rivers such as the Amazon.")
     NILE_AFRICA = item(1, "Nile", "It is the longest river in Africa.")
