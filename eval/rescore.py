@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
+from components.short_answer import numbers_as_written
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
 from nodes.check_answer import rule_of
@@ -46,6 +47,14 @@ def recorded_evidence(record: Mapping[str, Any]) -> list[EvidenceItem]:
     return items
 
 
+def given_answer(record: Mapping[str, Any]) -> str:
+    """The answer the check gives when it gives the recorded one (``prediction_unchecked``), its numbers written as
+    the recorded evidence writes them (:func:`components.short_answer.numbers_as_written`), as ``check_answer`` gives
+    it since session 84 (the same text for records made since)."""
+    return numbers_as_written(record["prediction_unchecked"],
+                              [f"{item['title']} {item['text']}" for item in recorded_evidence(record)])
+
+
 def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
     """The rule that withholds a recorded answer whatever its score, and its reason, as the check applies them
     (:func:`nodes.check_answer.rule_of`) to the answer as written and as given, with the recorded evidence; ``None``
@@ -66,7 +75,8 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
     question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
     the knob holds for all). Answers the model itself abstained on, the check could not score, or a rule
     decided (an age no passage states), keep their decision; an answer the score gives, a rule may withhold, as the
-    check's rules do at any knob but 0 (:func:`ruled`). Features recorded by an older version are brought up to date first
+    check's rules do at any knob but 0 (:func:`ruled`), and one given has its numbers written as its evidence writes them
+    (:func:`given_answer`). Features recorded by an older version are brought up to date first
     (:func:`components.answerability.current_features`)."""
     out = []
     for r in records:
@@ -78,7 +88,7 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
         features = current_features(check["features"], written_answer(r), ABSTENTION, check.get("features_version"),
                                     r["question"])
         if any(f not in features for f in model.features):  # unscored, as the check leaves it: answered
-            prediction = r["prediction_unchecked"]
+            prediction = given_answer(r)
             out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                         "f1": f1_score(prediction, r["gold_answers"]),
                         "answerability": {**check, "score": None, "by": "unchecked", "threshold": threshold_here,
@@ -86,7 +96,7 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
             continue
         score = model.score(features)
         rule = ruled(r) if score >= threshold_here > 0 else None
-        prediction = "" if score < threshold_here or rule else r["prediction_unchecked"]
+        prediction = "" if score < threshold_here or rule else given_answer(r)
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                     "f1": f1_score(prediction, r["gold_answers"]),
                     "answerability": {**check, "score": score, "threshold": threshold_here,

@@ -66,7 +66,7 @@ from components.passages import Passage
 from components.query_cache import NEGATIONS
 from components.reranker import content_terms, content_words, folded_words
 from components.requests import population_place
-from components.short_answer import short_answer
+from components.short_answer import numbers_as_written, short_answer
 from components.sources import SPELLED_LIFE
 from components.titles import titled_document
 from nodes.base import context_of, finished_turn, timed
@@ -993,7 +993,9 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
 
     update: dict[str, Any] = {"trace": {"answerability": check}}
     citations = list(state.get("citations") or [])
-    given = shown if check["by"] != "model" else answer
+    # as it is given: its numbers written as its evidence writes them
+    given = numbers_as_written(shown, [f"{item['title']} {item['text']}" for item in evidence]) \
+        if check["by"] != "model" else answer
     if check["decision"] == "abstain" and check["by"] in ("score", *RULED):
         check["withheld_answer"] = given
         answer, citations = ABSTENTION, []

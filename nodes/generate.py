@@ -27,6 +27,7 @@ from components.generator import LlamaCppChatModel, StopRule, context_room, max_
 from components.passages import ranking_score, split_sentences
 from components.reranker import content_words
 from components.requests import asks_two_things
+from components.short_answer import NUMBER_WORDS
 from pipeline.context import RAGContext
 from pipeline.configuration import DEFAULT_LAYOUT, EARLY_SIGNALS
 from pipeline.state import Citation, Confidence, EvidenceItem, PassageHit, QuestionLikelihood, State, Step
@@ -171,13 +172,6 @@ def _american(word: str) -> str:
     if len(word) >= 7:
         return _BRITISH_IZE.sub(lambda m: "iz" + m.group(1), word)
     return word
-
-
-NUMBER_WORDS = {word: str(n) for n, word in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split())} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
-                                                      "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100"}
-"""Numbers written in words, as figures: an answer "2" is held by "Members may bring two guests"."""
 
 
 def comparable(word: str) -> str:

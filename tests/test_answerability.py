@@ -1176,6 +1176,21 @@ class TestCheckAnswer:
         assert out["trace"].get("written_answer") == (sentence if form == "short" else None)
         assert out["trace"]["answerability"]["features"]["answer_in_question"] > 0  # scored as written
 
+    @pytest.mark.parametrize("form", ["short", "as_written"])
+    def test_an_answer_is_given_with_its_numbers_as_its_evidence_writes_them(self, ctx, form):
+        """Session 84: the model writes "4" where its passage says "four"; the answer is given as the passage
+        writes it, cited and scored as the model wrote it, and a withheld one is kept so too."""
+        evidence = [{"n": 1, "passage_id": "p1", "title": "House", "text": "Members serve a term of four years."}]
+        state = self.state(threshold=0.0, evidence=evidence)
+        state["steps"] = [{**self.STEP, "answer": "4 years", "raw_output": "4 years [1]"}]
+        state.update(answer="4 years", settings={**state["settings"], "answer_form": form})
+        out = check_answer(state, self.runtime(ctx, model()))
+        assert out["answer"] == "four years" and out["turns"][0]["answer"] == "four years"
+        assert out["trace"]["written_answer"] == "4 years"
+        withheld = check_answer({**state, "settings": {**state["settings"], "abstain_threshold": 1.0}},
+                                self.runtime(ctx, model()))
+        assert withheld["answer"] == ABSTENTION and withheld["trace"]["answerability"]["withheld_answer"] == "four years"
+
     def test_a_withheld_answer_is_kept_in_the_form_it_would_have_had(self, ctx):
         sentence = "The capital of France is the city of Paris."
         state = self.state(threshold=1.0)
@@ -1694,6 +1709,19 @@ class TestRescore:
         assert [r["answerability"]["by"] for r in out] == ["subject", "kind", "score"]
         assert out[0]["answerability"]["reason"].startswith("held only by passages of \u201cAndreas Vesalius\u201d")
         assert [r["prediction"] for r in rescored(records, model(), threshold=0.0)] == ["Brussels", "1809", "Brussels"]
+
+    def test_a_replayed_answer_is_given_with_its_numbers_as_its_evidence_writes_them(self):
+        """As the check gives it since session 84: records made before gave "4" where the passage says "four"."""
+        from eval.rescore import rescored
+
+        term = "[1] House: Members serve a term of four years."
+        record = {**self.record("a", True, 1.0, "4 years", ["four years"]), "question": "How long is a term?",
+                  "context": term}
+        out = rescored([record], model(), threshold=0.5)[0]
+        assert out["prediction"] == "four years" and out["f1"] == 1.0 and out["em"] == 1.0
+        assert rescored([{**record, "prediction_unchecked": "four years"}], model(), threshold=0.5)[0]["prediction"] \
+            == "four years"  # a record made since: the same
+        assert rescored([{**record, "context": ""}], model(), threshold=0.5)[0]["prediction"] == "4 years"
 
     def test_a_replayed_question_read_as_multi_hop_keeps_an_answer_on_other_years(self):
         """The year rule leaves a multi-hop question to the score, as the check does with its recorded reading:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.short_answer import ShortAnswer, short_answer
+from components.short_answer import ShortAnswer, numbers_as_written, short_answer
 from training import short_answer as fitting
 
 QUESTION = "Who introduced plague to Europe?"
@@ -93,6 +93,42 @@ class TestShortAnswer:
     def test_values_below_one_are_refused(self, field):
         with pytest.raises(ValueError, match=field):
             ShortAnswer(**{field: 0})
+
+
+class TestNumbersAsWritten:
+    """An answer given writes its numbers as its evidence does (session 84): SQuAD 2.0's references are spans of the
+    passage, and the model writes "4" where its passage says "four"."""
+
+    TERM = "Members of the house serve a term of four years."
+    MOONS = "Mars has 2 moons, Phobos and Deimos."
+
+    @pytest.mark.parametrize("answer, texts, given", [
+        ("4 years", [TERM], "four years"),  # figures the passage spells
+        ("4", [TERM], "four"),
+        ("(4)", [TERM], "(four)"),  # its punctuation kept
+        ("Two", [MOONS], "2"),  # words the passage writes in figures
+        ("two moons", ["Mars", MOONS], "2 moons"),  # read from every text
+    ])
+    def test_a_number_is_written_as_the_evidence_writes_it(self, answer, texts, given):
+        assert numbers_as_written(answer, texts) == given
+
+    @pytest.mark.parametrize("answer, texts", [
+        ("4 years", [TERM, "It rose by 4 points."]),  # the evidence writes both: the model's is kept
+        ("4 years", ["A term lasts a few years."]),  # the evidence writes neither
+        ("6,100 acres", ["six thousand acres, 6 or 100"]),  # a number of more than one word is not read as two
+        ("$4", [TERM]),
+        ("4%", [TERM]),
+        ("24 years", [TERM]),  # "4" inside another number
+        ("four years", [TERM]),  # already as written
+        ("Paris", [TERM]),
+        ("", [TERM]),
+    ])
+    def test_anything_else_is_kept_as_written(self, answer, texts):
+        assert numbers_as_written(answer, texts) == answer
+
+    def test_writing_it_again_changes_nothing(self):
+        once = numbers_as_written("4 years, 2 moons", [self.TERM, self.MOONS])
+        assert once == "four years, 2 moons" and numbers_as_written(once, [self.TERM, self.MOONS]) == once
 
 
 def run_line(dataset, question, answer, golds, answerable=True, grid=False):
