@@ -24,15 +24,16 @@ Both values are fit on the train splits (``python -m training.short_answer``,
 docs/short_answer/README.md). The text is not rewritten, only cut: every word of the short form is
 a word of the answer, in the same order.
 
-An answer given, short or not, also writes its numbers as its evidence does
-(:func:`numbers_as_written`): the model writes "4" where its passage says "four years".
+An answer given, short or not, is also written as its evidence writes it (:func:`as_written`): its
+numbers (the model writes "4" where its passage says "four years") and what stands between its words
+("30-75%" where the passage says "30–75%").
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from components.requests import asks_two_things
 from components.reranker import STOPWORDS
@@ -56,6 +57,8 @@ _HELD = re.compile(r"[A-Za-z0-9]+(?:[.,][0-9]+)*")
 """A word of the evidence as :func:`numbers_as_written` reads it: "6,100" and "1.5" are one word each, not "6" and
 "100"."""
 _TOKEN_EDGE = "\"'()[].,;:!?"
+_WORDS = re.compile(r"[^\W_]+")
+_QUOTES_AND_BRACKETS = frozenset("\"'()[]{}\u201c\u201d\u2018\u2019")
 DESCRIBING = re.compile(r"^\W*(?:summari[sz]e|describe|explain|tell me about|give me an overview)\b|\bsays? about\b",
                         re.IGNORECASE)
 """A question that asks what a text says ("What does the handbook say about holidays?", "Summarize the
@@ -149,3 +152,36 @@ def numbers_as_written(answer: str, texts: Iterable[str]) -> str:
             token = token.replace(number, NUMBER_WORDS[word], 1)
         written.append(token)
     return " ".join(written)
+
+
+
+def separators_as_written(answer: str, texts: Iterable[str]) -> str:
+    """``answer`` with what stands between its words taken from the first of ``texts`` that holds them in that order,
+    next to each other (letter case aside): "30-75%" given as "30–75%" from "a mortality rate of 30–75%", "1500°C" as
+    "1500 °C", "Pharm.D." as "Pharm. D."; its words, and what comes before the first and after the last, stay its
+    own. Left as written where no text holds its words so, and where the text puts a quote or a bracket between them
+    ('"design build" contract')."""
+    found = list(_WORDS.finditer(answer))
+    words = [word.group().casefold() for word in found]
+    if not words:
+        return answer
+    for text in texts:
+        held = list(_WORDS.finditer(text))
+        folded = [word.group().casefold() for word in held]
+        for i in range(len(folded) - len(words) + 1):
+            if folded[i:i + len(words)] != words:
+                continue
+            separators = [text[a.end():b.start()] for a, b in zip(held[i:i + len(words) - 1], held[i + 1:i + len(words)])]
+            if _QUOTES_AND_BRACKETS.intersection("".join(separators)):
+                return answer
+            written = [answer[:found[0].start()], found[0].group()]
+            for separator, word in zip(separators, found[1:]):
+                written += [separator, word.group()]
+            return "".join([*written, answer[found[-1].end():]])
+    return answer
+
+
+def as_written(answer: str, texts: Sequence[str]) -> str:
+    """``answer`` as its evidence (``texts``) writes it, as ``check_answer`` gives it: its numbers
+    (:func:`numbers_as_written`), then what stands between its words (:func:`separators_as_written`)."""
+    return separators_as_written(numbers_as_written(answer, texts), texts)

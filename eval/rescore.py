@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
-from components.short_answer import numbers_as_written
+from components.short_answer import as_written
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
-from nodes.check_answer import rule_of
+from nodes.check_answer import as_read, rule_of
 from pipeline.state import EvidenceItem
 from prompts import ABSTENTION
 
@@ -48,11 +48,10 @@ def recorded_evidence(record: Mapping[str, Any]) -> list[EvidenceItem]:
 
 
 def given_answer(record: Mapping[str, Any]) -> str:
-    """The answer the check gives when it gives the recorded one (``prediction_unchecked``), its numbers written as
-    the recorded evidence writes them (:func:`components.short_answer.numbers_as_written`), as ``check_answer`` gives
-    it since session 84 (the same text for records made since)."""
-    return numbers_as_written(record["prediction_unchecked"],
-                              [f"{item['title']} {item['text']}" for item in recorded_evidence(record)])
+    """The answer the check gives when it gives the recorded one (``prediction_unchecked``), written as the recorded
+    evidence writes it (:func:`components.short_answer.as_written`: its numbers, and what stands between its words), as
+    ``check_answer`` gives it since session 84 (the same text for records made since)."""
+    return as_written(record["prediction_unchecked"], as_read(recorded_evidence(record)))
 
 
 def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -75,7 +74,7 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
     question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
     the knob holds for all). Answers the model itself abstained on, the check could not score, or a rule
     decided (an age no passage states), keep their decision; an answer the score gives, a rule may withhold, as the
-    check's rules do at any knob but 0 (:func:`ruled`), and one given has its numbers written as its evidence writes them
+    check's rules do at any knob but 0 (:func:`ruled`), and one given is written as its evidence writes it
     (:func:`given_answer`). Features recorded by an older version are brought up to date first
     (:func:`components.answerability.current_features`)."""
     out = []

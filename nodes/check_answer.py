@@ -66,7 +66,7 @@ from components.passages import Passage
 from components.query_cache import NEGATIONS
 from components.reranker import content_terms, content_words, folded_words
 from components.requests import population_place
-from components.short_answer import numbers_as_written, short_answer
+from components.short_answer import as_written, short_answer
 from components.sources import SPELLED_LIFE
 from components.titles import titled_document
 from nodes.base import context_of, finished_turn, timed
@@ -108,6 +108,12 @@ def answer_features(question: str, answer: str, step: Step, evidence: Sequence[E
         "score_gap": scores[0] - scores[1] if len(scores) > 1 else (scores[0] if scores else 0.0),
         "escalated": 1.0 if escalated else 0.0,
     }
+
+
+def as_read(evidence: Sequence[EvidenceItem]) -> list[str]:
+    """The evidence items as the answer prompt shows them ("Title: text"), which the answer given is written as
+    (:func:`components.short_answer.as_written`)."""
+    return [f"{item['title']}: {item['text']}" for item in evidence]
 
 
 def check_features(question: str, answer: str, step: Step, evidence: Sequence[EvidenceItem],
@@ -993,9 +999,7 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
 
     update: dict[str, Any] = {"trace": {"answerability": check}}
     citations = list(state.get("citations") or [])
-    # as it is given: its numbers written as its evidence writes them
-    given = numbers_as_written(shown, [f"{item['title']} {item['text']}" for item in evidence]) \
-        if check["by"] != "model" else answer
+    given = as_written(shown, as_read(evidence)) if check["by"] != "model" else answer  # as its evidence writes it
     if check["decision"] == "abstain" and check["by"] in ("score", *RULED):
         check["withheld_answer"] = given
         answer, citations = ABSTENTION, []

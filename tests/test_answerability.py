@@ -1191,6 +1191,15 @@ class TestCheckAnswer:
                                 self.runtime(ctx, model()))
         assert withheld["answer"] == ABSTENTION and withheld["trace"]["answerability"]["withheld_answer"] == "four years"
 
+    def test_an_answer_is_given_with_the_separators_its_evidence_writes(self, ctx):
+        evidence = [{"n": 1, "passage_id": "p1", "title": "Black Death",
+                     "text": "The modern bubonic plague has a mortality rate of 30–75%."}]
+        state = self.state(threshold=0.0, evidence=evidence)
+        state["steps"] = [{**self.STEP, "answer": "30-75%", "raw_output": "30-75% [1]"}]
+        state["answer"] = "30-75%"
+        out = check_answer(state, self.runtime(ctx, model()))
+        assert out["answer"] == "30\u201375%" and out["trace"]["written_answer"] == "30-75%"
+
     def test_a_withheld_answer_is_kept_in_the_form_it_would_have_had(self, ctx):
         sentence = "The capital of France is the city of Paris."
         state = self.state(threshold=1.0)

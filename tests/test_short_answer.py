@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.short_answer import ShortAnswer, numbers_as_written, short_answer
+from components.short_answer import ShortAnswer, as_written, numbers_as_written, separators_as_written, short_answer
 from training import short_answer as fitting
 
 QUESTION = "Who introduced plague to Europe?"
@@ -129,6 +129,38 @@ class TestNumbersAsWritten:
     def test_writing_it_again_changes_nothing(self):
         once = numbers_as_written("4 years, 2 moons", [self.TERM, self.MOONS])
         assert once == "four years, 2 moons" and numbers_as_written(once, [self.TERM, self.MOONS]) == once
+
+
+class TestSeparatorsAsWritten:
+    """An answer given takes what stands between its words from its evidence (session 84): the model writes "-" where
+    the passage has "–", and SQuAD 2.0's metric reads "30-75%" as one word, "3075", against "30–75%"."""
+
+    PLAGUE = "Black Death: The modern bubonic plague has a mortality rate of 30–75% without treatment."
+    STEAM = "Steam turbine: Inlet temperatures reach 1500 °C in the \"design build\" contract's gas turbines."
+
+    @pytest.mark.parametrize("answer, texts, given", [
+        ("30-75%", [PLAGUE], "30–75%"),  # the passage's dash, the answer's own "%" after its last word
+        ("1500°C", [STEAM], "1500 °C"),
+        ("a mortality Rate of 30 75", [PLAGUE], "a mortality Rate of 30–75"),  # its words keep their letters
+        ("Black Death: the modern", [PLAGUE], "Black Death: the modern"),  # a title read as the prompt shows it
+        ("(30-75%)", ["Elsewhere 30 to 75%.", PLAGUE], "(30–75%)"),  # the first text that holds its words in a row
+    ])
+    def test_what_stands_between_the_words_is_the_evidence_s(self, answer, texts, given):
+        assert separators_as_written(answer, texts) == given
+
+    @pytest.mark.parametrize("answer, texts", [
+        ("Design build contract", [STEAM]),  # a quote between the words in the passage
+        ("30-75 percent", [PLAGUE]),  # the words are not the passage's in a row
+        ("75-30%", [PLAGUE]),
+        ("", [PLAGUE]),
+        ("%", [PLAGUE]),
+    ])
+    def test_an_answer_the_evidence_does_not_hold_so_is_kept_as_written(self, answer, texts):
+        assert separators_as_written(answer, texts) == answer
+
+    def test_numbers_first_then_what_stands_between(self):
+        assert as_written("4 years-long", ["Members serve a four years–long term."]) == "four years–long"
+        assert as_written("Paris", ["Paris: the capital of France."]) == "Paris"
 
 
 def run_line(dataset, question, answer, golds, answerable=True, grid=False):
