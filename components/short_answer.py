@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Iterable, Sequence
 
 from components.requests import asks_two_things
@@ -155,11 +156,26 @@ def numbers_as_written(answer: str, texts: Iterable[str]) -> str:
 
 
 
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-") | {"\u2019": "'"})
+_SOFT = frozenset(" \t\n\u00a0-.,:")
+"""What may stand between two words without saying anything of its own: spaces, a dash or a hyphen, a full stop, a
+comma, a colon ("Long-lasting" and "Long lasting", "labor, capital, and land" and "labor, capital and land", "2:30pm"
+and "2.30pm")."""
+
+
+def _alike(ours: str, theirs: str) -> bool:
+    """Whether two separators say the same: the same up to the kind of dash or apostrophe and spaces ("2p - 1" and
+    "2p − 1", "p < 2n" and "p<2n"), or both only :data:`_SOFT` characters. "2p - 1" and "2p + 1" are not."""
+    canon = [s.translate(_DASHES).replace(" ", "").replace("\u00a0", "") for s in (ours, theirs)]
+    return canon[0] == canon[1] or set((ours + theirs).translate(_DASHES)) <= _SOFT
+
+
 def separators_as_written(answer: str, texts: Iterable[str]) -> str:
     """``answer`` with what stands between its words taken from the first of ``texts`` that holds them in that order,
     next to each other (letter case aside): "30-75%" given as "30–75%" from "a mortality rate of 30–75%", "1500°C" as
     "1500 °C", "Pharm.D." as "Pharm. D."; its words, and what comes before the first and after the last, stay its
-    own. Left as written where no text holds its words so, and where the text puts a quote or a bracket between them
+    own. A place whose separators say something else (:func:`_alike`: "2p + 1" for "2p - 1") is passed over for the
+    next. Left as written where no text holds its words so, and where the text puts a quote or a bracket between them
     ('"design build" contract')."""
     found = list(_WORDS.finditer(answer))
     words = [word.group().casefold() for word in found]
@@ -171,11 +187,14 @@ def separators_as_written(answer: str, texts: Iterable[str]) -> str:
         for i in range(len(folded) - len(words) + 1):
             if folded[i:i + len(words)] != words:
                 continue
-            separators = [text[a.end():b.start()] for a, b in zip(held[i:i + len(words) - 1], held[i + 1:i + len(words)])]
+            separators = [text[a.end():b.start()] for a, b in pairwise(held[i:i + len(words)])]
             if _QUOTES_AND_BRACKETS.intersection("".join(separators)):
                 return answer
+            ours = [answer[a.end():b.start()] for a, b in pairwise(found)]
+            if not all(map(_alike, ours, separators)):
+                continue  # another sign between them ("2p + 1" for "2p - 1"): another place may say it
             written = [answer[:found[0].start()], found[0].group()]
-            for separator, word in zip(separators, found[1:]):
+            for separator, word in zip(separators, found[1:], strict=True):
                 written += [separator, word.group()]
             return "".join([*written, answer[found[-1].end():]])
     return answer

@@ -144,12 +144,18 @@ class TestSeparatorsAsWritten:
         ("a mortality Rate of 30 75", [PLAGUE], "a mortality Rate of 30–75"),  # its words keep their letters
         ("Black Death: the modern", [PLAGUE], "Black Death: the modern"),  # a title read as the prompt shows it
         ("(30-75%)", ["Elsewhere 30 to 75%.", PLAGUE], "(30–75%)"),  # the first text that holds its words in a row
+        # found replaying the dev blocks (session 84): another sign says another thing, another place may say it
+        ("2p - 1", ["Either 2p + 1 or", "A prime is 2p − 1 here."], "2p − 1"),
+        ("p < 2n - 2", ["where n < p < 2n − 2"], "p < 2n − 2"),
+        ("Long-lasting effect", ["a long lasting effect"], "Long lasting effect"),  # spaces, dashes, stops, commas
+        ("labor, capital, and land", ["by labor, capital and land"], "labor, capital and land"),
     ])
     def test_what_stands_between_the_words_is_the_evidence_s(self, answer, texts, given):
         assert separators_as_written(answer, texts) == given
 
     @pytest.mark.parametrize("answer, texts", [
         ("Design build contract", [STEAM]),  # a quote between the words in the passage
+        ("(p-1)!", ["Wilson: (p > 1)! is"]),  # another sign, and no place says it with a dash
         ("30-75 percent", [PLAGUE]),  # the words are not the passage's in a row
         ("75-30%", [PLAGUE]),
         ("", [PLAGUE]),
