@@ -155,7 +155,6 @@ def numbers_as_written(answer: str, texts: Iterable[str]) -> str:
     return " ".join(written)
 
 
-
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-") | {"\u2019": "'"})
 _SOFT = frozenset(" \t\n\u00a0-.,:")
 """What may stand between two words without saying anything of its own: spaces, a dash or a hyphen, a full stop, a
