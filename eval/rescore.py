@@ -20,7 +20,13 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from components.answerability import DEFAULT_MODEL, SUFFICIENCY, AnswerabilityModel, current_features
+from components.answerability import (
+    DEFAULT_MODEL,
+    SUFFICIENCY,
+    AnswerabilityModel,
+    checked_as_multi_hop,
+    current_features,
+)
 from components.short_answer import as_written
 from eval.aggregate import aggregate
 from eval.metrics import exact_match, f1_score
@@ -54,7 +60,30 @@ def given_answer(record: Mapping[str, Any]) -> str:
     return as_written(record["prediction_unchecked"], as_read(recorded_evidence(record)))
 
 
-def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
+def replayed_multi_hop(record: Mapping[str, Any], probabilities: Mapping[str, float] | None = None) -> bool | None:
+    """How the check reads a recorded question (:func:`components.answerability.checked_as_multi_hop`): the recorded
+    reading, read again with the question-type model's probability, the record's own (recorded since session 86) or
+    else ``probabilities[question]`` (:func:`question_type_probabilities`); the recorded reading where neither has
+    it."""
+    check = record.get("answerability") or {}
+    probability = check.get("multi_hop_probability")
+    if probability is None and probabilities is not None:
+        probability = probabilities.get(record["question"])
+    return checked_as_multi_hop(check.get("multi_hop"), probability, check.get("features"))
+
+
+def question_type_probabilities(questions: Sequence[str]) -> dict[str, float]:
+    """The shipped question-type model's probability of multi-hop for each question, read as the graph reads it (from
+    the query embedding): for records made before the check kept it."""
+    from components.embedder import Embedder
+    from components.question_type import QuestionTypeModel
+
+    model, embedder = QuestionTypeModel.load(), Embedder()
+    embedder.warm_up()
+    return {q: model.multi_hop_probability(q, embedder.embed_query(q).tolist()) for q in dict.fromkeys(questions)}
+
+
+def ruled(record: Mapping[str, Any], multi_hop: bool | None = None) -> tuple[str, str] | None:
     """The rule that withholds a recorded answer whatever its score, and its reason, as the check applies them
     (:func:`nodes.check_answer.rule_of`) to the answer as written and as given, with the recorded evidence; ``None``
     where none does. The record keeps no citations, settings or index, so an age no passage states, someone out
@@ -62,16 +91,20 @@ def ruled(record: Mapping[str, Any]) -> tuple[str, str] | None:
     age, no benchmark index holds the descriptions that say who is out of office, and the one dev question that asks
     a population, "What is the population of the Netherlands?", is unanswerable), and a passage that holds the
     answer is read without the passages before it, so the replay withholds at least the answers the check would by
-    ``subject``. The question's multi-hop reading is the one recorded with the check."""
+    ``subject``. The question's multi-hop reading is ``multi_hop`` (:func:`replayed_multi_hop`), else the one recorded
+    with the check."""
+    if multi_hop is None:
+        multi_hop = (record.get("answerability") or {}).get("multi_hop")
     return rule_of(record["question"], written_answer(record), record["prediction_unchecked"], recorded_evidence(record),
-                   multi_hop=(record.get("answerability") or {}).get("multi_hop"))
+                   multi_hop=multi_hop)
 
 
-def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
-             threshold: float | None = None) -> list[dict[str, Any]]:
+def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel, threshold: float | None = None,
+             probabilities: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
     """The records as ``model`` (at ``threshold``, the knob, else its own) would have checked them;
-    a question the record says was read as multi-hop is held to the threshold the knob gives such a
-    question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
+    a question the check reads as multi-hop (:func:`replayed_multi_hop`, from the recorded reading and the
+    question-type model's probability, the record's or ``probabilities``') is held to the threshold the knob gives
+    such a question (:meth:`AnswerabilityModel.threshold_for`; records from before session 30 say nothing, so
     the knob holds for all). Answers the model itself abstained on, the check could not score, or a rule
     decided (an age no passage states), keep their decision; an answer the score gives, a rule may withhold, as the
     check's rules do at any knob but 0 (:func:`ruled`), and one given is written as its evidence writes it
@@ -83,7 +116,8 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
         if not check or check["by"] != "score":
             out.append(dict(r))
             continue
-        threshold_here = model.threshold_for(threshold, check.get("multi_hop"))
+        multi_hop = replayed_multi_hop(r, probabilities)
+        threshold_here = model.threshold_for(threshold, multi_hop)
         features = current_features(check["features"], written_answer(r), ABSTENTION, check.get("features_version"),
                                     r["question"])
         if any(f not in features for f in model.features):  # unscored, as the check leaves it: answered
@@ -94,11 +128,11 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel,
                                           "decision": "answer", "reason": "a feature the model uses was not recorded"}})
             continue
         score = model.score(features)
-        rule = ruled(r) if score >= threshold_here > 0 else None
+        rule = ruled(r, multi_hop) if score >= threshold_here > 0 else None
         prediction = "" if score < threshold_here or rule else given_answer(r)
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                     "f1": f1_score(prediction, r["gold_answers"]),
-                    "answerability": {**check, "score": score, "threshold": threshold_here,
+                    "answerability": {**check, "score": score, "threshold": threshold_here, "multi_hop": multi_hop,
                                       "decision": "abstain" if prediction == "" else "answer",
                                       **({"by": rule[0], "reason": rule[1]} if rule else {})}})
     return out
@@ -168,8 +202,11 @@ def main(argv: list[str] | None = None) -> int:
         scorer = SufficiencyScorer(args.sufficiency or DEFAULT_SCORER)
         records = with_sufficiency(records, scorer.score, index_texts(args.records.parent, args.data_dir))
     records = with_holds(records, run_indexes(args.records.parent, args.data_dir))  # open-domain answers
+    unread = [r["question"] for r in records  # multi-hop readings recorded without their probability
+              if (r.get("answerability") or {}).get("multi_hop") and "multi_hop_probability" not in r["answerability"]]
+    probabilities = question_type_probabilities(unread) if unread else None
     systems = list(dict.fromkeys(r["system"] for r in records))
-    summary = aggregate(rescored(records, model, args.threshold), systems)
+    summary = aggregate(rescored(records, model, args.threshold, probabilities), systems)
     table = {name: {key: round(summary["abstention"][name][key], 1) for key, _ in FIGURES
                     if key in summary["abstention"][name]} for name in summary.get("abstention", {})}
     out: dict[str, Any] = {"model": str(args.model), "threshold": args.threshold, "systems": table}

@@ -58,6 +58,7 @@ from components.answerability import (
     ONLY_IN_QUESTION,
     SUFFICIENCY,
     carried,
+    checked_as_multi_hop,
     only_repeats_question,
 )
 from components.generator import max_tokens_kwargs
@@ -928,7 +929,12 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
     evidence = state.get("evidence") or []
     default = ctx.check  # the answerability model for this generator (without the probe when it has none)
     model, fit_on = ctx.check_for(evidence_sources(evidence, state.get("passages") or [], ctx.index))
-    knob, multi_hop = settings.get("abstain_threshold"), settings.get("multi_hop")
+    features = check_features(question, answer, step, evidence, state.get("passages") or [],
+                              state.get("escalations", 0) > 0)
+    # the question-type reading, made before the answer, read again with the answer's passage in hand
+    probability = settings.get("multi_hop_probability")
+    knob, multi_hop = settings.get("abstain_threshold"), checked_as_multi_hop(settings.get("multi_hop"), probability,
+                                                                              features)
     # the knob is the default check's single-hop bar; the Wikipedia check's, or a multi-hop question's,
     # follows it through a fitted pair (components.answerability.carried)
     pair: list[float] | None = None
@@ -947,9 +953,9 @@ def check_answer(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
                                  "knob": knob, "multi_hop": multi_hop, "fit_on": fit_on, "features": {}}
     if pair is not None:  # how the knob maps, to replay another knob
         check["fitted_thresholds"] = pair
+    if probability is not None:  # to replay the reading
+        check["multi_hop_probability"] = probability
     shown = short_answer(question, answer) if settings.get("answer_form") == "short" else answer  # as it would be given
-    features = check_features(question, answer, step, evidence, state.get("passages") or [],
-                              state.get("escalations", 0) > 0)
     if step["abstained"]:
         check.update({"decision": "abstain", "by": "model", "score": 0.0})
     elif model is None:

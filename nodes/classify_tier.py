@@ -179,6 +179,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "abstain_threshold": pipeline.abstain_threshold,
         "extend_before_abstaining": pipeline.extend_before_abstaining,
         "multi_hop": None if reading is None else reading["multi_hop_probability"] >= reading["threshold"],
+        "multi_hop_probability": None if reading is None else reading["multi_hop_probability"],
     }
     trace.update({"tier": budget.name, "budget": budget.as_dict()})
     return {**update, "settings": settings, "query_embedding": embedding.tolist(), "trace": trace}

@@ -149,6 +149,7 @@ class Settings(TypedDict):
     abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
     extend_before_abstaining: NotRequired[bool]  # below the threshold, extend the evidence while the ladder allows
     multi_hop: NotRequired[bool | None]  # the question-type model's reading of the question; None: no model loaded
+    multi_hop_probability: NotRequired[float | None]  # its probability of multi-hop (the check reads it again)
 
 
 
@@ -335,7 +336,9 @@ class AnswerabilityTrace(TypedDict):
     by: str
     score: float | None  # the probability that the answer is right; None when unchecked
     threshold: float  # abstain below this score (the knob, carried through a fitted pair: multi-hop, Wikipedia)
-    multi_hop: NotRequired[bool | None]  # the question-type model's reading the threshold followed; None: no reading
+    multi_hop: NotRequired[bool | None]  # the check's reading the threshold followed (components.answerability.
+    # checked_as_multi_hop: the question-type model's, a weak multi-hop one answered from one passage read single-hop)
+    multi_hop_probability: NotRequired[float]  # the question-type model's probability of multi-hop, when it read one
     knob: NotRequired[float]  # the setting it came from (abstain_threshold, else the fitted one): a single-hop question's bar
     fitted_thresholds: NotRequired[list[float]]  # the fitted pair the knob is carried through (multi-hop, or Wikipedia)
     fit_on: NotRequired[str]  # the check's training answers: "contexts" (default), "wikipedia" (evidence all summaries)

@@ -261,6 +261,17 @@ class TestCheckAnswer:
         moved = check_answer(multi, self.runtime(ctx, m))["trace"]["answerability"]
         assert moved["threshold"] == pytest.approx(0.05) and moved["knob"] == 0.2
 
+    @pytest.mark.parametrize("probability, multi_hop", [(0.1, False), (0.2, True)])
+    def test_a_weak_multi_hop_reading_answered_from_one_passage_is_read_single_hop(self, ctx, probability, multi_hop):
+        # "Paris is the capital of France." holds every content word of the question: question_coverage 1.0
+        m = model(threshold=0.4, threshold_multi_hop=0.1)
+        state = self.state()
+        state["settings"] = {**state["settings"], "multi_hop": True, "multi_hop_probability": probability}
+        check = check_answer(state, self.runtime(ctx, m))["trace"]["answerability"]
+        assert check["features"]["question_coverage"] == 1.0
+        assert check["multi_hop"] is multi_hop and check["multi_hop_probability"] == probability
+        assert check["threshold"] == pytest.approx(0.1 if multi_hop else 0.4)
+
     def wikipedia_state(self, sources, threshold=None):
         """:meth:`state` with two evidence items, from passages of these ``sources``."""
         state = self.state(threshold=threshold)
@@ -1690,6 +1701,20 @@ class TestRescore:
         single = {**record, "answerability": {**record["answerability"], "multi_hop": False}}
         assert rescored([single], m)[0]["prediction"] == ""  # held to 0.6
 
+    def test_a_weak_multi_hop_reading_is_read_again_with_the_answers_passage(self):
+        from eval.rescore import rescored
+
+        record = self.record("a", False, 0.5, "Paris", [])  # score 0.5, between the bars
+        record["answerability"].update(multi_hop=True)
+        record["answerability"]["features"]["question_coverage"] = 0.5
+        m = model(threshold=0.6, threshold_multi_hop=0.3)
+        assert rescored([record], m)[0]["prediction"] == "Paris"  # no probability: the recorded reading
+        assert rescored([record], m, probabilities={"Where is the Louvre?": 0.2})[0]["prediction"] == "Paris"
+        weak = rescored([record], m, probabilities={"Where is the Louvre?": 0.1})[0]
+        assert weak["prediction"] == "" and weak["f1"] == 1.0 and weak["answerability"]["multi_hop"] is False
+        recorded = {**record, "answerability": {**record["answerability"], "multi_hop_probability": 0.1}}
+        assert rescored([recorded], m, probabilities={"Where is the Louvre?": 0.9})[0]["prediction"] == ""  # its own
+
     def test_features_of_an_older_version_are_corrected_before_scoring(self):
         from eval.rescore import rescored
 
@@ -1944,3 +1969,25 @@ class TestWikipediaFit:
         assert fitted.threshold == pytest.approx(shipped.threshold, rel=1e-6)
         assert fitted.metadata["rule"] == shipped.metadata["rule"]
         assert "Threshold" in (tmp_path / "doc" / "README.md").read_text()
+
+
+class TestCheckedAsMultiHop:
+    """components.answerability.checked_as_multi_hop: the check's reading of a question, the answer's passage in hand."""
+
+    @pytest.mark.parametrize("multi_hop, probability, coverage, read", [
+        (True, 0.10, 0.5, False),  # weak, and one passage holds half the question: single-hop
+        (True, 0.10, 0.4, True),  # the passage holds too little of the question
+        (True, 0.15, 1.0, True),  # not weak: the bound is exclusive
+        (True, None, 1.0, True),  # no probability: the reading stands
+        (False, 0.01, 1.0, False),
+        (None, None, 1.0, None),  # no reading was made
+    ])
+    def test_the_reading(self, multi_hop, probability, coverage, read):
+        from components.answerability import checked_as_multi_hop
+
+        assert checked_as_multi_hop(multi_hop, probability, {"question_coverage": coverage}) is read
+
+    def test_an_answer_without_features_keeps_the_reading(self):
+        from components.answerability import checked_as_multi_hop
+
+        assert checked_as_multi_hop(True, 0.1, None) is True and checked_as_multi_hop(True, 0.1, {}) is True
