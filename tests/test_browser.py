@@ -94,6 +94,13 @@ def wait_for_text(page, selector: str, needle: str, timeout: float = 120, count:
     raise AssertionError(f"{needle!r} did not appear in {selector}: {page.locator(selector).inner_text()[-1500:]}")
 
 
+def wait_chosen(page, name: str, timeout: float = 120) -> None:
+    """Wait for the upload box to list a chosen file. Its text is no test: the box shows the name's stem and
+    extension apart ("kettle_1400" and ".md" in the page's text), and the whole name only while the file is on its
+    way, which a busy run's reading can miss (session 86's CI); the file's cell is named by it."""
+    page.locator(f"#upload td.filename[aria-label='{name}']").wait_for(timeout=timeout * 1000)
+
+
 ANSWERED = " passage"  # every finished answer's summary line says how many passages it read
 
 
@@ -307,7 +314,7 @@ def test_an_upload_that_adds_nothing_says_so(page, server, tmp_path):
                 ([bad], "Nothing was added.")]
     for files, first_line in expected:
         page.locator("#upload input[type=file]").set_input_files([str(f) for f in files])
-        wait_for_text(page, "#upload", files[0].name)
+        wait_chosen(page, files[0].name)
         page.get_by_role("button", name="Add to knowledge base").click()
         deadline = time.time() + 60  # the summary of this add, once its progress timer has gone
         while not (summary := page.locator("#upload-summary").inner_text()).startswith(first_line) \
@@ -383,7 +390,7 @@ def test_files_added_leave_the_upload_box(browser, server, tmp_path, width):
         second.write_text(f"# Teapot {width}\n\nThe Quibble teapot model {width} holds 1.2 litres.")
         for chosen in (first, second):
             page.locator("#upload input[type=file]").set_input_files([str(chosen)])
-            wait_for_text(page, "#upload", chosen.name)
+            wait_chosen(page, chosen.name)
             before = page.locator("#upload-summary").inner_text()
             page.get_by_role("button", name="Add to knowledge base").click()
             deadline = time.time() + 120  # the summary after this add (it names the passages the index holds)
