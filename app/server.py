@@ -166,8 +166,11 @@ class AnswerabilityCheck(BaseModel):
                                 "office now, withheld whatever its score)")
     score: Optional[float] = Field(None, description="the probability that the answer is right")
     threshold: float
-    multi_hop: Optional[bool] = Field(None, description="whether the question-type model read the question as "
-                                                        "multi-hop, which the threshold followed (null: no reading)")
+    multi_hop: Optional[bool] = Field(None, description="whether the check read the question as multi-hop, which "
+                                                        "the threshold followed: the question-type model's reading, "
+                                                        "but a weak one (under 15%) answered from a passage holding "
+                                                        "half the question's words reads single-hop (null: no "
+                                                        "reading)")
     knob: Optional[float] = Field(None, description="the setting the threshold came from (the request's "
                                                      "abstain_threshold, else the fitted one): a single-hop question's "
                                                      "threshold, which a multi-hop question's follows")
