@@ -83,7 +83,7 @@ def question_type_probabilities(questions: Sequence[str]) -> dict[str, float]:
     return {q: model.multi_hop_probability(q, embedder.embed_query(q).tolist()) for q in dict.fromkeys(questions)}
 
 
-def ruled(record: Mapping[str, Any], multi_hop: bool | None = None) -> tuple[str, str] | None:
+def ruled(record: Mapping[str, Any], probabilities: Mapping[str, float] | None = None) -> tuple[str, str] | None:
     """The rule that withholds a recorded answer whatever its score, and its reason, as the check applies them
     (:func:`nodes.check_answer.rule_of`) to the answer as written and as given, with the recorded evidence; ``None``
     where none does. The record keeps no citations, settings or index, so an age no passage states, someone out
@@ -91,12 +91,9 @@ def ruled(record: Mapping[str, Any], multi_hop: bool | None = None) -> tuple[str
     age, no benchmark index holds the descriptions that say who is out of office, and the one dev question that asks
     a population, "What is the population of the Netherlands?", is unanswerable), and a passage that holds the
     answer is read without the passages before it, so the replay withholds at least the answers the check would by
-    ``subject``. The question's multi-hop reading is ``multi_hop`` (:func:`replayed_multi_hop`), else the one recorded
-    with the check."""
-    if multi_hop is None:
-        multi_hop = (record.get("answerability") or {}).get("multi_hop")
+    ``subject``. The question's multi-hop reading is the check's (:func:`replayed_multi_hop`, with ``probabilities``)."""
     return rule_of(record["question"], written_answer(record), record["prediction_unchecked"], recorded_evidence(record),
-                   multi_hop=multi_hop)
+                   multi_hop=replayed_multi_hop(record, probabilities))
 
 
 def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel, threshold: float | None = None,
@@ -128,7 +125,7 @@ def rescored(records: Sequence[Mapping[str, Any]], model: AnswerabilityModel, th
                                           "decision": "answer", "reason": "a feature the model uses was not recorded"}})
             continue
         score = model.score(features)
-        rule = ruled(r, multi_hop) if score >= threshold_here > 0 else None
+        rule = ruled(r, probabilities) if score >= threshold_here > 0 else None
         prediction = "" if score < threshold_here or rule else given_answer(r)
         out.append({**r, "prediction": prediction, "em": exact_match(prediction, r["gold_answers"]),
                     "f1": f1_score(prediction, r["gold_answers"]),
