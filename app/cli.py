@@ -118,6 +118,11 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                         help="cascade: where the answerability check would abstain and a tier is left, extend the "
                              "evidence and answer again instead (default: "
                              f"{'on' if PipelineConfig().extend_before_abstaining else 'off'})")
+    parser.add_argument("--extend-after-rule", action=argparse.BooleanOptionalAction, default=None,
+                        help="cascade: where a rule withholds an answer because the passages that hold it say it is "
+                             "another's (another rank, capital, place or person) and a tier is left, extend the "
+                             "evidence and answer again (default: "
+                             f"{'on' if PipelineConfig().extend_after_rule else 'off'})")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
     parser.add_argument("--probe-router", type=Path,
@@ -164,6 +169,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "answer_examples": args.answer_examples,
                                 "abstain_threshold": args.abstain_threshold,
                                 "extend_before_abstaining": args.extend_before_abstaining,
+                                "extend_after_rule": args.extend_after_rule,
                                 "router_threshold": args.router_threshold,
                                 "multi_hop_threshold": args.multi_hop_threshold}.items() if v is not None}
     if args.tier and not args.policy:
@@ -239,9 +245,10 @@ def _print_stream(events: Iterator[dict[str, Any]]) -> tuple[dict[str, Any], boo
             shown = text.rstrip()
             held = text[len(shown):]
             print(shown, end="", flush=True)
-        elif event["type"] == "escalate":  # the streamed answer was unsure: say so, then stream the new one
+        elif event["type"] == "escalate":  # the streamed answer was unsure or set aside: say so, then stream the new one
             held = ""
-            print(f"\n(not sure: reading more evidence, tier {event['to']})", flush=True)
+            why = f"set aside, {event['reason']}" if event.get("reason") else "not sure"
+            print(f"\n({why}: reading more evidence, tier {event['to']})", flush=True)
         elif event["type"] == "result":
             result = event
     return result, streamed

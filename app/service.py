@@ -215,18 +215,22 @@ FIGURES = ("timing_ms", "energy", "router", "question_type", "corrected", "writt
 what the graph keeps with the turn (its tiers, tokens, check and escalations): the time and energy the
 service measures around the graph, and what the trace says of the routing and the answer."""
 TRACE_FIGURES = ("gate", "probe_router", "self_route")
+KEPT_STEP_FIELDS = ("stopped_early", "output_tokens", "extended_by", "answer", "rule_reason")
+"""What a turn keeps of the steps its figures read: the answers stopped early (how many tokens they had), and those a
+rule set aside (the answer and the rule's reason, :data:`nodes.check_answer.EXTENDED_RULES`)."""
 
 
 def kept_figures(result: Mapping[str, Any]) -> dict[str, Any]:
     """:data:`FIGURES` of an answer as the API returned it (:func:`public_result`), and the part of
     its trace the figures read (the routing decisions of :data:`TRACE_FIGURES`, the answers stopped
-    early), kept with the conversation's turn so a reload shows the answer's figures as they were."""
+    early or set aside by a rule: :data:`KEPT_STEP_FIELDS`), kept with the conversation's turn so a
+    reload shows the answer's figures as they were."""
     trace = result.get("trace") or {}
     kept_trace: dict[str, Any] = {key: trace[key] for key in TRACE_FIGURES if trace.get(key)}
-    stopped = [{"stopped_early": True, "output_tokens": step.get("output_tokens")}
-               for step in trace.get("steps") or [] if step.get("stopped_early")]
-    if stopped:
-        kept_trace["steps"] = stopped
+    kept_steps = [{key: step[key] for key in KEPT_STEP_FIELDS if key in step} for step in trace.get("steps") or []
+                  if step.get("stopped_early") or step.get("extended_by") == "rule"]
+    if kept_steps:
+        kept_trace["steps"] = kept_steps
     return {**{key: result.get(key) for key in FIGURES}, "trace": kept_trace}
 
 
@@ -693,7 +697,8 @@ class RAGService:
                         if node in ("grade_answer", "check_answer") and update and "settings" in update:
                             step = update["steps"][-1]
                             yield {"type": "escalate", "from": step["tier"], "to": update["settings"]["tier"],
-                                   "answer": step["answer"], "by": step.get("extended_by", "confidence")}
+                                   "answer": step["answer"], "by": step.get("extended_by", "confidence"),
+                                   **({"reason": step["rule_reason"]} if step.get("rule_reason") else {})}
                 else:
                     final = payload
             outcome = "answered"

@@ -231,9 +231,7 @@ def summary_line(result: dict[str, Any]) -> str:
         parts.insert(0, f"{result['timing_ms']['total'] / 1000:.1f} s")
     escalations = result.get("escalations") or 0
     if escalations:
-        # reading more ends when an answer is sure or when there is no more to read: "until it was sure" is not said
-        parts.append("first answer was unsure, so it read more" if escalations == 1
-                     else f"answers were unsure, so it read more {escalations} times")
+        parts.append(read_more(escalations, len(set_aside(result))))
     check = result.get("answerability") or {}
     if check.get("by") == "score" and check.get("decision") == "answer":
         knob = check.get("knob")  # None: a turn kept before the trace had it
@@ -282,6 +280,8 @@ def figures(result: dict[str, Any]) -> str:
     cut = [step.get("output_tokens") for step in trace.get("steps") or [] if step.get("stopped_early")]
     if cut:  # answers the cascade extended, stopped as soon as they were known to be unsure
         rows.append(("unsure answers stopped early", f"{len(cut)}, after {', '.join(map(str, cut))} token(s)"))
+    for step in set_aside(result):  # answers a rule said are another's: the cascade read more instead of withholding
+        rows.append(("set aside", f"“{step.get('answer', '')}”: {step.get('rule_reason', '')}"))
     check = result.get("answerability") or {}
     if check.get("score") is not None:
         rows.append(answerability_figure(check))
@@ -306,6 +306,24 @@ def figures(result: dict[str, Any]) -> str:
 def bullets(rows: list[tuple[str, str]]) -> str:
     """Figures as the chat lists them, a line each."""
     return "\n".join(f"- {k}: {plain(v)}" for k, v in rows)
+
+
+def set_aside(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The steps whose answer a rule set aside to read more (``extended_by: "rule"``, with the answer and the rule's
+    reason: :data:`nodes.check_answer.EXTENDED_RULES`)."""
+    return [step for step in (result.get("trace") or {}).get("steps") or [] if step.get("extended_by") == "rule"]
+
+
+def read_more(escalations: int, aside: int) -> str:
+    """Why the cascade read more, ``aside`` of its ``escalations`` because a rule set the answer aside. Reading more
+    ends when an answer is sure or when there is no more to read: "until it was sure" is not said."""
+    if not aside:
+        return ("first answer was unsure, so it read more" if escalations == 1
+                else f"answers were unsure, so it read more {escalations} times")
+    if aside == escalations:
+        return ("first answer was set aside, so it read more" if escalations == 1
+                else f"answers were set aside, so it read more {escalations} times")
+    return f"read more {escalations} times: {escalations - aside} unsure, {aside} set aside"
 
 
 def tier_row(result: dict[str, Any]) -> tuple[str, str]:
@@ -456,9 +474,10 @@ def answer_events(service: RAGService, message: str, *, session: str | None, own
             elif event["type"] == "status" and event.get("node") in ("start_turn", "condense_question", "lookup_cache",
                                                                        "classify_tier"):
                 yield [_pending("Searching the knowledge base…")]
-            elif event["type"] == "escalate":  # the answer so far was unsure: a new one follows
+            elif event["type"] == "escalate":  # the answer so far was unsure, or set aside by a rule: a new one follows
                 answer = ""
-                yield [_pending("Not sure yet: reading more evidence…")]
+                yield [_pending(f"“{event['answer']}” is {event['reason']}: reading more evidence…" if event.get("reason")
+                                else "Not sure yet: reading more evidence…")]
             elif event["type"] == "token":
                 answer += event["text"]
                 yield [gr.ChatMessage(role="assistant", content=plain(answer))]

@@ -70,6 +70,9 @@ def aggregate(records: list[dict[str, Any]], systems: list[str]) -> dict[str, An
             # questions the answerability check sent up the ladder at least once (extend_before_abstaining)
             "check_extension_rate": 100 * _mean(float(any(s.get("extended_by") == "check" for s in r.get("steps") or []))
                                                 for r in rows),
+            # questions sent up the ladder because a rule said the answer was another's (extend_after_rule)
+            "rule_extension_rate": 100 * _mean(float(any(s.get("extended_by") == "rule" for s in r.get("steps") or []))
+                                               for r in rows),
             "retrievals_mean": _mean(r.get("retrievals") for r in rows),
             "energy_mean_j": _mean(r.get("energy_j") for r in rows),
             "energy_methods": sorted({r["energy_method"] for r in rows if r.get("energy_method")}),

@@ -109,9 +109,9 @@ def markdown_report(summary: dict[str, Any], meta: dict[str, Any], systems: dict
                                                 for n in names) + " |")
     lines.append("| Escalations | " + " | ".join(", ".join(f"{t}: {c}" for t, c in sorted(s[n]["escalations"].items()))
                                                 for n in names) + " |")
-    if any(s[n].get("check_extension_rate") for n in names):
-        lines.append("| Extended by the check | " + " | ".join(f"{s[n].get('check_extension_rate', 0.0):.1f}%" for n in names)
-                     + " |")
+    for key, label in (("check_extension_rate", "Extended by the check"), ("rule_extension_rate", "Extended after a rule")):
+        if any(s[n].get(key) for n in names):
+            lines.append(f"| {label} | " + " | ".join(f"{s[n].get(key, 0.0):.1f}%" for n in names) + " |")
     if len(summary.get("cascade_by_start_tier") or {}) > 1:  # the question-type model started some lower
         lines += _by_tier_table(summary["cascade_by_start_tier"], "cascade", "Cascade by the tier it started at",
                                 "first tier", ("evaluated", "prompt tokens evaluated"))

@@ -55,7 +55,7 @@ def score(example: Example, output: dict[str, Any], wall_ms: float) -> dict[str,
         "confidence": trace.get("confidence"),
         "steps": [{key: step.get(key) for key in ("tier", "evidence_items", "prompt_tokens", "prompt_tokens_evaluated",
                                                    "output_tokens", "answer", "abstained", "confidence", "generate_ms",
-                                                   "decision", "extended_by", "check_score", "stopped_early",
+                                                   "decision", "extended_by", "check_score", "rule", "stopped_early",
                                                    "decode_passes", "question_logprob")}
                   for step in trace.get("steps", [])],
         "latency_ms": wall_ms,

@@ -120,6 +120,9 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade-extend", "the cascade, extending the evidence where the check would withhold an answer it "
                    "accepted (abstaining only at the top of the ladder)",
                    PipelineConfig(policy="cascade", extend_before_abstaining=True)),
+            System("cascade-no-rule-extension", "the cascade before session 87: an answer a rule says is another's "
+                   "(another rank, capital, place or person) withheld at once, not read on from",
+                   PipelineConfig(policy="cascade", extend_after_rule=False)),
             System("cascade-no-likelihood", "the cascade without reading the question's likelihood: its answers "
                    "unchecked (the check needs it), to measure what reading it costs",
                    PipelineConfig(policy="cascade", question_likelihood=False)),

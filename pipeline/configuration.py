@@ -358,6 +358,13 @@ class PipelineConfig:
     # and answer again (checked again) instead: an abstention only once the evidence is all in. False:
     # abstain on the answer the cascade accepted, as releases before it did.
     extend_before_abstaining: bool = False
+    # When a rule withholds a cascade's answer because the passages that hold it say it is another's (another
+    # person's birthplace, another rank, another place's capital or population, a former office holder:
+    # nodes.check_answer.EXTENDED_RULES) and the ladder has a tier left, extend the evidence and answer again
+    # (checked again): the passage on what was asked may not have been read yet. "Which planet is the largest?"
+    # read Neptune's "fourth-largest planet" and Saturn's "second largest, after Jupiter" first, and Jupiter's
+    # own passage only on the next tier. False: withhold at once, as releases before session 87 did.
+    extend_after_rule: bool = True
     # retrieve-or-not: answer closed-book when the gate (components/retrieval_gate.json, fit on the train
     # splits) gives closed-book answering at least this probability of being right; None: the fitted threshold.
     gate_threshold: float | None = None

@@ -148,6 +148,7 @@ class Settings(TypedDict):
     max_corrections: int
     abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
     extend_before_abstaining: NotRequired[bool]  # below the threshold, extend the evidence while the ladder allows
+    extend_after_rule: NotRequired[bool]  # an answer a rule says is another's: extend while the ladder allows
     multi_hop: NotRequired[bool | None]  # the question-type model's reading of the question; None: no model loaded
     multi_hop_probability: NotRequired[float | None]  # its probability of multi-hop (the check reads it again)
 
@@ -306,8 +307,12 @@ class Step(TypedDict):
     raw_output: NotRequired[str]  # the model's text, citation markers and all
     generate_ms: float
     decision: NotRequired[str]  # accept, extend; set by grade_answer (and check_answer, when it extends)
-    extended_by: NotRequired[str]  # "check": the answer was confident, but the answerability check would abstain
+    # "check": the answer was confident, but the answerability check would abstain; "rule": a rule says the answer
+    # is another's (nodes.check_answer.EXTENDED_RULES); absent: the answer was unsure (grade_answer)
+    extended_by: NotRequired[str]
     check_score: NotRequired[float]  # the answerability score that sent it up the ladder
+    rule: NotRequired[str]  # extended_by "rule": the rule's ``by`` ("rank", ...)
+    rule_reason: NotRequired[str]  # and its reason, as the check gives it ("ranked fourth-largest by ...")
     fitted: NotRequired[dict[str, int]]  # the evidence was cut to the model's context: items dropped, item cut (0 or 1)
 
 

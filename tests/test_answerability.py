@@ -1252,6 +1252,72 @@ class TestCheckAnswer:
         assert out["trace"]["answerability"]["decision"] == "answer" and "settings" not in out
         assert out["turns"][0]["answer"] == "Paris"
 
+    JUPITER = {"id": "p3", "score": 0.6, "text": "Jupiter is the fifth planet from the Sun, and the largest in the Solar System."}
+    FOURTH_LARGEST = {"n": 1, "passage_id": "p1", "title": "Neptune",
+                      "text": "It is the fourth-largest planet in the Solar System by diameter, and the densest giant planet."}
+
+    def ruled_state(self, question, answer, evidence, extend=True, ladder=(HARD,), state=None):
+        """``question`` answered ``answer`` at Medium from ``evidence`` (:meth:`subject_state`, or ``state``), with
+        Jupiter's passage not read yet and ``ladder`` left."""
+        state = state or self.subject_state(question, answer, evidence)
+        state["passages"] = [*state["passages"], self.JUPITER]
+        state["settings"] = {**state["settings"], "extend_after_rule": extend, "tier": "medium", "budget": self.MEDIUM,
+                             "ladder": list(ladder)}
+        return state
+
+    def test_an_answer_a_rule_says_is_anothers_goes_up_the_ladder(self, ctx):
+        """Found trying the chat (session 87): "Which planet is the largest in the solar system?" read Neptune's
+        and Saturn's passages at Easy, answered "Neptune", and the rank rule withheld it; Jupiter's own passage was
+        the next candidate, never read."""
+        state = self.ruled_state("Which planet is the largest in the solar system?", "Neptune",
+                                 [self.FOURTH_LARGEST, self.SATURN])
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        step = out["steps"][-1]
+        assert step["decision"] == "extend" and step["extended_by"] == "rule" and step["rule"] == "rank"
+        assert step["rule_reason"] == ("ranked fourth-largest by the passages that hold it, and the question asks for "
+                                       "the largest") and step["check_score"] == 0.5
+        assert out["settings"]["tier"] == "hard" and out["settings"]["ladder"] == [] and out["escalations"] == 1
+        assert "turns" not in out and "answer" not in out  # nothing is given yet
+        assert after_check({**state, **out}) == "compress"
+
+    @pytest.mark.parametrize("extend, ladder", [(False, (HARD,)), (True, ())])
+    def test_otherwise_an_answer_a_rule_says_is_anothers_is_withheld(self, ctx, extend, ladder):
+        state = self.ruled_state("Which planet is the largest in the solar system?", "Neptune",
+                                 [self.FOURTH_LARGEST, self.SATURN], extend, ladder)
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "rank" and out["answer"] == ABSTENTION
+        assert "settings" not in out and after_check({**state, **out}) == "finish_turn"
+
+    def test_a_rule_that_says_nothing_of_another_withholds_at_once(self, ctx):
+        """A number to "where" (``kind``) is not another's answer: no passage would make it right."""
+        state = self.ruled_state("", "", [], state=self.kind_state("Where was Charles Darwin born?", "1809"))
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "kind" and out["answer"] == ABSTENTION and "settings" not in out
+
+    @pytest.mark.parametrize("answer, by", [("Neptune", "rank"), ("The largest planet is Neptune.", "rank"),
+                                             ("Jupiter", "score")])
+    def test_an_answer_set_aside_is_withheld_again_when_given_again(self, ctx, answer, by):
+        """Read further, the evidence holds Neptune's other sentence, which ranks nothing: the rank rule alone would
+        let "Neptune" stand on it. The answer set aside stays set aside; another is checked as any answer is."""
+        reason = "ranked fourth-largest by the passages that hold it, and the question asks for the largest"
+        other = {"n": 3, "passage_id": "p4", "title": "Neptune", "text": "Neptune is the eighth planet from the Sun."}
+        jupiter = {"n": 4, "passage_id": "p3", "title": "Jupiter", "text": self.JUPITER["text"]}
+        state = self.ruled_state("Which planet is the largest in the solar system?", answer,
+                                 [self.FOURTH_LARGEST, self.SATURN, other, jupiter], ladder=())
+        earlier = {**self.STEP, "answer": "Neptune", "decision": "extend", "extended_by": "rule", "rule": "rank",
+                   "rule_reason": reason}
+        state["steps"] = [earlier, *state["steps"]]
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["by"] == by and check["decision"] == ("abstain" if by == "rank" else "answer")
+        assert check.get("reason") == (reason if by == "rank" else None)
+
+    def test_the_rules_that_send_an_answer_up_are_rules_of_the_check(self):
+        from nodes.check_answer import EXTENDED_RULES, RULED
+
+        assert set(EXTENDED_RULES) <= set(RULED)
+
     def test_the_recording_model_never_abstains_at_zero(self, ctx):
         class Scorer:
             def score(self, question, passages):

@@ -208,6 +208,24 @@ class TestStream:
         assert [s.get("extended_by") for s in result["trace"]["steps"]] == ["check", None]
         assert result["answerability"]["decision"] == "abstain" and result["escalations"] == 1
 
+    def test_an_answer_a_rule_sets_aside_is_announced_with_the_reason(self, ctx, monkeypatch):
+        """``extend_after_rule`` (the default): "Jupiter" to "the brightest", which its passage ranks third, is
+        followed by an ``escalate`` event ``by`` the rule, with its reason (the reply's text replaced)."""
+        from dataclasses import replace
+
+        from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+        from replies import replace_replies
+
+        replace_replies(monkeypatch, ["Jupiter"])
+        every_tier = {name: replace(budget, cascade=True) for name, budget in DEFAULT_TIERS.items()}  # Easy first
+        cascade = RAGService.from_context(ctx.with_pipeline(PipelineConfig(
+            policy="cascade", accept_threshold=-1e9, abstain_threshold=1e-6, tiers=every_tier, multi_hop_tier=None)),
+            "smollm2-135m")
+        events = [e for e in cascade.stream("What is the brightest natural object in the night sky?")
+                  if e["type"] == "escalate"]
+        assert events and all(e["by"] == "rule" and e["answer"] == "Jupiter" for e in events)
+        assert events[0]["reason"].startswith("ranked third-brightest by the passages that hold it")
+
 
 def test_a_rewrite_that_gives_the_question_back_is_no_rewrite():
     from app.service import rewritten_question

@@ -14,6 +14,7 @@ import pymupdf
 import pytest
 from components.answerability import FALLBACK_MODEL, AnswerabilityModel
 from app.ui import ASK
+from replies import replace_replies
 from servers import free_port, serve_app, serve_in_process, start_server, wait_healthy
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -943,27 +944,11 @@ def test_a_conversation_the_store_cannot_read_leaves_the_chat_usable(browser, ct
 
 
 def replying(monkeypatch, tmp_path, pieces) -> None:
-    """The real generator answers, and its reply's text is replaced by ``pieces``, streamed (the
-    figures of the reply, its probabilities and token counts, stay the real answer's)."""
-    from langchain_core.messages import AIMessageChunk
-    from langchain_core.outputs import ChatGenerationChunk
-
-    from components.generator import LlamaCppChatModel
-
+    """The real generator answers, and its reply's text is replaced by ``pieces``, streamed
+    (:func:`replies.replace_replies`), with the service's caches in ``tmp_path``."""
     monkeypatch.setenv("ADAPTIVE_RAG_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
-    real_stream = LlamaCppChatModel._stream
-
-    def replaced(self, messages, stop=None, run_manager=None, **kwargs):
-        *_, last = real_stream(self, messages, stop, None, **kwargs)  # the real figures of a real answer
-        for piece in pieces:
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-            if run_manager:
-                run_manager.on_llm_new_token(piece, chunk=chunk)
-            yield chunk
-        yield last
-
-    monkeypatch.setattr(LlamaCppChatModel, "_stream", replaced)
+    replace_replies(monkeypatch, pieces)
 
 
 def chat_shows_reply(browser, ctx, tmp_path, monkeypatch, pieces, question: str, pipeline=None, width: int = 1200) -> str:
@@ -1027,6 +1012,31 @@ def test_an_unsupported_answer_shows_the_passage_found_that_holds_it(browser, ct
     assert "none of the passages read holds this answer, but one found and not read does" in text, text
     assert re.search(r"\[1\] holds the answer, not read: Apollo 11", text), text
     assert text.count("holds the answer, not read") == 1 and "closest: " in text, text
+
+
+def test_an_answer_a_rule_sets_aside_is_read_on_from_and_said_so(browser, ctx, tmp_path, monkeypatch):
+    """"Which planet is the largest in the solar system?" read Neptune's "fourth-largest planet" and Saturn's "second
+    largest, after Jupiter" at Easy, answered "Neptune", and the chat said the knowledge base did not seem to hold the
+    answer: Jupiter's own passage was the next candidate, never read (found trying the chat, session 87). The
+    cascade now reads on, and the chat says why. Here the answer is always "Jupiter" to "the brightest", which its
+    passage ranks third: read on twice, it is withheld, and the summary says the answers were set aside."""
+    from dataclasses import replace as replaced
+
+    from app.service import RAGService
+    from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+
+    replying(monkeypatch, tmp_path, ("Jupiter",))
+    every_tier = {name: replaced(budget, cascade=True) for name, budget in DEFAULT_TIERS.items()}
+    # a knob the chat's setting shows (1%, not 0%: at 0 no rule withholds anything), under SmolLM2's scores
+    cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=-1e9, abstain_threshold=0.01,
+                                               tiers=every_tier, multi_hop_tier=None))
+    with in_process_server(RAGService.from_context(cascade, "smollm2-135m"), browser) as page:
+        ask(page, "What is the brightest natural object in the night sky?")
+        text = wait_answered(page)
+        assert "The model's answer, “Jupiter”, was withheld: it is ranked third-brightest" in text, text
+        assert "answers were set aside, so it read more 2 times" in text and "unsure" not in text, text
+        page.locator("#chatbot").get_by_text("so it read more").click()
+        assert "set aside: “Jupiter”: ranked third-brightest" in wait_for_text(page, "#chatbot", "set aside: ")
 
 
 def test_a_reply_of_nothing_reads_as_not_in_the_knowledge_base(browser, ctx, tmp_path, monkeypatch):

@@ -560,6 +560,23 @@ def test_a_streamed_answer_ends_where_its_words_end(capsys, monkeypatch):
     assert capsys.readouterr().out == "Paris\n(not sure: reading more evidence, tier medium)\nLeonardo da Vinci\n\nsummary\n"
 
 
+def test_a_streamed_answer_a_rule_set_aside_says_why_before_the_next(capsys, monkeypatch):
+    import app.cli as cli_module
+
+    reason = "ranked fourth-largest by the passages that hold it, and the question asks for the largest"
+
+    class Streaming:
+        def stream(self, question, session_id=None):
+            yield {"type": "token", "text": "Neptune"}
+            yield {"type": "escalate", "to": "medium", "by": "rule", "answer": "Neptune", "reason": reason}
+            yield {"type": "token", "text": "Jupiter"}
+            yield {"type": "result"}
+
+    monkeypatch.setattr(cli_module, "format_answer", lambda *args, **kwargs: "summary")
+    cli_module._ask_once(Streaming(), "Which planet is the largest?", show_trace=False, stream=True)
+    assert capsys.readouterr().out == f"Neptune\n(set aside, {reason}: reading more evidence, tier medium)\nJupiter\n\nsummary\n"
+
+
 def test_a_streamed_answer_the_check_withholds_is_marked_where_it_was_printed(capsys, monkeypatch):
     """Found in session 51: ``ask`` streamed "1527" as the first line, and only the paragraph after it
     said the answer was withheld (0.3% likely right); read from the top, the withheld answer looked

@@ -554,14 +554,17 @@ class TestRunAndAggregate:
         older = {**row, "id": "b", "steps": [{"decode_passes": None}]}  # a record from before passes were counted
         assert aggregate([row, older], ["cascade"])["systems"]["cascade"]["decode_passes_mean"] == 6.0
 
-    def test_questions_the_check_sent_up_the_ladder_are_counted(self):
+    def test_questions_the_check_or_a_rule_sent_up_the_ladder_are_counted(self):
         row = {"system": "cascade", "id": "a", "em": 1.0, "f1": 1.0, "latency_ms": 1, "input_tokens": 10,
                "output_tokens": 5, "passages_in_prompt": 1, "corrected": False, "tier": "easy", "answerable": True,
                "steps": [{"decision": "extend", "extended_by": "check"}, {"decision": "accept"}]}
         unsure = {**row, "id": "b", "steps": [{"decision": "extend"}, {"decision": "accept"}]}
         older = {**row, "id": "c", "steps": [{"decision": "accept"}]}
-        figures = aggregate([row, unsure, older], ["cascade"])["systems"]["cascade"]
-        assert figures["check_extension_rate"] == pytest.approx(100 / 3)
+        ruled = {**row, "id": "d", "steps": [{"decision": "extend", "extended_by": "rule", "rule": "rank"},
+                                             {"decision": "accept"}]}
+        figures = aggregate([row, unsure, older, ruled], ["cascade"])["systems"]["cascade"]
+        assert figures["check_extension_rate"] == pytest.approx(100 / 4)
+        assert figures["rule_extension_rate"] == pytest.approx(100 / 4)
 
     def test_answer_coverage(self, index):
         from eval.corpora import answer_coverage, with_holds

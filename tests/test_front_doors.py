@@ -246,6 +246,35 @@ def test_the_summary_names_the_multi_hop_bar_only_under_an_answer_the_setting_wo
     assert "multi-hop" not in summary_line({**result, "answerability": {**check, "multi_hop": False, "knob": 0.176}})
 
 
+def test_an_answer_a_rule_set_aside_is_told_in_the_summary_and_the_figures():
+    """With ``extend_after_rule`` the cascade reads more when a rule says its answer is another's (session 87): the
+    summary says the answer was set aside, not that it was unsure, and the figures say what and why."""
+    from app.ui import figures, read_more, summary_line
+
+    reason = "ranked fourth-largest by the passages that hold it, and the question asks for the largest"
+    aside = {"extended_by": "rule", "rule": "rank", "rule_reason": reason, "answer": "Neptune", "stopped_early": False}
+    result = {"timing_ms": {"total": 2400.0}, "escalations": 1, "passages_read": 3, "trace": {"steps": [aside, {}]},
+              "tier": "easy", "final_tier": "medium", "tokens": {"prompt": 300, "evaluated": 90, "output": 3},
+              "corrected": False}
+    assert summary_line(result) == "2.4 s · read 3 passages · first answer was set aside, so it read more"
+    assert f"- set aside: “Neptune”: {reason}" in figures(result).splitlines()
+    assert read_more(2, 0) == "answers were unsure, so it read more 2 times"
+    assert read_more(2, 2) == "answers were set aside, so it read more 2 times"
+    assert read_more(3, 1) == "read more 3 times: 2 unsure, 1 set aside"
+    assert "set aside" not in summary_line({**result, "trace": {"steps": [{}, {}]}})  # unsure: as before
+
+
+def test_a_turn_keeps_the_answers_a_rule_set_aside():
+    from app.service import kept_figures
+
+    reason = "ranked fourth-largest by the passages that hold it, and the question asks for the largest"
+    steps = [{"answer": "Neptune", "extended_by": "rule", "rule": "rank", "rule_reason": reason, "generate_ms": 900.0},
+             {"answer": "Neptune", "stopped_early": True, "output_tokens": 2}, {"answer": "Jupiter"}]
+    kept = kept_figures({"trace": {"steps": steps}})["trace"]["steps"]
+    assert kept == [{"answer": "Neptune", "extended_by": "rule", "rule_reason": reason},
+                    {"answer": "Neptune", "stopped_early": True, "output_tokens": 2}]
+
+
 def test_chat_settings_saved_as_fractions_are_read_in_percent():
     """Browsers kept the two thresholds as fractions (0.142) before session 32: a page opened again
     keeps the user's choice, now in percent; a saved percent is never read as a fraction."""

@@ -703,6 +703,34 @@ class TestCascade:
         assert all(0 <= s["check_score"] <= 1 for s in steps[:2]) and out["trace"]["escalations"] == 2
         assert out["trace"]["answerability"]["decision"] == "abstain" and out["answer"] == ABSTENTION
 
+    def test_an_answer_a_rule_says_is_anothers_sends_the_question_up_and_is_checked_again(self, ctx, monkeypatch):
+        """``extend_after_rule`` (the default): the cascade's answer, "Jupiter" to "the brightest", is one its passage
+        ranks "third-brightest"; the question goes up the ladder and the next answer is checked again, here
+        "Jupiter" every time (the generator is the real one, its reply's text replaced), so it is withheld once
+        the ladder is spent: by the reason it was first set aside for, as the passages read later hold it
+        without ranking it (nodes.check_answer.set_aside_before)."""
+        from replies import replace_replies
+
+        replace_replies(monkeypatch, ["Jupiter"])
+        question = "What is the brightest natural object in the night sky?"
+        settings = dict(policy="cascade", accept_threshold=-1e9, tiers=every_tier(), abstain_threshold=1e-6,
+                        multi_hop_tier=None)
+        ctx.generator.reset_cache()
+        out = graph.invoke({"question": question}, context=ctx.with_pipeline(PipelineConfig(**settings)))
+        steps = out["trace"]["steps"]
+        assert [s["tier"] for s in steps] == ["easy", "medium", "hard"]
+        assert [s.get("extended_by") for s in steps] == ["rule", "rule", None]
+        # Medium adds "Jupiter is the fifth planet from the Sun", which the rank rule alone would let the answer stand on
+        assert {s["rule"] for s in steps[:2]} == {"rank"} and "third-brightest" in steps[0]["rule_reason"]
+        check = out["trace"]["answerability"]
+        assert check["by"] == "rank" and check["withheld_answer"] == "Jupiter" and out["answer"] == ABSTENTION
+        assert steps[1]["evidence_items"] > steps[0]["evidence_items"]  # read more, in place
+
+        off = graph.invoke({"question": question},
+                           context=ctx.with_pipeline(PipelineConfig(**settings, extend_after_rule=False)))
+        assert [s.get("extended_by") for s in off["trace"]["steps"]] == [None]
+        assert off["trace"]["answerability"]["by"] == "rank" and off["answer"] == ABSTENTION
+
     def test_evidence_of_a_step_starts_with_the_previous_steps_evidence(self, ctx):
         from pipeline.configuration import PipelineConfig
 
