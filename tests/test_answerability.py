@@ -1256,10 +1256,8 @@ class TestCheckAnswer:
     FOURTH_LARGEST = {"n": 1, "passage_id": "p1", "title": "Neptune",
                       "text": "It is the fourth-largest planet in the Solar System by diameter, and the densest giant planet."}
 
-    def ruled_state(self, question, answer, evidence, extend=True, ladder=(HARD,), state=None):
-        """``question`` answered ``answer`` at Medium from ``evidence`` (:meth:`subject_state`, or ``state``), with
-        Jupiter's passage not read yet and ``ladder`` left."""
-        state = state or self.subject_state(question, answer, evidence)
+    def with_ladder(self, state, extend=True, ladder=(HARD,)):
+        """``state`` answered at Medium, with Jupiter's passage not read yet and ``ladder`` left."""
         state["passages"] = [*state["passages"], self.JUPITER]
         state["settings"] = {**state["settings"], "extend_after_rule": extend, "tier": "medium", "budget": self.MEDIUM,
                              "ladder": list(ladder)}
@@ -1269,8 +1267,8 @@ class TestCheckAnswer:
         """Found trying the chat (session 87): "Which planet is the largest in the solar system?" read Neptune's
         and Saturn's passages at Easy, answered "Neptune", and the rank rule withheld it; Jupiter's own passage was
         the next candidate, never read."""
-        state = self.ruled_state("Which planet is the largest in the solar system?", "Neptune",
-                                 [self.FOURTH_LARGEST, self.SATURN])
+        state = self.with_ladder(self.subject_state("Which planet is the largest in the solar system?", "Neptune",
+                                                    [self.FOURTH_LARGEST, self.SATURN]))
         out = check_answer(state, self.runtime(ctx, self.EVEN))
         step = out["steps"][-1]
         assert step["decision"] == "extend" and step["extended_by"] == "rule" and step["rule"] == "rank"
@@ -1282,8 +1280,8 @@ class TestCheckAnswer:
 
     @pytest.mark.parametrize("extend, ladder", [(False, (HARD,)), (True, ())])
     def test_otherwise_an_answer_a_rule_says_is_anothers_is_withheld(self, ctx, extend, ladder):
-        state = self.ruled_state("Which planet is the largest in the solar system?", "Neptune",
-                                 [self.FOURTH_LARGEST, self.SATURN], extend, ladder)
+        state = self.with_ladder(self.subject_state("Which planet is the largest in the solar system?", "Neptune",
+                                                    [self.FOURTH_LARGEST, self.SATURN]), extend, ladder)
         out = check_answer(state, self.runtime(ctx, self.EVEN))
         check = out["trace"]["answerability"]
         assert check["decision"] == "abstain" and check["by"] == "rank" and out["answer"] == ABSTENTION
@@ -1291,7 +1289,7 @@ class TestCheckAnswer:
 
     def test_a_rule_that_says_nothing_of_another_withholds_at_once(self, ctx):
         """A number to "where" (``kind``) is not another's answer: no passage would make it right."""
-        state = self.ruled_state("", "", [], state=self.kind_state("Where was Charles Darwin born?", "1809"))
+        state = self.with_ladder(self.kind_state("Where was Charles Darwin born?", "1809"))
         out = check_answer(state, self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "kind" and out["answer"] == ABSTENTION and "settings" not in out
 
@@ -1303,8 +1301,8 @@ class TestCheckAnswer:
         reason = "ranked fourth-largest by the passages that hold it, and the question asks for the largest"
         other = {"n": 3, "passage_id": "p4", "title": "Neptune", "text": "Neptune is the eighth planet from the Sun."}
         jupiter = {"n": 4, "passage_id": "p3", "title": "Jupiter", "text": self.JUPITER["text"]}
-        state = self.ruled_state("Which planet is the largest in the solar system?", answer,
-                                 [self.FOURTH_LARGEST, self.SATURN, other, jupiter], ladder=())
+        state = self.with_ladder(self.subject_state("Which planet is the largest in the solar system?", answer,
+                                                    [self.FOURTH_LARGEST, self.SATURN, other, jupiter]), ladder=())
         earlier = {**self.STEP, "answer": "Neptune", "decision": "extend", "extended_by": "rule", "rule": "rank",
                    "rule_reason": reason}
         state["steps"] = [earlier, *state["steps"]]

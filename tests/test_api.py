@@ -211,15 +211,13 @@ class TestStream:
     def test_an_answer_a_rule_sets_aside_is_announced_with_the_reason(self, ctx, monkeypatch):
         """``extend_after_rule`` (the default): "Jupiter" to "the brightest", which its passage ranks third, is
         followed by an ``escalate`` event ``by`` the rule, with its reason (the reply's text replaced)."""
-        from dataclasses import replace
-
-        from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+        from ladders import every_tier
+        from pipeline.configuration import PipelineConfig
         from replies import replace_replies
 
         replace_replies(monkeypatch, ["Jupiter"])
-        every_tier = {name: replace(budget, cascade=True) for name, budget in DEFAULT_TIERS.items()}  # Easy first
         cascade = RAGService.from_context(ctx.with_pipeline(PipelineConfig(
-            policy="cascade", accept_threshold=-1e9, abstain_threshold=1e-6, tiers=every_tier, multi_hop_tier=None)),
+            policy="cascade", accept_threshold=-1e9, abstain_threshold=1e-6, tiers=every_tier(), multi_hop_tier=None)),
             "smollm2-135m")
         events = [e for e in cascade.stream("What is the brightest natural object in the night sky?")
                   if e["type"] == "escalate"]

@@ -1020,16 +1020,14 @@ def test_an_answer_a_rule_sets_aside_is_read_on_from_and_said_so(browser, ctx, t
     answer: Jupiter's own passage was the next candidate, never read (found trying the chat, session 87). The
     cascade now reads on, and the chat says why. Here the answer is always "Jupiter" to "the brightest", which its
     passage ranks third: read on twice, it is withheld, and the summary says the answers were set aside."""
-    from dataclasses import replace as replaced
-
     from app.service import RAGService
-    from pipeline.configuration import DEFAULT_TIERS, PipelineConfig
+    from ladders import every_tier
+    from pipeline.configuration import PipelineConfig
 
     replying(monkeypatch, tmp_path, ("Jupiter",))
-    every_tier = {name: replaced(budget, cascade=True) for name, budget in DEFAULT_TIERS.items()}
     # a knob the chat's setting shows (1%, not 0%: at 0 no rule withholds anything), under SmolLM2's scores
     cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=-1e9, abstain_threshold=0.01,
-                                               tiers=every_tier, multi_hop_tier=None))
+                                               tiers=every_tier(), multi_hop_tier=None))
     with in_process_server(RAGService.from_context(cascade, "smollm2-135m"), browser) as page:
         ask(page, "What is the brightest natural object in the night sky?")
         text = wait_answered(page)

@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from graph import graph
+from ladders import every_tier
 from pipeline.configuration import DEFAULT_LAYOUT, PipelineConfig, QuestionError
 from prompts import ABSTENTION
 
@@ -631,15 +632,6 @@ class TestInputsAndBudgets:
                      "documents": [{"title": "N", "text": "Newton was a physicist."}]}, config, context=ctx)
         second = chat.invoke({"question": "What is Jupiter?"}, config, context=ctx)
         assert second["trace"]["tier"] == "medium" and not second["trace"]["passages"][0]["id"].startswith("input/")
-
-
-def every_tier():
-    """The default tiers, every one on the cascade's ladder (as the fitted default has them)."""
-    from dataclasses import replace
-
-    from pipeline.configuration import DEFAULT_TIERS
-
-    return {name: replace(budget, cascade=True) for name, budget in DEFAULT_TIERS.items()}
 
 
 class TestCascade:
