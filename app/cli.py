@@ -123,6 +123,10 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "another's (another rank, capital, place or person) and a tier is left, extend the "
                              "evidence and answer again (default: "
                              f"{'on' if PipelineConfig().extend_after_rule else 'off'})")
+    parser.add_argument("--qualified-superlatives", action=argparse.BooleanOptionalAction, default=None,
+                        help="withhold an answer its passages call the first only of less than the question asks "
+                             "(\"the highest mountain in Africa\" for the tallest in the world) (default: "
+                             f"{'on' if PipelineConfig().qualified_superlatives else 'off'})")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")
     parser.add_argument("--probe-router", type=Path,
@@ -170,6 +174,7 @@ def _pipeline(args: argparse.Namespace) -> PipelineConfig:
                                 "abstain_threshold": args.abstain_threshold,
                                 "extend_before_abstaining": args.extend_before_abstaining,
                                 "extend_after_rule": args.extend_after_rule,
+                                "qualified_superlatives": args.qualified_superlatives,
                                 "router_threshold": args.router_threshold,
                                 "multi_hop_threshold": args.multi_hop_threshold}.items() if v is not None}
     if args.tier and not args.policy:

@@ -27,8 +27,9 @@ abstained on stays an abstention. So does an age no passage states, asked of a n
 model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``), and a number given to a
 question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and an answer to where or when a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
-"subject"``), and an answer its passages rank second or lower to a question that asks for the first
-(:func:`ranked_below`; ``by: "rank"``), and a capital its passages call another place's, or not the capital asked
+"subject"``), and an answer its passages rank second or lower, or call the first only of less than is asked
+("the highest mountain in Africa"), to a question that asks for the first (:func:`ranked_below`; ``by: "rank"``),
+and a capital its passages call another place's, or not the capital asked
 (:func:`capital_elsewhere`; ``by: "capital"``), and a population only other places' passages hold
 (:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
 the one a single-hop question names (:func:`year_elsewhere`; ``by: "year"``), and an answer held only by passages that
@@ -305,10 +306,11 @@ SUPERLATIVES = frozenset("""largest biggest greatest tallest highest longest dee
     farthest furthest""".split())
 """The superlatives a question asks for the first of ("the largest planet"), with "most" or "least" and a word."""
 _ORDINAL = r"(?:second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|\d+(?:st|nd|rd|th))"
-_RANKED = re.compile(rf"\b(?:{_ORDINAL}[\s-]+|(?:one|some|among)\s+(?:of\s+)?the\s+)"
+_CARDINAL = r"(?:two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred|\d+)"
+_RANKED = re.compile(rf"\b(?:{_ORDINAL}[\s-]+|(?:one|some|among)\s+(?:of\s+)?the\s+|{_CARDINAL}\s+)"
                      r"(?:(?:most|least)[\s-]+[^\W\d_]+|[^\W\d_]+est)\b", re.IGNORECASE)
 """A rank below the first, or none: "fourth-largest", "second largest", "second-most populous", "one of the oldest",
-"among the largest"."""
+"among the largest", "its three largest metropolitan areas"."""
 _IN_A_PART = re.compile(
     r"\b(?:(?:most|least)\s+[^\W\d_]+|[^\W\d_]+est)(?:\s+city)?\s+(?:of|in)\s+the\s+(?:[A-Z][\w'’-]*\s+){0,3}"
     rf"(?:{SUBDIVISIONS})\b(?:\s+of\s+(?P<unit>{_CAPS}))?")
@@ -316,6 +318,76 @@ _IN_A_PART = re.compile(
 "largest city in the province of Quebec", "largest city of the province"."""
 _SUPERLATIVE = re.compile(r"\b(?:(?:most|least)\s+(?!(?:of|the|a|an|to|in|at|people|likely)\b)[^\W\d_]+|[^\W\d_]+est)\b",
                           re.IGNORECASE)
+
+
+SAME_SUPERLATIVE = {"tallest": ("highest",), "highest": ("tallest",), "largest": ("biggest",), "biggest": ("largest",)}
+"""The superlatives a passage may give for the one a question asks ("Earth's highest mountain" for "the tallest")."""
+UNSCOPED = frozenset("""world earth globe planet universe solar system history all existence country nation state city
+    town region kingdom empire republic island area population volume mass size length height elevation diameter weight
+    number term terms""".split())
+"""Words of a passage's "in …" or "of …" after a superlative that do not narrow it: the whole ("in the world", "in the
+Solar System"), a place the question names in other words ("in the country"), or a measure ("in area"), which only
+"by …" compares (:func:`qualified_by`)."""
+PLACES = frozenset("in on of within among".split())
+SCOPES = PLACES | frozenset("at outside by after behind except excluding".split())
+"""The words that open what may narrow a superlative a passage says (:func:`qualified_by`): a place (:data:`PLACES`,
+"in Africa", "of the Australian state of Queensland"), a time or a way ("at near-infrared wavelengths"), a measure
+("by population"), or what is left out or ahead ("after Jupiter")."""
+_SCOPE = re.compile(rf"\s(?=(?:{'|'.join(SCOPES)})\s)", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|(?<![A-Z])\.|\s(?i:and|but|or|while|whereas|which|who|that|with|making|as|than)\s")
+"""Where the clause a superlative is said in ends: what qualifies it comes before ("the U.S." goes on)."""
+_BY = re.compile(r"\bby\s+([^\W\d_]+)", re.IGNORECASE)
+
+
+def named_by(term: str, question: str) -> bool:
+    """Whether ``question`` names a passage's ``term`` (a word, "Canadian", "U.S."): a content word of it is one of
+    the question's, as citations compare them, or the same name's stem ("Canadian" for "Canada": five letters alike);
+    or it is the initials of the question's capitalized words ("US" for "United States")."""
+    asked = {comparable(w) for w in content_words(re.sub(r"['’]s\b", "", question))} - UNSCOPED
+    initials = {"".join(w[0] for w in run.split()) for run in re.findall(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+", question)}
+    return term.replace(".", "") in initials or any(
+        (low := comparable(word)) in asked or len(low) >= 5 and any(len(w) >= 5 and w[:5] == low[:5] for w in asked)
+        for word in content_words(term))
+
+
+def narrows(term: str, question: str) -> bool:
+    """Whether a passage's ``term`` says more than ``question``: it has a content word that is not the question's
+    (:func:`named_by`) and does not stand for the whole, a place in general or a measure (:data:`UNSCOPED`)."""
+    return any(comparable(word) not in UNSCOPED and not named_by(word, question) for word in content_words(term)) \
+        and not named_by(term, question)
+
+
+def qualified_by(question: str, asked: str, after: str) -> str | None:
+    """The words that narrow a superlative a passage says (``after``: what follows it, to the end of its clause) to
+    less than ``question`` asks for (``asked``: :func:`asked_superlative`), or ``None``: a word between it and the
+    question's noun that the question does not have ("the most populous national capital city" for "the most populous
+    city"), a place the question does not name where the passage names none it does ("the highest mountain in
+    Africa"; not "the largest city of the Australian state of Queensland" to "the largest city in Queensland"), a
+    time or a way ("the brightest star in the night sky at near-infrared wavelengths"), or another measure than the
+    question's own "by …" ("the largest by population" for "the largest country by area"). Found trying the chat
+    (session 88)."""
+    noun = re.search(r"[\s-]+".join(asked.split()) + r"\s+(?!(?:of|in|on|by|at|among|and|or)\b)([^\W\d_]+)", question,
+                     re.IGNORECASE)
+    words = after.split()
+    modifiers = next((words[:i] for i, word in enumerate(words[:4])
+                      if noun and comparable(word.lower()) == comparable(noun[1].lower())), [])
+    if all(re.fullmatch(r"[a-z][a-z-]*", w) and w not in ("most", "least") and not w.endswith("est") for w in modifiers):
+        if narrowing := [w for w in modifiers if narrows(w, question)]:
+            return " ".join(narrowing)
+    measure = _BY.search(question)
+    place_named, place = False, None
+    for scope in _SCOPE.split(f" {after}")[1:]:
+        word, _, phrase = scope.partition(" ")
+        terms = re.findall(r"[\w.-]+", re.sub(r"['’]s\b", "", phrase))  # "the Earth's crust": "Earth", "crust"
+        if word.lower() == "by":
+            if measure and not {comparable(measure[1].lower())} & {comparable(w) for w in content_words(phrase)}:
+                return scope
+        elif word.lower() in PLACES:
+            place_named = place_named or any(named_by(term, question) for term in terms)
+            place = place or (scope if any(narrows(term, question) for term in terms) else None)
+        elif any(narrows(term, question) for term in terms):
+            return scope
+    return None if place_named else place
 
 
 def asked_superlative(question: str) -> str | None:
@@ -327,7 +399,7 @@ def asked_superlative(question: str) -> str | None:
     return next((word for word in found if word in SUPERLATIVES or " " in word), None)
 
 
-def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -> str | None:
+def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], qualified: bool = True) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
     (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
     them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous") or among others
@@ -337,26 +409,41 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem]) -
     the Solar System", given at 68%; "Which country has the largest population?" "China", cited to "It is the
     world's second-most populous country after India". Session 70: "What is the largest city in Australia?"
     "Brisbane", cited to "the capital and largest city of the Australian state of Queensland and the third-most
-    populous city in Australia", given at 72%."""
+    populous city in Australia", given at 72%.
+
+    ``qualified`` (the setting ``qualified_superlatives``, session 88): the superlative asked also counts as said where
+    the passage says its like ("highest" for "tallest") and only where no words narrow it (:func:`qualified_by`), so
+    an answer its passages call the first only of less than is asked is withheld as well: "What is the tallest
+    mountain in the world?" was answered "Mount Kilimanjaro", "the highest mountain in Africa and the highest
+    free-standing mountain above sea level in the world"; "What is the brightest star in the night sky?"
+    "Betelgeuse", "the brightest star in the night sky at near-infrared wavelengths"."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
-    asked_here = re.compile(r"\b" + r"[\s-]+".join(asked.split()) + r"\b", re.IGNORECASE)
+    spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
+    asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
     question_words = folded_words(question)
 
     def elsewhere(part: re.Match[str]) -> str:  # a superlative of a part the question does not name is not its scope
         return " " if part["unit"] is None or not question_words & folded_words(part["unit"]) else part[0]
 
+    def narrowed(text: str, at: re.Match[str]) -> str | None:  # "called the highest mountain in Africa"
+        after = _CLAUSE_END.split(text[at.end():], maxsplit=1)[0]
+        return f"called the {at[0]}{after.rstrip()}" if qualified_by(question, asked, after.strip()) else None
+
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
         titled = names_claim(claim, item["title"])
-        if asked_here.search(_IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))):
+        text = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
+        narrowing = [narrowed(text, at) if qualified else None for at in asked_here.finditer(text)]
+        if not all(narrowing):
             return None
-        return found[0] if found is not None and titled else "" if not titled else None
+        said = f"ranked {found[0]}" if found is not None else next(iter(narrowing), None)
+        return said if said and titled else "" if not titled else None
 
     ranked = every_holder(claim, evidence, rank)
-    return f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
+    return f"{ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"
@@ -918,7 +1005,8 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
     before = (lambda item: passages_before(index, item)) if index is not None else None
     for by, reason in (("kind", lambda: number_asked_of(question, shown)),
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
-                       ("rank", lambda: ranked_below(question, answer, evidence)),
+                       ("rank", lambda: ranked_below(question, answer, evidence,
+                                                     (settings or {}).get("qualified_superlatives", True))),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),

@@ -179,6 +179,7 @@ def classify_tier(state: State, runtime: Runtime[RAGContext]) -> dict[str, Any]:
         "abstain_threshold": pipeline.abstain_threshold,
         "extend_before_abstaining": pipeline.extend_before_abstaining,
         "extend_after_rule": pipeline.extend_after_rule,
+        "qualified_superlatives": pipeline.qualified_superlatives,
         "multi_hop": None if reading is None else reading["multi_hop_probability"] >= reading["threshold"],
         "multi_hop_probability": None if reading is None else reading["multi_hop_probability"],
     }

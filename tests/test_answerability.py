@@ -523,6 +523,71 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    KILIMANJARO = {"n": 1, "passage_id": "p1", "title": "Mount Kilimanjaro",
+                   "text": "It is the highest mountain in Africa and the highest free-standing mountain above sea level "
+                           "in the world, at 5,895 m (19,341 ft) above sea level."}
+    EVEREST = {"n": 2, "passage_id": "p2", "title": "Mount Everest",
+               "text": "Mount Everest is Earth's highest mountain above sea level, located in the Himalayas."}
+    BETELGEUSE = {"n": 1, "passage_id": "p1", "title": "Betelgeuse",
+                  "text": "Betelgeuse is the brightest star in the night sky at near-infrared wavelengths."}
+    BEIJING = {"n": 1, "passage_id": "p1", "title": "Beijing",
+               "text": "With more than 21.8 million residents, it is the world's most populous national capital city."}
+    MONTREAL = {"n": 1, "passage_id": "p1", "title": "Montreal",
+                "text": "Montreal is the largest city in the province of Quebec, the second-largest in Canada, and the "
+                        "eighth-largest in North America."}
+    CANADA = {"n": 2, "passage_id": "p2", "title": "Canada",
+              "text": "Its capital is Ottawa and its three largest metropolitan areas are Toronto, Montreal, and Vancouver."}
+    JUPITER = {"n": 1, "passage_id": "p1", "title": "Jupiter",
+               "text": "Jupiter is the fifth planet from the Sun and the largest in the Solar System."}
+    NEW_YORK = {"n": 1, "passage_id": "p1", "title": "New York City",
+                "text": "New York City is the most populous city in the U.S. and the largest city in the U.S. by area."}
+    TORONTO = {"n": 1, "passage_id": "p1", "title": "Toronto",
+               "text": "Toronto is the largest Canadian city and the capital of the Canadian province of Ontario."}
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO, EVEREST],
+         "called the highest mountain in Africa by the passages that hold it, and the question asks for the tallest"),
+        ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE],
+         "called the brightest star in the night sky at near-infrared wavelengths by the passages that hold it, and the "
+         "question asks for the brightest"),
+        ("What is the most populous city in the world?", "Beijing", [BEIJING],
+         "called the most populous national capital city by the passages that hold it, and the question asks for the "
+         "most populous"),
+        ("What is the largest country by area?", "India", [INDIA],  # "the largest by population"
+         "ranked seventh-largest by the passages that hold it, and the question asks for the largest"),
+        # Canada's passage holds it only among "its three largest", a rank as "one of the largest" is
+        ("What is the largest city in Canada?", "Montreal", [MONTREAL, CANADA],
+         "ranked second-largest by the passages that hold it, and the question asks for the largest"),
+    ])
+    def test_an_answer_its_passages_call_the_first_of_less_than_is_asked_is_withheld(self, ctx, question, answer,
+                                                                                     evidence, reason):
+        """Found trying the chat (session 88): each was given with confidence from the passage shown."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "rank" and check["reason"] == reason
+
+    @pytest.mark.parametrize("question, answer, evidence", [
+        ("What is the tallest mountain in the world?", "Mount Everest", [EVEREST]),  # "above sea level" narrows nothing
+        ("What is the largest planet?", "Jupiter", [JUPITER]),  # the Solar System is the whole
+        ("What is the largest city in the United States?", "New York City", [NEW_YORK]),  # "U.S.": its initials
+        ("What is the largest city in Canada?", "Toronto", [TORONTO]),  # "Canadian": the place asked
+        ("Which country has the largest population?", "India", [INDIA]),  # no "by" asked, so none narrows
+    ])
+    def test_an_answer_its_passages_call_the_first_of_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
+                                                                                        evidence):
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
+    @pytest.mark.parametrize("question, answer, evidence", [
+        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO]),
+        ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE]),
+    ])
+    def test_without_qualified_superlatives_only_a_lower_rank_withholds(self, ctx, question, answer, evidence):
+        state = self.subject_state(question, answer, evidence)
+        state["settings"]["qualified_superlatives"] = False
+        out = check_answer(state, self.runtime(ctx, self.EVEN))
+        assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
+
     @staticmethod
     def item(n, title, text):
         """An evidence item ``n`` (passage ``p<n>``)."""
