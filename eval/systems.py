@@ -123,10 +123,9 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade-no-rule-extension", "the cascade before session 87: an answer a rule says is another's "
                    "(another rank, capital, place or person) withheld at once, not read on from",
                    PipelineConfig(policy="cascade", extend_after_rule=False)),
-            System("cascade-unqualified", "the cascade before session 88: the rank rule withholds an answer its "
-                   "passages rank lower (\"fourth-largest\"), not one they call the first of less than is asked "
-                   "(\"the highest mountain in Africa\")",
-                   PipelineConfig(policy="cascade", qualified_superlatives=False)),
+            System("cascade-qualified", "the cascade whose rank rule also withholds an answer its passages call the "
+                   "first only of less than is asked (\"the highest mountain in Africa\" for the tallest in the world)",
+                   PipelineConfig(policy="cascade", qualified_superlatives=True)),
             System("cascade-no-likelihood", "the cascade without reading the question's likelihood: its answers "
                    "unchecked (the check needs it), to measure what reading it costs",
                    PipelineConfig(policy="cascade", question_likelihood=False)),
