@@ -313,10 +313,11 @@ _RANKED = re.compile(rf"\b(?:{_ORDINAL}[\s-]+|(?:one|some|among)\s+(?:of\s+)?the
 """A rank below the first, or none: "fourth-largest", "second largest", "second-most populous", "one of the oldest",
 "among the largest", "its three largest metropolitan areas"."""
 _IN_A_PART = re.compile(
-    r"\b(?:(?:most|least)\s+[^\W\d_]+|[^\W\d_]+est)(?:\s+city)?\s+(?:of|in)\s+the\s+(?:[A-Z][\w'’-]*\s+){0,3}"
-    rf"(?:{SUBDIVISIONS})\b(?:\s+of\s+(?P<unit>{_CAPS}))?")
+    r"\b(?:(?:most|least)\s+[^\W\d_]+|[^\W\d_]+est)(?:\s+city)?\s+(?:of|in)\s+(?:the\s+(?:[A-Z][\w'’-]*\s+){0,3}"
+    rf"(?:{SUBDIVISIONS})\b(?:\s+of\s+(?P<unit>{_CAPS}))?|(?P<part>{_CAPS}),\s+{_CAPS})")
 """A superlative a passage scopes to a part of a country: "largest city of the Australian state of Queensland",
-"largest city in the province of Quebec", "largest city of the province"."""
+"largest city in the province of Quebec", "largest city of the province", and a part named with its country
+after a comma, as the knowledge base's descriptions name it: "(Largest city in Quebec, Canada)"."""
 _SUPERLATIVE = re.compile(r"\b(?:(?:most|least)\s+(?!(?:of|the|a|an|to|in|at|people|likely)\b)[^\W\d_]+|[^\W\d_]+est)\b",
                           re.IGNORECASE)
 
@@ -428,7 +429,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     question_words = folded_words(question)
 
     def elsewhere(part: re.Match[str]) -> str:  # a superlative of a part the question does not name is not its scope
-        return " " if part["unit"] is None or not question_words & folded_words(part["unit"]) else part[0]
+        name = part["unit"] or part["part"]
+        return " " if name is None or not question_words & folded_words(name) else part[0]
 
     def narrowed(text: str, at: re.Match[str]) -> str | None:  # "called the highest mountain in Africa"
         after = _CLAUSE_END.split(text[at.end():], maxsplit=1)[0]

@@ -565,6 +565,17 @@ class TestCheckAnswer:
         check = out["trace"]["answerability"]
         assert check["decision"] == "abstain" and check["by"] == "rank" and check["reason"] == reason
 
+    @pytest.mark.parametrize("question, withheld", [("What is the largest city in Canada?", True),
+                                                     ("What is the largest city in Quebec?", False)])
+    def test_a_description_that_names_a_part_of_the_country_keeps_no_answer_of_the_country(self, ctx, question,
+                                                                                           withheld):
+        """Session 88: Montreal's passage ends with its description, "(Largest city in Quebec, Canada)": the
+        largest of a part of the country the question names only when it names the part."""
+        montreal = {**self.MONTREAL, "text": self.MONTREAL["text"] + " (Largest city in Quebec, Canada)"}
+        out = check_answer(self.subject_state(question, "Montreal", [montreal, self.CANADA]), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert (check["decision"], check["by"]) == (("abstain", "rank") if withheld else ("answer", "score"))
+
     def test_a_count_before_a_superlative_is_a_rank_among_others(self, ctx):
         """Found trying the chat (session 88): "What is the largest city in Canada?" was given "Montreal", which
         its own passage ranks second-largest, because Canada's passage also held it, unranked as it was read: "its
