@@ -331,13 +331,18 @@ UNSCOPED = frozenset("""world earth globe planet universe solar system history a
 Solar System"), a place the question names in other words ("in the country"), or a measure ("in area"), which only
 "by …" compares (:func:`qualified_by`)."""
 PLACES = frozenset("in on of within among".split())
+DIRECTIONS = frozenset("""north south east west northern southern eastern western central northeast northwest southeast
+    southwest northeastern northwestern southeastern southwestern upper lower""".split())
+"""Words that make a named place a part of it ("the Southern United States", "West Asia")."""
 SCOPES = PLACES | frozenset("at outside by after behind except excluding".split())
 """The words that open what may narrow a superlative a passage says (:func:`qualified_by`): a place (:data:`PLACES`,
 "in Africa", "of the Australian state of Queensland"), a time or a way ("at near-infrared wavelengths"), a measure
 ("by population"), or what is left out or ahead ("after Jupiter")."""
 _SCOPE = re.compile(rf"\s(?=(?:{'|'.join(SCOPES)})\s)", re.IGNORECASE)
-_CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|(?<![A-Z])\.|\s(?i:and|but|or|while|whereas|which|who|that|with|making|as|than)\s")
-"""Where the clause a superlative is said in ends: what qualifies it comes before ("the U.S." goes on)."""
+_CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|(?<![A-Z])\.|"
+                         r"\s(?i:and|but|or|while|whereas|which|who|that|with|making|as|than|since)\s")
+"""Where the clause a superlative is said in ends: what qualifies it comes before ("the U.S." goes on; "the tallest
+building in the world since its topping out in 2009" still is)."""
 _BY = re.compile(r"\bby\s+([^\W\d_]+)", re.IGNORECASE)
 
 
@@ -364,8 +369,9 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     less than ``question`` asks for (``asked``: :func:`asked_superlative`), or ``None``: a word between it and the
     question's noun that the question does not have ("the most populous national capital city" for "the most populous
     city"), a place the question does not name where the passage names none it does ("the highest mountain in
-    Africa"; not "the largest city of the Australian state of Queensland" to "the largest city in Queensland"), a
-    time or a way ("the brightest star in the night sky at near-infrared wavelengths"), or another measure than the
+    Africa"; not "the largest city of the Australian state of Queensland" to "the largest city in Queensland"; a
+    year is no place), a part of a place it names ("the most populous state in the Southern United States"), a time
+    or a way ("the brightest star in the night sky at near-infrared wavelengths"), or another measure than the
     question's own "by …" ("the largest by population" for "the largest country by area"). Found trying the chat
     (session 88)."""
     noun = re.search(r"[\s-]+".join(asked.split()) + r"\s+(?!(?:of|in|on|by|at|among|and|or)\b)([^\W\d_]+)", question,
@@ -385,8 +391,11 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
             if measure and not {comparable(measure[1].lower())} & {comparable(w) for w in content_words(phrase)}:
                 return scope
         elif word.lower() in PLACES:
+            if any(term.lower() in DIRECTIONS and not named_by(term, question) and named_by(after_it, question)
+                   for term, after_it in zip(terms, terms[1:], strict=False)):
+                return scope  # "in the Southern United States" to "in the United States"
             place_named = place_named or any(named_by(term, question) for term in terms)
-            place = place or (scope if any(narrows(term, question) for term in terms) else None)
+            place = place or (scope if any(narrows(term, question) for term in terms if not term.isdigit()) else None)
         elif any(narrows(term, question) for term in terms):
             return scope
     return None if place_named else place
@@ -413,13 +422,14 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     "Brisbane", cited to "the capital and largest city of the Australian state of Queensland and the third-most
     populous city in Australia", given at 72%.
 
-    ``qualified`` (the setting ``qualified_superlatives``, session 88; off by default, as it failed its bar: the
-    pipeline's configuration says why): the superlative asked also counts as said where
-    the passage says its like ("highest" for "tallest") and only where no words narrow it (:func:`qualified_by`), so
-    an answer its passages call the first only of less than is asked is withheld as well: "What is the tallest
-    mountain in the world?" was answered "Mount Kilimanjaro", "the highest mountain in Africa and the highest
-    free-standing mountain above sea level in the world"; "What is the brightest star in the night sky?"
-    "Betelgeuse", "the brightest star in the night sky at near-infrared wavelengths"."""
+    ``qualified`` (the setting ``qualified_superlatives``, session 88): the superlative asked, or its like
+    ("highest" for "tallest"), keeps the answer only where no words narrow it (:func:`qualified_by`). A passage
+    that ranks the answer lower and calls it the first only of less than is asked withholds it too: "What is the
+    largest state in the United States by area?" was answered "California", from "the largest U.S. state by
+    population and third-largest by area"; "What is the largest country by area?" "India", from "the world's
+    seventh-largest country by area and the largest by population". A superlative narrowed with no rank beside it
+    withholds nothing (it did in the setting's first form, which failed its bar: "the tallest uninterrupted
+    waterfall" withheld "Angel Falls")."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -432,22 +442,19 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         name = part["unit"] or part["part"]
         return " " if name is None or not question_words & folded_words(name) else part[0]
 
-    def narrowed(text: str, at: re.Match[str]) -> str | None:  # "called the highest mountain in Africa"
-        after = _CLAUSE_END.split(text[at.end():], maxsplit=1)[0]
-        return f"called the {at[0]}{after.rstrip()}" if qualified_by(question, asked, after.strip()) else None
+    def keeps(text: str, at: re.Match[str]) -> bool:  # not "the largest by population" to "the largest by area"
+        return not qualified or qualified_by(question, asked, _CLAUSE_END.split(text[at.end():], maxsplit=1)[0]) is None
 
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
         titled = names_claim(claim, item["title"])
         text = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
-        narrowing = [narrowed(text, at) if qualified else None for at in asked_here.finditer(text)]
-        if not all(narrowing):
+        if any(keeps(text, at) for at in asked_here.finditer(text)):
             return None
-        said = f"ranked {found[0]}" if found is not None else next(iter(narrowing), None)
-        return said if said and titled else "" if not titled else None
+        return found[0] if found is not None and titled else "" if not titled else None
 
     ranked = every_holder(claim, evidence, rank)
-    return f"{ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
+    return f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"

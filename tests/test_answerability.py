@@ -533,7 +533,8 @@ class TestCheckAnswer:
     BETELGEUSE = {"n": 1, "passage_id": "p1", "title": "Betelgeuse",
                   "text": "Betelgeuse is the brightest star in the night sky at near-infrared wavelengths."}
     BEIJING = {"n": 1, "passage_id": "p1", "title": "Beijing",
-               "text": "With more than 21.8 million residents, it is the world's most populous national capital city."}
+               "text": "With more than 21.8 million residents, it is the world's most populous national capital city, "
+                       "as well as China's second-largest city by urban area, after Shanghai."}
     MONTREAL = {"n": 1, "passage_id": "p1", "title": "Montreal",
                 "text": "Montreal is the largest city in the province of Quebec, the second-largest in Canada, and the "
                         "eighth-largest in North America."}
@@ -545,22 +546,30 @@ class TestCheckAnswer:
                 "text": "New York City is the most populous city in the U.S. and the largest city in the U.S. by area."}
     TORONTO = {"n": 1, "passage_id": "p1", "title": "Toronto",
                "text": "Toronto is the largest Canadian city and the capital of the Canadian province of Ontario."}
+    CALIFORNIA = {"n": 1, "passage_id": "p1", "title": "California",
+                  "text": "With over 39 million residents, it is the largest U.S. state by population and third-largest "
+                          "by area."}
+    TEXAS = {"n": 1, "passage_id": "p1", "title": "Texas",
+             "text": "Texas is the most populous state in the Southern United States and the second-most populous state "
+                     "in the country."}
+    BURJ_KHALIFA = {"n": 1, "passage_id": "p1", "title": "Burj Khalifa",
+                    "text": "It has been the tallest building in the world since its topping out in 2009, and the "
+                            "second-tallest structure ever built."}
 
     @pytest.mark.parametrize("question, answer, evidence, reason", [
-        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO, EVEREST],
-         "called the highest mountain in Africa by the passages that hold it, and the question asks for the tallest"),
-        ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE],
-         "called the brightest star in the night sky at near-infrared wavelengths by the passages that hold it, and the "
-         "question asks for the brightest"),
-        ("What is the most populous city in the world?", "Beijing", [BEIJING],
-         "called the most populous national capital city by the passages that hold it, and the question asks for the "
-         "most populous"),
         ("What is the largest country by area?", "India", [INDIA],  # "the largest by population"
          "ranked seventh-largest by the passages that hold it, and the question asks for the largest"),
+        ("What is the largest state in the United States by area?", "California", [CALIFORNIA],
+         "ranked third-largest by the passages that hold it, and the question asks for the largest"),
+        ("What is the most populous state in the United States?", "Texas", [TEXAS],  # a part of the place asked
+         "ranked second-most populous by the passages that hold it, and the question asks for the most populous"),
+        ("What is the most populous city in the world?", "Beijing", [BEIJING],  # "national capital": a narrower noun
+         "ranked second-largest by the passages that hold it, and the question asks for the most populous"),
     ])
-    def test_with_qualified_superlatives_an_answer_its_passages_call_the_first_of_less_than_is_asked_is_withheld(
+    def test_with_qualified_superlatives_a_superlative_said_of_less_than_is_asked_keeps_no_ranked_answer(
             self, ctx, question, answer, evidence, reason):
-        """Found trying the chat (session 88): each was given with confidence from the passage shown."""
+        """Found trying the chat (session 88): each was given with confidence; the passage shown ranks the answer
+        lower, and calls it the first only of less than is asked."""
         out = check_answer(self.subject_state(question, answer, evidence, qualified=True), self.runtime(ctx, self.EVEN))
         check = out["trace"]["answerability"]
         assert check["decision"] == "abstain" and check["by"] == "rank" and check["reason"] == reason
@@ -592,6 +601,10 @@ class TestCheckAnswer:
         ("What is the largest city in the United States?", "New York City", [NEW_YORK]),  # "U.S.": its initials
         ("What is the largest city in Canada?", "Toronto", [TORONTO]),  # "Canadian": the place asked
         ("Which country has the largest population?", "India", [INDIA]),  # no "by" asked, so none narrows
+        ("What is the tallest building in the world?", "Burj Khalifa", [BURJ_KHALIFA]),  # "since …" still is
+        # narrowed, but ranked nowhere: a superlative of less than is asked keeps nothing, and withholds nothing
+        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO]),
+        ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE]),
     ])
     def test_an_answer_its_passages_call_the_first_of_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
                                                                                         evidence):
@@ -599,11 +612,11 @@ class TestCheckAnswer:
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
     @pytest.mark.parametrize("question, answer, evidence", [
-        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO]),
-        ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE]),
+        ("What is the largest country by area?", "India", [INDIA]),
+        ("What is the largest state in the United States by area?", "California", [CALIFORNIA]),
+        ("What is the most populous state in the United States?", "Texas", [TEXAS]),
     ])
-    def test_by_default_only_a_lower_rank_withholds(self, ctx, question, answer, evidence):
-        """``qualified_superlatives`` is off by default: it failed its bar (session 88)."""
+    def test_without_qualified_superlatives_any_superlative_asked_keeps_the_answer(self, ctx, question, answer, evidence):
         out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
