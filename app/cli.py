@@ -124,8 +124,9 @@ def _pipeline_options(parser: argparse.ArgumentParser) -> None:
                              "evidence and answer again (default: "
                              f"{'on' if PipelineConfig().extend_after_rule else 'off'})")
     parser.add_argument("--qualified-superlatives", action=argparse.BooleanOptionalAction, default=None,
-                        help="withhold an answer its passages call the first only of less than the question asks "
-                             "(\"the highest mountain in Africa\" for the tallest in the world) (default: "
+                        help="the rank rule: a superlative a passage narrows to less than the question asks (\"the "
+                             "largest by population\" to the largest by area) does not keep an answer the passage "
+                             "ranks lower (default: "
                              f"{'on' if PipelineConfig().qualified_superlatives else 'off'})")
     parser.add_argument("--tier", help="a fixed tier: easy, medium, hard (implies --policy fixed unless given)")
     parser.add_argument("--router", type=Path, help="tier router weights (.safetensors; default: the bundled router)")

@@ -123,9 +123,10 @@ def all_systems(adaptive_tier: str | None = None) -> dict[str, System]:
             System("cascade-no-rule-extension", "the cascade before session 87: an answer a rule says is another's "
                    "(another rank, capital, place or person) withheld at once, not read on from",
                    PipelineConfig(policy="cascade", extend_after_rule=False)),
-            System("cascade-qualified", "the cascade whose rank rule also withholds an answer its passages call the "
-                   "first only of less than is asked (\"the highest mountain in Africa\" for the tallest in the world)",
-                   PipelineConfig(policy="cascade", qualified_superlatives=True)),
+            System("cascade-unqualified", "the cascade before session 88's second reading of superlatives: any "
+                   "superlative asked that a passage says unranked keeps the answer, however narrowed (\"the largest "
+                   "U.S. state by population\" keeps \"California\" for the largest state by area)",
+                   PipelineConfig(policy="cascade", qualified_superlatives=False)),
             System("cascade-no-likelihood", "the cascade without reading the question's likelihood: its answers "
                    "unchecked (the check needs it), to measure what reading it costs",
                    PipelineConfig(policy="cascade", question_likelihood=False)),

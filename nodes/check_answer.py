@@ -27,9 +27,9 @@ abstained on stays an abstention. So does an age no passage states, asked of a n
 model does not subtract; :func:`age_unstated`), at any knob but 0 (``by: "age"``), and a number given to a
 question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and an answer to where or when a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
-"subject"``), and an answer its passages rank second or lower (or, with ``qualified_superlatives``, call the first
-only of less than is asked, "the highest mountain in Africa"), to a question that asks for the first
-(:func:`ranked_below`; ``by: "rank"``),
+"subject"``), and an answer its passages rank second or lower, to a question that asks for the first, where no
+passage says the superlative asked of it unranked and not narrowed to less than is asked ("the largest by
+population" to "the largest by area") (:func:`ranked_below`; ``by: "rank"``),
 and a capital its passages call another place's, or not the capital asked
 (:func:`capital_elsewhere`; ``by: "capital"``), and a population only other places' passages hold
 (:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
@@ -410,7 +410,7 @@ def asked_superlative(question: str) -> str | None:
     return next((word for word in found if word in SUPERLATIVES or " " in word), None)
 
 
-def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], qualified: bool = False) -> str | None:
+def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], qualified: bool = True) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
     (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
     them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous") or among others
@@ -1017,7 +1017,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
     for by, reason in (("kind", lambda: number_asked_of(question, shown)),
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence,
-                                                     (settings or {}).get("qualified_superlatives", False))),
+                                                     (settings or {}).get("qualified_superlatives", True))),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),

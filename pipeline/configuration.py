@@ -365,11 +365,12 @@ class PipelineConfig:
     # read Neptune's "fourth-largest planet" and Saturn's "second largest, after Jupiter" first, and Jupiter's
     # own passage only on the next tier. False: withhold at once, as releases before session 87 did.
     extend_after_rule: bool = True
-    # True: the rank rule also withholds an answer its passages call the first only of less than the question
-    # asks: "the highest mountain in Africa" for "the tallest mountain in the world", "the most populous national
-    # capital city" (nodes.check_answer.qualified_by). Off by default: on forty questions against the Wikipedia
-    # summaries it gave 4 fewer wrong answers but 5 fewer right ones (docs/results/qualified-superlatives-s88).
-    qualified_superlatives: bool = False
+    # The rank rule withholds an answer a passage titled as it ranks lower ("fourth-largest") unless a passage
+    # says the superlative asked unranked. With this, one it narrows to less than is asked does not count: "the
+    # largest U.S. state by population" keeps no "California" that "third-largest by area" ranks, for the
+    # largest state by area (nodes.check_answer.qualified_by). On forty questions written first: 2 fewer wrong
+    # answers, none fewer right (docs/results/narrowed-superlatives-s88). False: any such superlative counts.
+    qualified_superlatives: bool = True
     # retrieve-or-not: answer closed-book when the gate (components/retrieval_gate.json, fit on the train
     # splits) gives closed-book answering at least this probability of being right; None: the fitted threshold.
     gate_threshold: float | None = None

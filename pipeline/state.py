@@ -148,7 +148,7 @@ class Settings(TypedDict):
     max_corrections: int
     abstain_threshold: float | None  # abstain when the answerability score is below this; None: the model's own
     extend_before_abstaining: NotRequired[bool]  # below the threshold, extend the evidence while the ladder allows
-    qualified_superlatives: NotRequired[bool]  # the rank rule reads "the highest mountain in Africa" as no "tallest"
+    qualified_superlatives: NotRequired[bool]  # the rank rule: "the largest by population" keeps no "largest by area"
     extend_after_rule: NotRequired[bool]  # an answer a rule says is another's: extend while the ladder allows
     multi_hop: NotRequired[bool | None]  # the question-type model's reading of the question; None: no model loaded
     multi_hop_probability: NotRequired[float | None]  # its probability of multi-hop (the check reads it again)

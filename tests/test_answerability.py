@@ -388,7 +388,7 @@ class TestCheckAnswer:
     EINSTEIN = {"n": 1, "passage_id": "p1", "title": "Albert Einstein",
                 "text": "Albert Einstein was a German-born theoretical physicist, best known for the theory of relativity."}
 
-    def subject_state(self, question, answer, evidence, threshold=0.1, qualified=False):
+    def subject_state(self, question, answer, evidence, threshold=0.1, qualified=None):
         """``question`` answered ``answer`` from ``evidence``, cited to the items that hold it (``qualified``: the
         setting ``qualified_superlatives``)."""
         held = [{**item, "score": 0.7, "metadata": {}} for item in evidence if answer.lower() in item["text"].lower()]
@@ -396,7 +396,7 @@ class TestCheckAnswer:
                 "steps": [{**self.STEP, "answer": answer, "raw_output": answer}], "citations": held,
                 "passages": [{"id": item["passage_id"], "score": 0.7, "text": item["text"]} for item in evidence],
                 "settings": {"abstain_threshold": threshold, "layout": "question_first", "answer_form": "short",
-                             "qualified_superlatives": qualified}}
+                             **({} if qualified is None else {"qualified_superlatives": qualified})}}
 
     @pytest.mark.parametrize("question", ["Where was Albert Einstein born?", "Where was Beethoven born?",
                                           "Where did Harry Houdini grow up?", "When was Ludwig van Beethoven born?"])
@@ -566,11 +566,11 @@ class TestCheckAnswer:
         ("What is the most populous city in the world?", "Beijing", [BEIJING],  # "national capital": a narrower noun
          "ranked second-largest by the passages that hold it, and the question asks for the most populous"),
     ])
-    def test_with_qualified_superlatives_a_superlative_said_of_less_than_is_asked_keeps_no_ranked_answer(
-            self, ctx, question, answer, evidence, reason):
+    def test_a_superlative_said_of_less_than_is_asked_keeps_no_ranked_answer(self, ctx, question, answer, evidence,
+                                                                            reason):
         """Found trying the chat (session 88): each was given with confidence; the passage shown ranks the answer
-        lower, and calls it the first only of less than is asked."""
-        out = check_answer(self.subject_state(question, answer, evidence, qualified=True), self.runtime(ctx, self.EVEN))
+        lower, and calls it the first only of less than is asked (``qualified_superlatives``, the default)."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
         check = out["trace"]["answerability"]
         assert check["decision"] == "abstain" and check["by"] == "rank" and check["reason"] == reason
 
@@ -608,7 +608,7 @@ class TestCheckAnswer:
     ])
     def test_an_answer_its_passages_call_the_first_of_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
                                                                                         evidence):
-        out = check_answer(self.subject_state(question, answer, evidence, qualified=True), self.runtime(ctx, self.EVEN))
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
     @pytest.mark.parametrize("question, answer, evidence", [
@@ -617,7 +617,7 @@ class TestCheckAnswer:
         ("What is the most populous state in the United States?", "Texas", [TEXAS]),
     ])
     def test_without_qualified_superlatives_any_superlative_asked_keeps_the_answer(self, ctx, question, answer, evidence):
-        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        out = check_answer(self.subject_state(question, answer, evidence, qualified=False), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
     @staticmethod
