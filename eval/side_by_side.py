@@ -10,6 +10,7 @@ each answer the same way (:func:`graded`, :func:`summary`).
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -131,3 +132,36 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> str:
     return (f"the evidence holds the answer for {sum(r['holds'] for r in rows)} of {len(rows)}, "
             f"{sum(r['right'] for r in rows)} right and given, {sum(r['given'] and not r['right'] for r in rows)} "
             f"other answers given")
+
+
+def written_questions_records(questions: Path, systems: str) -> Iterator[dict[str, Any]]:
+    """Questions written down with their accepted answers before anything was run (``questions``: JSON lines with
+    ``question`` and ``gold``), answered against the Wikipedia summaries (as NQ-open is) by each of ``systems``
+    (benchmark system names, comma-separated), side by side, each question from the same warm state, the
+    instruction prefixes pinned first as the benchmark does: one record per answer. An answer is right when it
+    contains an accepted answer (case aside); ``set_aside``: the answers a rule set aside to read on
+    (``extend_after_rule``). How sessions 87 and 88 judged a rule by a bar written first
+    (``docs/results/rule-extension-s87``, ``docs/results/narrowed-superlatives-s88``)."""
+    from eval.contexts import load_run_context
+    from eval.datasets import Example
+    from eval.runner import pinned_prefixes, run_one
+    from eval.systems import select
+
+    written = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    examples = [Example(f"q{n}", q["question"], tuple(q["gold"]), "nq") for n, q in enumerate(written)]
+    ctx = load_run_context(argparse.Namespace(dataset="nq", split="dev", data_dir=None, model=None,
+                                              embedder_runtime="auto"))
+    chosen = select(systems, None)
+    for system in chosen:  # the instruction prefixes pinned, as the benchmark does before its first timed query
+        run_one(ctx, system, examples[0])
+    for example in examples:
+        pins = pinned_prefixes(ctx)
+        for system in chosen:
+            record = run_one(ctx, system, example, pins)
+            check = record.get("answerability") or {}
+            yield {"system": system.name, "question": example.question, "gold": list(example.answers),
+                   "answer": record["prediction"],
+                   "right": any(g.lower() in record["prediction"].lower() for g in example.answers),
+                   "given": bool(record["prediction"]), "by": check.get("by"), "reason": check.get("reason"),
+                   "escalations": record["escalations"], "evaluated": record["prompt_tokens_evaluated"],
+                   "set_aside": [s.get("answer") for s in record["steps"] if s.get("extended_by") == "rule"]}

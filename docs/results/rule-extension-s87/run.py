@@ -4,33 +4,12 @@ written down with their answers before anything was run (questions.jsonl): the c
 
     .venv/bin/python docs/results/rule-extension-s87/run.py > docs/results/rule-extension-s87/records.jsonl
 """
-import argparse
 import json
 import sys
 from pathlib import Path
 
-from eval.contexts import load_run_context
-from eval.datasets import Example
-from eval.runner import pinned_prefixes, run_one
-from eval.systems import select
+from eval.side_by_side import written_questions_records
 
-HERE = Path(__file__).parent
-questions = [json.loads(line) for line in (HERE / "questions.jsonl").read_text(encoding="utf-8").splitlines()]
-examples = [Example(f"q{n}", q["question"], tuple(q["gold"]), "nq") for n, q in enumerate(questions)]
-ctx = load_run_context(argparse.Namespace(dataset="nq", split="dev", data_dir=None, model=None, embedder_runtime="auto"))
-systems = select("cascade,cascade-no-rule-extension", None)
-for system in systems:  # the instruction prefixes pinned, as the benchmark does before its first timed query
-    run_one(ctx, system, examples[0])
-for example in examples:
-    pins = pinned_prefixes(ctx)
-    for system in systems:
-        record = run_one(ctx, system, example, pins)
-        check = record.get("answerability") or {}
-        right = any(g.lower() in record["prediction"].lower() for g in example.answers)
-        print(json.dumps({"system": system.name, "question": example.question, "gold": list(example.answers),
-                          "answer": record["prediction"], "right": right, "given": bool(record["prediction"]),
-                          "by": check.get("by"), "reason": check.get("reason"), "escalations": record["escalations"],
-                          "evaluated": record["prompt_tokens_evaluated"],
-                          "set_aside": [s.get("answer") for s in record["steps"] if s.get("extended_by") == "rule"]},
-                         ensure_ascii=False), flush=True)
+for record in written_questions_records(Path(__file__).parent / "questions.jsonl", "cascade,cascade-no-rule-extension"):
+    print(json.dumps(record, ensure_ascii=False), flush=True)
 print("done", file=sys.stderr)
