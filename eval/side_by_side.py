@@ -134,14 +134,19 @@ def summary(rows: Sequence[Mapping[str, Any]]) -> str:
             f"other answers given")
 
 
-def written_questions_records(questions: Path, systems: str) -> Iterator[dict[str, Any]]:
+def written_questions_records(questions: Path, systems: str,
+                              variants: Mapping[str, Callable[[], None]] | None = None) -> Iterator[dict[str, Any]]:
     """Questions written down with their accepted answers before anything was run (``questions``: JSON lines with
     ``question`` and ``gold``), answered against the Wikipedia summaries (as NQ-open is) by each of ``systems``
     (benchmark system names, comma-separated), side by side, each question from the same warm state, the
     instruction prefixes pinned first as the benchmark does: one record per answer. An answer is right when it
     contains an accepted answer (case aside); ``set_aside``: the answers a rule set aside to read on
     (``extend_after_rule``). How sessions 87 and 88 judged a rule by a bar written first
-    (``docs/results/rule-extension-s87``, ``docs/results/narrowed-superlatives-s88``)."""
+    (``docs/results/rule-extension-s87``, ``docs/results/narrowed-superlatives-s88``).
+
+    ``variants``: ways of the code that are no setting (name → what puts it in place, the shipped one first), each
+    system answering each question once in each; the record names it (``variant``), and the first is put back
+    at the end (``docs/results/part-of-a-country-s88``)."""
     from eval.contexts import load_run_context
     from eval.datasets import Example
     from eval.runner import pinned_prefixes, run_one
@@ -154,14 +159,23 @@ def written_questions_records(questions: Path, systems: str) -> Iterator[dict[st
     chosen = select(systems, None)
     for system in chosen:  # the instruction prefixes pinned, as the benchmark does before its first timed query
         run_one(ctx, system, examples[0])
+    ways = variants or {"": lambda: None}
     for example in examples:
         pins = pinned_prefixes(ctx)
         for system in chosen:
-            record = run_one(ctx, system, example, pins)
-            check = record.get("answerability") or {}
-            yield {"system": system.name, "question": example.question, "gold": list(example.answers),
-                   "answer": record["prediction"],
-                   "right": any(g.lower() in record["prediction"].lower() for g in example.answers),
-                   "given": bool(record["prediction"]), "by": check.get("by"), "reason": check.get("reason"),
-                   "escalations": record["escalations"], "evaluated": record["prompt_tokens_evaluated"],
-                   "set_aside": [s.get("answer") for s in record["steps"] if s.get("extended_by") == "rule"]}
+            for variant, put in ways.items():
+                put()
+                record = run_one(ctx, system, example, pins)
+                yield {**({"variant": variant} if variants else {}), **written_record(system.name, example, record)}
+    next(iter(ways.values()))()
+
+
+def written_record(system: str, example: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+    """What :func:`written_questions_records` keeps of a benchmark record."""
+    check = record.get("answerability") or {}
+    return {"system": system, "question": example.question, "gold": list(example.answers),
+            "answer": record["prediction"],
+            "right": any(g.lower() in record["prediction"].lower() for g in example.answers),
+            "given": bool(record["prediction"]), "by": check.get("by"), "reason": check.get("reason"),
+            "escalations": record["escalations"], "evaluated": record["prompt_tokens_evaluated"],
+            "set_aside": [s.get("answer") for s in record["steps"] if s.get("extended_by") == "rule"]}

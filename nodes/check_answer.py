@@ -344,6 +344,9 @@ _CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|(?<![A-Z])\.|"
 """Where the clause a superlative is said in ends: what qualifies it comes before ("the U.S." goes on; "the tallest
 building in the world since its topping out in 2009" still is)."""
 _BY = re.compile(r"\bby\s+([^\W\d_]+)", re.IGNORECASE)
+_COORDINATED = re.compile(r"^\s+and\s+(?:the\s+)?(?:(?:most|least)\s+[^\W\d_]+|[^\W\d_]+est)\b", re.IGNORECASE)
+"""A second superlative joined to the first, which shares what follows it: "the largest and most populous island of
+Greece"."""
 
 
 def named_by(term: str, question: str) -> bool:
@@ -379,7 +382,8 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     words = after.split()
     modifiers = next((words[:i] for i, word in enumerate(words[:4])
                       if noun and comparable(word.lower()) == comparable(noun[1].lower())), [])
-    if all(re.fullmatch(r"[a-z][a-z-]*", w) and w not in ("most", "least") and not w.endswith("est") for w in modifiers):
+    if all(re.fullmatch(r"[^\W\d_][\w-]*", w) and w.lower() not in ("most", "least", "and", "or")
+           and not w.lower().endswith("est") for w in modifiers):  # "national capital", "Greek": a narrower noun
         if narrowing := [w for w in modifiers if narrows(w, question)]:
             return " ".join(narrowing)
     measure = _BY.search(question)
@@ -443,7 +447,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return " " if name is None or not question_words & folded_words(name) else part[0]
 
     def keeps(text: str, at: re.Match[str]) -> bool:  # not "the largest by population" to "the largest by area"
-        return not qualified or qualified_by(question, asked, _CLAUSE_END.split(text[at.end():], maxsplit=1)[0]) is None
+        after = _COORDINATED.sub("", text[at.end():], count=1)  # "the largest and most populous island of Greece"
+        return not qualified or qualified_by(question, asked, _CLAUSE_END.split(after, maxsplit=1)[0]) is None
 
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])

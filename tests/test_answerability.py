@@ -552,6 +552,9 @@ class TestCheckAnswer:
     TEXAS = {"n": 1, "passage_id": "p1", "title": "Texas",
              "text": "Texas is the most populous state in the Southern United States and the second-most populous state "
                      "in the country."}
+    CRETE = {"n": 1, "passage_id": "p1", "title": "Crete",
+             "text": "Crete is the largest and most populous island of Greece, the 89th largest island in the world, and "
+                     "the fifth largest island in the Mediterranean Sea, after Sicily. (Largest Greek island)"}
     BURJ_KHALIFA = {"n": 1, "passage_id": "p1", "title": "Burj Khalifa",
                     "text": "It has been the tallest building in the world since its topping out in 2009, and the "
                             "second-tallest structure ever built."}
@@ -565,6 +568,9 @@ class TestCheckAnswer:
          "ranked second-most populous by the passages that hold it, and the question asks for the most populous"),
         ("What is the most populous city in the world?", "Beijing", [BEIJING],  # "national capital": a narrower noun
          "ranked second-largest by the passages that hold it, and the question asks for the most populous"),
+        # "of Greece" narrows "largest" too, which "and most populous" joins; "Greek" is a narrower noun
+        ("What is the largest island in the Mediterranean Sea?", "Crete", [CRETE],
+         "ranked 89th largest by the passages that hold it, and the question asks for the largest"),
     ])
     def test_a_superlative_said_of_less_than_is_asked_keeps_no_ranked_answer(self, ctx, question, answer, evidence,
                                                                             reason):
@@ -602,6 +608,8 @@ class TestCheckAnswer:
         ("What is the largest city in Canada?", "Toronto", [TORONTO]),  # "Canadian": the place asked
         ("Which country has the largest population?", "India", [INDIA]),  # no "by" asked, so none narrows
         ("What is the tallest building in the world?", "Burj Khalifa", [BURJ_KHALIFA]),  # "since …" still is
+        ("What is the largest island of Greece?", "Crete", [CRETE]),  # the place asked
+        ("What is the largest Greek island?", "Crete", [CRETE]),
         # narrowed, but ranked nowhere: a superlative of less than is asked keeps nothing, and withholds nothing
         ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO]),
         ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE]),
