@@ -525,39 +525,39 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence, threshold), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
-    KILIMANJARO = {"n": 1, "passage_id": "p1", "title": "Mount Kilimanjaro",
-                   "text": "It is the highest mountain in Africa and the highest free-standing mountain above sea level "
-                           "in the world, at 5,895 m (19,341 ft) above sea level."}
-    EVEREST = {"n": 2, "passage_id": "p2", "title": "Mount Everest",
-               "text": "Mount Everest is Earth's highest mountain above sea level, located in the Himalayas."}
-    BETELGEUSE = {"n": 1, "passage_id": "p1", "title": "Betelgeuse",
-                  "text": "Betelgeuse is the brightest star in the night sky at near-infrared wavelengths."}
-    BEIJING = {"n": 1, "passage_id": "p1", "title": "Beijing",
-               "text": "With more than 21.8 million residents, it is the world's most populous national capital city, "
-                       "as well as China's second-largest city by urban area, after Shanghai."}
-    MONTREAL = {"n": 1, "passage_id": "p1", "title": "Montreal",
-                "text": "Montreal is the largest city in the province of Quebec, the second-largest in Canada, and the "
-                        "eighth-largest in North America."}
-    CANADA = {"n": 2, "passage_id": "p2", "title": "Canada",
-              "text": "Its capital is Ottawa and its three largest metropolitan areas are Toronto, Montreal, and Vancouver."}
-    JUPITER = {"n": 1, "passage_id": "p1", "title": "Jupiter",
-               "text": "Jupiter is the fifth planet from the Sun and the largest in the Solar System."}
-    NEW_YORK = {"n": 1, "passage_id": "p1", "title": "New York City",
-                "text": "New York City is the most populous city in the U.S. and the largest city in the U.S. by area."}
-    TORONTO = {"n": 1, "passage_id": "p1", "title": "Toronto",
-               "text": "Toronto is the largest Canadian city and the capital of the Canadian province of Ontario."}
-    CALIFORNIA = {"n": 1, "passage_id": "p1", "title": "California",
-                  "text": "With over 39 million residents, it is the largest U.S. state by population and third-largest "
-                          "by area."}
-    TEXAS = {"n": 1, "passage_id": "p1", "title": "Texas",
-             "text": "Texas is the most populous state in the Southern United States and the second-most populous state "
-                     "in the country."}
-    CRETE = {"n": 1, "passage_id": "p1", "title": "Crete",
-             "text": "Crete is the largest and most populous island of Greece, the 89th largest island in the world, and "
-                     "the fifth largest island in the Mediterranean Sea, after Sicily. (Largest Greek island)"}
-    BURJ_KHALIFA = {"n": 1, "passage_id": "p1", "title": "Burj Khalifa",
-                    "text": "It has been the tallest building in the world since its topping out in 2009, and the "
-                            "second-tallest structure ever built."}
+    @staticmethod
+    def item(n, title, text):
+        """An evidence item ``n`` (passage ``p<n>``)."""
+        return {"n": n, "passage_id": f"p{n}", "title": title, "text": text}
+
+    KILIMANJARO = item(1, "Mount Kilimanjaro", "It is the highest mountain in Africa and the highest free-standing "
+                                               "mountain above sea level in the world, at 5,895 m (19,341 ft) above "
+                                               "sea level.")
+    EVEREST = item(2, "Mount Everest", "Mount Everest is Earth's highest mountain above sea level, located in the "
+                                       "Himalayas.")
+    BETELGEUSE = item(1, "Betelgeuse", "Betelgeuse is the brightest star in the night sky at near-infrared "
+                                       "wavelengths.")
+    BEIJING = item(1, "Beijing", "With more than 21.8 million residents, it is the world's most populous national "
+                                 "capital city, as well as China's second-largest city by urban area, after "
+                                 "Shanghai.")
+    MONTREAL = item(1, "Montreal", "Montreal is the largest city in the province of Quebec, the second-largest in "
+                                   "Canada, and the eighth-largest in North America.")
+    CANADA = item(2, "Canada", "Its capital is Ottawa and its three largest metropolitan areas are Toronto, "
+                               "Montreal, and Vancouver.")
+    JUPITER = item(1, "Jupiter", "Jupiter is the fifth planet from the Sun and the largest in the Solar System.")
+    NEW_YORK = item(1, "New York City", "New York City is the most populous city in the U.S. and the largest city "
+                                        "in the U.S. by area.")
+    TORONTO = item(1, "Toronto", "Toronto is the largest Canadian city and the capital of the Canadian province of "
+                                 "Ontario.")
+    CALIFORNIA = item(1, "California", "With over 39 million residents, it is the largest U.S. state by population "
+                                       "and third-largest by area.")
+    TEXAS = item(1, "Texas", "Texas is the most populous state in the Southern United States and the second-most "
+                             "populous state in the country.")
+    CRETE = item(1, "Crete", "Crete is the largest and most populous island of Greece, the 89th largest island in "
+                             "the world, and the fifth largest island in the Mediterranean Sea, after Sicily. "
+                             "(Largest Greek island)")
+    BURJ_KHALIFA = item(1, "Burj Khalifa", "It has been the tallest building in the world since its topping out in "
+                                           "2009, and the second-tallest structure ever built.")
 
     @pytest.mark.parametrize("question, answer, evidence, reason", [
         ("What is the largest country by area?", "India", [INDIA],  # "the largest by population"
@@ -627,11 +627,6 @@ class TestCheckAnswer:
     def test_without_qualified_superlatives_any_superlative_asked_keeps_the_answer(self, ctx, question, answer, evidence):
         out = check_answer(self.subject_state(question, answer, evidence, qualified=False), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
-
-    @staticmethod
-    def item(n, title, text):
-        """An evidence item ``n`` (passage ``p<n>``)."""
-        return {"n": n, "passage_id": f"p{n}", "title": title, "text": text}
 
     OLYMPICS = item(1, "Summer Olympic Games", "The inaugural Games took place in 1896 in Athens, then part of the "
                     "Kingdom of Greece, and the most recent was held in 2024 in Paris, France.")
