@@ -19,7 +19,7 @@ from pathlib import Path
 
 from eval.rescore import recorded_evidence
 
-RESULTS = Path(__file__).resolve().parents[1]
+RESULTS = Path("docs/results")  # run from the repository root, as above
 
 
 def module_at(rev: str):
