@@ -349,13 +349,32 @@ _COORDINATED = re.compile(r"^\s+and\s+(?:the\s+)?(?:(?:most|least)\s+[^\W\d_]+|[
 Greece"."""
 
 
+_NAME_RUN = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+_ABBREVIATION = re.compile(r"\b[A-Z](?:\.[A-Z])+\.?|\b[A-Z]{2,4}\b")
+
+
+def initials(text: str) -> set[str]:
+    """The initials of ``text``'s runs of capitalized words ("United States": "US") and its abbreviations ("U.S.",
+    "UK": "US", "UK"), each without dots: how a place named both ways is one place (:func:`named_by`)."""
+    return ({"".join(w[0] for w in run.split()) for run in _NAME_RUN.findall(text)}
+            | {found.replace(".", "") for found in _ABBREVIATION.findall(text)})
+
+
+def abbreviated(phrase: str, question: str) -> str:
+    """``phrase`` with each run of capitalized words whose initials the question writes as an abbreviation written
+    so: "in the United States" to "in the US" for "… in the U.S.?" (:func:`qualified_by`)."""
+    asked = {found.replace(".", "") for found in _ABBREVIATION.findall(question)}
+    return _NAME_RUN.sub(lambda run: short if (short := "".join(w[0] for w in run[0].split())) in asked else run[0],
+                         phrase)
+
+
 def named_by(term: str, question: str) -> bool:
     """Whether ``question`` names a passage's ``term`` (a word, "Canadian", "U.S."): a content word of it is one of
     the question's, as citations compare them, or the same name's stem ("Canadian" for "Canada": five letters alike);
-    or it is the initials of the question's capitalized words ("US" for "United States")."""
+    or it is the initials of the question's capitalized words or one of its abbreviations ("US" for "United States"
+    or "U.S.")."""
     asked = {comparable(w) for w in content_words(re.sub(r"['’]s\b", "", question))} - UNSCOPED
-    initials = {"".join(w[0] for w in run.split()) for run in re.findall(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+", question)}
-    return term.replace(".", "") in initials or any(
+    return term.replace(".", "") in initials(question) or any(
         (low := comparable(word)) in asked or len(low) >= 5 and any(len(w) >= 5 and w[:5] == low[:5] for w in asked)
         for word in content_words(term))
 
@@ -390,7 +409,7 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     place_named, place = False, None
     for scope in _SCOPE.split(f" {after}")[1:]:
         word, _, phrase = scope.partition(" ")
-        terms = re.findall(r"[\w.-]+", re.sub(r"['’]s\b", "", phrase))  # "the Earth's crust": "Earth", "crust"
+        terms = re.findall(r"[\w.-]+", re.sub(r"['’]s\b", "", abbreviated(phrase, question)))  # "Earth's": "Earth"
         if word.lower() == "by":
             if measure and not {comparable(measure[1].lower())} & {comparable(w) for w in content_words(phrase)}:
                 return scope

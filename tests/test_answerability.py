@@ -619,6 +619,21 @@ class TestCheckAnswer:
         out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
         assert out["trace"]["answerability"]["by"] == "score" and out["trace"]["answerability"]["decision"] == "answer"
 
+    @pytest.mark.parametrize("question, after", [
+        ("What is the name of the largest university press in the U.S?", "university press in the United States"),
+        ("What is the largest city in the US?", "city in the United States"),
+        ("What is the largest city in the United States?", "city in the U.S."),
+        ("What is the largest city in Canada?", "Canadian city"),
+    ])
+    def test_a_place_named_by_its_initials_either_way_narrows_nothing(self, question, after):
+        """Seen in session 88's dev replay of the setting's first form: "the largest university press in the
+        U.S?" was read as narrowed by "in the United States" (the initials were compared one way only)."""
+        from nodes.check_answer import qualified_by
+
+        assert qualified_by(question, "largest", after) is None
+        assert qualified_by("What is the largest city in the US?", "largest", "city in the United Kingdom") \
+            == "in the United Kingdom"  # other initials
+
     @pytest.mark.parametrize("question, answer, evidence", [
         ("What is the largest country by area?", "India", [INDIA]),
         ("What is the largest state in the United States by area?", "California", [CALIFORNIA]),
