@@ -84,7 +84,7 @@ from nodes.describe import possessive
 from nodes.generate import answer_claim, claim_words, comparable, holders, support, verdict_probs
 from nodes.grade_answer import can_extend, extended
 from nodes.tell_age import aged_subject
-from pipeline.configuration import DEFAULT_LAYOUT
+from pipeline.configuration import DEFAULT_LAYOUT, PipelineConfig
 from pipeline.context import RAGContext
 from pipeline.state import AnswerabilityTrace, Citation, EvidenceItem, PassageHit, PlaceDocumentTrace, State, Step, Trace
 from prompts import ABSTENTION, check_messages, template
@@ -351,6 +351,7 @@ Greece"."""
 
 _NAME_RUN = re.compile(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 _ABBREVIATION = re.compile(r"\b[A-Z](?:\.[A-Z])+\.?|\b[A-Z]{2,4}\b")
+_POSSESSIVE = re.compile(r"['’]s\b")
 
 
 def initials(text: str) -> set[str]:
@@ -368,13 +369,21 @@ def abbreviated(phrase: str, question: str) -> str:
                          phrase)
 
 
+@lru_cache(maxsize=256)
+def question_names(question: str) -> tuple[frozenset[str], frozenset[str]]:
+    """``question``'s content words as :func:`named_by` compares them (possessives and :data:`UNSCOPED` aside), and
+    its :func:`initials`: read once per question, not once per word a passage's superlative is followed by."""
+    asked = frozenset(comparable(w) for w in content_words(_POSSESSIVE.sub("", question))) - UNSCOPED
+    return asked, frozenset(initials(question))
+
+
 def named_by(term: str, question: str) -> bool:
     """Whether ``question`` names a passage's ``term`` (a word, "Canadian", "U.S."): a content word of it is one of
     the question's, as citations compare them, or the same name's stem ("Canadian" for "Canada": five letters alike);
     or it is the initials of the question's capitalized words or one of its abbreviations ("US" for "United States"
     or "U.S.")."""
-    asked = {comparable(w) for w in content_words(re.sub(r"['’]s\b", "", question))} - UNSCOPED
-    return term.replace(".", "") in initials(question) or any(
+    asked, named = question_names(question)
+    return term.replace(".", "") in named or any(
         (low := comparable(word)) in asked or len(low) >= 5 and any(len(w) >= 5 and w[:5] == low[:5] for w in asked)
         for word in content_words(term))
 
@@ -409,7 +418,7 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     place_named, place = False, None
     for scope in _SCOPE.split(f" {after}")[1:]:
         word, _, phrase = scope.partition(" ")
-        terms = re.findall(r"[\w.-]+", re.sub(r"['’]s\b", "", abbreviated(phrase, question)))  # "Earth's": "Earth"
+        terms = re.findall(r"[\w.-]+", _POSSESSIVE.sub("", abbreviated(phrase, question)))  # "Earth's": "Earth"
         if word.lower() == "by":
             if measure and not {comparable(measure[1].lower())} & {comparable(w) for w in content_words(phrase)}:
                 return scope
@@ -1041,7 +1050,8 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
     for by, reason in (("kind", lambda: number_asked_of(question, shown)),
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence,
-                                                     (settings or {}).get("qualified_superlatives", True))),
+                                                     (settings or {}).get("qualified_superlatives",
+                                                                             PipelineConfig.qualified_superlatives))),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),
