@@ -179,3 +179,27 @@ def written_record(system: str, example: Any, record: Mapping[str, Any]) -> dict
             "given": bool(record["prediction"]), "by": check.get("by"), "reason": check.get("reason"),
             "escalations": record["escalations"], "evaluated": record["prompt_tokens_evaluated"],
             "set_aside": [s.get("answer") for s in record["steps"] if s.get("extended_by") == "rule"]}
+
+
+def rule_readings(rev: str, name: str = "ranked_below", module: str = "nodes.check_answer",
+                  shipped: str = "as-is") -> dict[str, Callable[[], None]]:
+    """Two ``variants`` for :func:`written_questions_records`: ``module``'s function ``name`` as the code is now
+    (``shipped``) and as it was at commit ``rev`` (its source read with git, loaded beside the package), each put in
+    its place in the module for its turn. How a rule's change is judged against the rule before it, side by side
+    (``docs/results/titled-folded-s89``)."""
+    import importlib
+    import importlib.util
+    import subprocess
+    import tempfile
+
+    now = importlib.import_module(module)  # the module (a package may give a function the module's name)
+    source = subprocess.run(["git", "show", f"{rev}:{module.replace('.', '/')}.py"], check=True, capture_output=True,
+                            text=True).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
+        file.write(source)
+    spec = importlib.util.spec_from_file_location(f"{module.rsplit('.', 1)[-1]}_{rev}", file.name)
+    assert spec is not None and spec.loader is not None
+    then = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(then)
+    return {label: (lambda f=f: setattr(now, name, f))
+            for label, f in {shipped: getattr(now, name), rev: getattr(then, name)}.items()}

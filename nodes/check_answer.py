@@ -74,7 +74,7 @@ from components.generator import max_tokens_kwargs
 from components.index import PassageIndex
 from components.passages import Passage
 from components.query_cache import NEGATIONS
-from components.reranker import content_terms, content_words, folded_words
+from components.reranker import content_terms, content_words, folded, folded_words
 from components.requests import population_place
 from components.short_answer import as_written, short_answer
 from components.sources import SPELLED_LIFE
@@ -405,11 +405,9 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     or a way ("the brightest star in the night sky at near-infrared wavelengths"), or another measure than the
     question's own "by …" ("the largest by population" for "the largest country by area"). Found trying the chat
     (session 88)."""
-    noun = re.search(r"[\s-]+".join(asked.split()) + r"\s+(?!(?:of|in|on|by|at|among|and|or)\b)([^\W\d_]+)", question,
-                     re.IGNORECASE)
+    noun = asked_noun(question, asked)
     words = after.split()
-    modifiers = next((words[:i] for i, word in enumerate(words[:4])
-                      if noun and comparable(word.lower()) == comparable(noun[1].lower())), [])
+    modifiers = next((words[:i] for i, word in enumerate(words[:4]) if noun and comparable(word.lower()) == noun), [])
     if all(re.fullmatch(r"[^\W\d_][\w-]*", w) and w.lower() not in ("most", "least", "and", "or")
            and not w.lower().endswith("est") for w in modifiers):  # "national capital", "Greek": a narrower noun
         if narrowing := [w for w in modifiers if narrows(w, question)]:
@@ -442,6 +440,15 @@ def asked_superlative(question: str) -> str | None:
     return next((word for word in found if word in SUPERLATIVES or " " in word), None)
 
 
+def asked_noun(question: str, asked: str) -> str | None:
+    """The noun ``question`` asks the first of by its superlative ``asked`` (:func:`asked_superlative`), as citations
+    compare words: "ocean" for "What is the smallest ocean?"; ``None`` where a word such as "of" or "in" follows it
+    ("the most abundant in the universe")."""
+    noun = re.search(r"[\s-]+".join(asked.split()) + r"\s+(?!(?:of|in|on|by|at|among|and|or)\b)([^\W\d_]+)", question,
+                     re.IGNORECASE)
+    return comparable(noun[1].lower()) if noun else None
+
+
 def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], qualified: bool = True) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
     (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
@@ -461,11 +468,20 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     population and third-largest by area"; "What is the largest country by area?" "India", from "the world's
     seventh-largest country by area and the largest by population". A superlative narrowed with no rank beside it
     withholds nothing (it did in the setting's first form, which failed its bar: "the tallest uninterrupted
-    waterfall" withheld "Angel Falls")."""
+    waterfall" withheld "Angel Falls").
+
+    A passage is titled as the answer by a word of the answer other than the noun the question asks the first of
+    (:func:`asked_noun`), which names the kind and not the thing (session 89): "What is the smallest ocean?" was
+    answered "Arctic Ocean" and set aside, because "Southern Ocean"'s passage, "the second-smallest of the five
+    principal oceanic divisions, … larger than the Arctic Ocean", counted as titled by "Ocean"; "Lake Victoria" for
+    the largest lake in Africa, by "African Great Lakes". The words are compared without accents: "The Krishnā River"
+    is titled by "Krishna River" ("the third-longest in India"), which that change alone let through."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
+    noun = asked_noun(question, asked)
+    naming = [word for word in claim_words(question, folded(answer)) if word != noun] or claim  # not "Ocean"
     spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
     asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
     question_words = folded_words(question)
@@ -480,7 +496,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
 
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
-        titled = names_claim(claim, item["title"])
+        titled = names_claim(naming, folded(item["title"]))
         text = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
         if any(keeps(text, at) for at in asked_here.finditer(text)):
             return None

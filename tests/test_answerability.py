@@ -601,6 +601,43 @@ class TestCheckAnswer:
         assert check["decision"] == "abstain" and check["by"] == "rank"
         assert check["reason"] == "ranked second-largest by the passages that hold it, and the question asks for the largest"
 
+    SOUTHERN_OCEAN = item(1, "Southern Ocean", "With a size of 21,960,000 km2 (8,480,000 mi2), it is the "
+                          "second-smallest of the five principal oceanic divisions, smaller than the Pacific, Atlantic "
+                          "and Indian oceans, and larger than the Arctic Ocean.")
+    KRISHNA = item(1, "Krishna River", "The Krishnā River in the Deccan Plateau is the third-longest in India, after "
+                   "the Ganga and Godavari. (River in southern India)")
+    GREAT_LAKES = item(1, "African Great Lakes", "Lake Victoria, the second-largest freshwater lake in the world by "
+                       "area, is one of them.")
+
+    @pytest.mark.parametrize("question, answer, evidence, withheld", [
+        ("What is the smallest ocean?", "Arctic Ocean", [SOUTHERN_OCEAN], False),  # "Ocean": the kind asked
+        ("What is the largest lake in Africa?", "Lake Victoria", [GREAT_LAKES], False),  # "Lakes": the kind asked
+        ("What is the smallest ocean?", "Southern Ocean", [SOUTHERN_OCEAN], True),  # "Southern": the answer's own
+        ("What is the smallest ocean?", "Ocean", [SOUTHERN_OCEAN], True),  # nothing but the kind: all its words
+        ("What is the longest river in India?", "The Krishnā River", [KRISHNA], True),  # accents aside
+    ])
+    def test_a_passage_titled_only_by_the_kind_asked_is_not_titled_as_the_answer(self, ctx, question, answer,
+                                                                               evidence, withheld):
+        """Session 89: "What is the smallest ocean?" was answered "Arctic Ocean" and withheld, ranked
+        "second-smallest" by Southern Ocean's passage, titled as the answer by "Ocean" alone. A title without the
+        answer's accents still titles it ("Krishna River" for "The Krishnā River")."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert (check["decision"], check["by"]) == (("abstain", "rank") if withheld else ("answer", "score"))
+
+    @pytest.mark.parametrize("question, asked, noun", [
+        ("What is the smallest ocean?", "smallest", "ocean"),
+        ("What is the largest lake in Africa?", "largest", "lake"),
+        ("What is the most populous city in Africa?", "most populous", "city"),
+        ("What is the most-populous city in Africa?", "most populous", "city"),
+        ("What elements follow oxygen as the most abundant in the universe?", "most abundant", None),
+        ("Which ocean is the smallest?", "smallest", None),
+    ])
+    def test_the_noun_asked_is_the_word_after_the_superlative(self, question, asked, noun):
+        from nodes.check_answer import asked_noun
+
+        assert asked_noun(question, asked) == noun
+
     @pytest.mark.parametrize("question, answer, evidence", [
         ("What is the tallest mountain in the world?", "Mount Everest", [EVEREST]),  # "above sea level" narrows nothing
         ("What is the largest planet?", "Jupiter", [JUPITER]),  # the Solar System is the whole
