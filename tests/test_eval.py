@@ -1074,6 +1074,37 @@ class TestTargets:
         assert verdicts(alone, "squad", "cascade") == [] and markdown(alone, "squad", "cascade") == []
 
 
+class TestRuleReadings:
+    BEFORE = "6fc2e63"  # the rank rule before session 89 read titles without the noun asked
+    SOUTHERN_OCEAN = [{"n": 1, "passage_id": "p1", "title": "Southern Ocean",
+                       "text": "It is the second-smallest of the five principal oceanic divisions, and larger than "
+                               "the Arctic Ocean."}]
+
+    def test_each_reading_puts_its_rule_in_place_and_the_shipped_one_puts_it_back(self):
+        """``rule_readings``: the rule as it is and as it was at a commit, each put in the module for its turn."""
+        import importlib
+        import subprocess
+
+        from eval.side_by_side import rule_readings
+
+        if subprocess.run(["git", "cat-file", "-e", f"{self.BEFORE}^{{commit}}"], capture_output=True).returncode:
+            pytest.skip(f"needs the repository's history (commit {self.BEFORE}): run from a git clone")
+        check = importlib.import_module("nodes.check_answer")
+        shipped = check.ranked_below
+        readings = rule_readings(self.BEFORE, shipped="now")
+        assert list(readings) == ["now", self.BEFORE]
+        asked = ("What is the smallest ocean?", "Arctic Ocean", self.SOUTHERN_OCEAN)
+        try:
+            readings[self.BEFORE]()
+            assert check.ranked_below is not shipped
+            assert check.ranked_below(*asked) == ("ranked second-smallest by the passages that hold it, and the "
+                                                  "question asks for the smallest")
+            readings["now"]()
+            assert check.ranked_below is shipped and check.ranked_below(*asked) is None
+        finally:
+            check.ranked_below = shipped
+
+
 class TestDescriptions:
     """``eval.descriptions``: questions asking what a thing is, answered with describe on and off."""
 
