@@ -330,9 +330,6 @@ UNSCOPED = frozenset("""world earth globe planet universe solar system history a
 """Words of a passage's "in …" or "of …" after a superlative that do not narrow it: the whole ("in the world", "in the
 Solar System"), a place the question names in other words ("in the country"), or a measure ("in area"), which only
 "by …" compares (:func:`qualified_by`)."""
-WHOLE = frozenset("world earth globe planet universe solar system".split())
-"""The words of :data:`UNSCOPED` that name the whole, wider than any place a question names ("the world's
-fourth-largest island" for "the largest island in Africa": :func:`ranked_elsewhere`)."""
 PLACES = frozenset("in on of within among".split())
 DIRECTIONS = frozenset("""north south east west northern southern eastern western central northeast northwest southeast
     southwest northeastern northwestern southeastern southwestern upper lower""".split())
@@ -434,55 +431,6 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     return None if place_named else place
 
 
-def asked_place(question: str, asked: str) -> str | None:
-    """The place ``question`` asks the first of its superlative ``asked`` in, as written ("Southeast Asia" for "What
-    is the longest river in Southeast Asia?", "Uranus" for "the largest moon of Uranus"), or ``None``: none, or only
-    the whole or a place in general ("in the world", "in the country": :data:`UNSCOPED`)."""
-    at = re.search(r"[\s-]+".join(asked.split()), question, re.IGNORECASE)
-    for scope in _SCOPE.split(f" {question[at.end():]}")[1:] if at else ():
-        word, _, phrase = scope.partition(" ")
-        if word.lower() in PLACES and any(comparable(w) not in UNSCOPED for w in content_words(phrase)):
-            return phrase.strip(" ?.!")
-    return None
-
-
-def names_place(phrase: str, place: str) -> bool:
-    """Whether a passage's place ``phrase`` names all of a question's ``place`` (:func:`asked_place`): each of its
-    words, as :func:`named_by` compares them, or its initials either way ("the U.S." for "the United States"). "the
-    Americas" does not name "Central America", nor "Asia" "Southeast Asia"."""
-    words = [w for w in content_words(place) if comparable(w) not in UNSCOPED]
-    return all(named_by(w, phrase) for w in words) or bool(initials(place) & initials(phrase))
-
-
-def ranked_elsewhere(place: str, text: str, at: re.Match[str]) -> bool:
-    """Whether the rank ``at`` in ``text`` is said of another place than the question's ``place`` (:func:`asked_place`):
-    of the whole ("the world's twelfth-longest river", "the 19th largest lake in the world") or of a place that does
-    not name all of it ("the third-longest in Asia" for Southeast Asia). Being fourth in the world does not keep an
-    island from being the largest in Africa. A rank said of no place, or of a place in general ("in the country"),
-    is said of the question's: "third-largest by area" after "the largest U.S. state by population"."""
-    before = re.search(r"([\w.-]+)['’]s\s+$", text[:at.start()])  # "the world's fourth-largest", "Canada's second"
-    after = _CLAUSE_END.split(text[at.end():], maxsplit=1)[0]
-    phrases = [before[1]] if before else []
-    phrases += [scope.partition(" ")[2] for scope in _SCOPE.split(f" {after}")[1:]
-                if scope.partition(" ")[0].lower() in PLACES]
-    places = [phrase for phrase in phrases if is_place(phrase)]
-    if not places:  # "the world's fourth-largest island, the second-largest island country": the place said before
-        sentence = re.split(r"(?<![A-Z])\.\s", text[:at.start()])[-1]
-        places = [found[1] or found[2] for found in _PLACE_SAID.finditer(sentence)
-                  if is_place(found[1] or found[2])][-1:]
-    return bool(places) and not any(names_place(phrase, place) for phrase in places)
-
-
-_PLACE_SAID = re.compile(rf"\b(?:{'|'.join(PLACES)})\s+(?:the\s+)?({_CAPS}|world)|([\w.-]+)['’]s\s", re.IGNORECASE)
-"""A place a sentence names: "in Asia", "of the United States", "the world's"."""
-
-
-def is_place(phrase: str) -> bool:
-    """Whether a passage's ``phrase`` names a place, or the whole: a word that is not a place in general or a measure
-    (:data:`UNSCOPED`), or one of :data:`WHOLE`."""
-    return any(comparable(w) in WHOLE or comparable(w) not in UNSCOPED for w in content_words(phrase))
-
-
 def asked_superlative(question: str) -> str | None:
     """The superlative ``question`` asks for the first of ("What is the largest planet?": "largest"; "the most
     populous country": "most populous"), or ``None``: none, or it asks a rank ("the second largest")."""
@@ -527,18 +475,13 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     answered "Arctic Ocean" and set aside, because "Southern Ocean"'s passage, "the second-smallest of the five
     principal oceanic divisions, … larger than the Arctic Ocean", counted as titled by "Ocean"; "Lake Victoria" for
     the largest lake in Africa, by "African Great Lakes". The words are compared without accents: "The Krishnā River"
-    is titled by "Krishna River" ("the third-longest in India"), which that change alone let through.
-
-    A rank said of another place than the question's ranks nothing (:func:`ranked_elsewhere`, session 89): "What is
-    the largest island in Africa?" was answered "Madagascar" and withheld, "the world's fourth-largest island"; "the
-    longest river in Southeast Asia" "Mekong", "the world's twelfth-longest river and the third-longest in Asia"."""
+    is titled by "Krishna River" ("the third-longest in India"), which that change alone let through."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
     noun = asked_noun(question, asked)
     naming = [word for word in claim_words(question, folded(answer)) if word != noun] or claim  # not "Ocean"
-    place = asked_place(question, asked)
     spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
     asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
     question_words = folded_words(question)
@@ -552,8 +495,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return not qualified or qualified_by(question, asked, _CLAUSE_END.split(after, maxsplit=1)[0]) is None
 
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
-        found = next((at for at in _RANKED.finditer(item["text"])
-                      if place is None or not ranked_elsewhere(place, item["text"], at)), None)
+        found = _RANKED.search(item["text"])
         titled = names_claim(naming, folded(item["title"]))
         text = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
         if any(keeps(text, at) for at in asked_here.finditer(text)):
