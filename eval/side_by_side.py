@@ -203,3 +203,23 @@ def rule_readings(rev: str, name: str = "ranked_below", module: str = "nodes.che
     spec.loader.exec_module(then)
     return {label: (lambda f=f: setattr(now, name, f))
             for label, f in {shipped: getattr(now, name), rev: getattr(then, name)}.items()}
+
+
+def print_rule_records(here: Path, rev: str, shipped: str, development: Sequence[str] = (),
+                       argv: Sequence[str] = ()) -> None:
+    """A rule's change judged on questions written first: ``here``'s ``questions.jsonl`` (with ``--development`` in
+    ``argv``, those of the results folders ``development`` beside it instead) answered by the cascade with the rule
+    as it is (``shipped``) and as it was at ``rev`` (:func:`rule_readings`), side by side; one JSON line per answer
+    on standard output. How session 89's bars ran (``docs/results/first-elsewhere-s89/run.py``)."""
+    import sys
+    import tempfile
+
+    questions = here / "questions.jsonl"
+    if "--development" in argv:
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as together:
+            for name in development:
+                together.write((here.parent / name / "questions.jsonl").read_text(encoding="utf-8"))
+        questions = Path(together.name)
+    for record in written_questions_records(questions, "cascade", rule_readings(rev, shipped=shipped)):
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+    print("done", file=sys.stderr)

@@ -431,6 +431,18 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     return None if place_named else place
 
 
+def asked_place(question: str, asked: str) -> list[str] | None:
+    """The words of the place ``question`` asks the first of its superlative ``asked`` in ("What is the largest lake
+    in Scotland?": "Scotland"; "the largest conurbation of the Rhine": "Rhine"), or ``None``: none, or only the
+    whole or a place in general ("in the world", "in the country": :data:`UNSCOPED`)."""
+    at = re.search(r"[\s-]+".join(asked.split()), question, re.IGNORECASE)
+    for scope in _SCOPE.split(f" {question[at.end():]}")[1:] if at else ():
+        word, _, phrase = scope.partition(" ")
+        if word.lower() in PLACES and (words := [w for w in content_words(phrase) if comparable(w) not in UNSCOPED]):
+            return words
+    return None
+
+
 def asked_superlative(question: str) -> str | None:
     """The superlative ``question`` asks for the first of ("What is the largest planet?": "largest"; "the most
     populous country": "most populous"), or ``None``: none, or it asks a rank ("the second largest")."""
@@ -475,13 +487,22 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     answered "Arctic Ocean" and set aside, because "Southern Ocean"'s passage, "the second-smallest of the five
     principal oceanic divisions, … larger than the Arctic Ocean", counted as titled by "Ocean"; "Lake Victoria" for
     the largest lake in Africa, by "African Great Lakes". The words are compared without accents: "The Krishnā River"
-    is titled by "Krishna River" ("the third-longest in India"), which that change alone let through."""
+    is titled by "Krishna River" ("the third-longest in India"), which that change alone let through.
+
+    With ``qualified``, a passage titled as the answer that ranks it nowhere and calls it the first only of a place
+    the question does not ask about withholds it as a rank does (session 89): "What is the largest lake in
+    Scotland?" was answered "Lake Van", from "Lake Van is the largest lake in Turkey"; "the tallest mountain in the
+    world" "Mount Kilimanjaro", "the highest mountain in Africa". Narrowed another way, it still withholds nothing
+    ("the world's tallest uninterrupted waterfall"); nor does a passage that names the question's place too (its
+    place may hold the question's: "the largest conurbation in Germany" is the Rhine's where the Rhine flows through
+    it)."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
         return None
     noun = asked_noun(question, asked)
     naming = [word for word in claim_words(question, folded(answer)) if word != noun] or claim  # not "Ocean"
+    place = asked_place(question, asked)
     spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
     asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
     question_words = folded_words(question)
@@ -494,16 +515,30 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         after = _COORDINATED.sub("", text[at.end():], count=1)  # "the largest and most populous island of Greece"
         return not qualified or qualified_by(question, asked, _CLAUSE_END.split(after, maxsplit=1)[0]) is None
 
+    def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
+        if place is not None and all(named_by(word, text) for word in place):
+            return None  # "the largest conurbation in Germany" of the Rhine, in a passage that names the Rhine
+        for at in asked_here.finditer(text):
+            scope = qualified_by(question, asked, _CLAUSE_END.split(_COORDINATED.sub("", text[at.end():], count=1),
+                                                                    maxsplit=1)[0])
+            if scope and scope.partition(" ")[0].lower() in PLACES:
+                return f"called the {at[0].lower()} only {scope}"
+        return None
+
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
         titled = names_claim(naming, folded(item["title"]))
         text = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
         if any(keeps(text, at) for at in asked_here.finditer(text)):
             return None
-        return found[0] if found is not None and titled else "" if not titled else None
+        if not titled:
+            return ""
+        if found is not None:
+            return f"ranked {found[0]}"
+        return first_elsewhere(text) if qualified else None
 
     ranked = every_holder(claim, evidence, rank)
-    return f"ranked {ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
+    return f"{ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"

@@ -638,6 +638,25 @@ class TestCheckAnswer:
 
         assert asked_noun(question, asked) == noun
 
+    ANGEL_FALLS = item(1, "Angel Falls", "Angel Falls is the world's tallest uninterrupted waterfall, with a height of "
+                                         "979 metres.")
+    LAKE_VAN = item(1, "Lake Van", "Lake Van is the largest lake in Turkey. (Large salt lake in eastern Turkey)")
+
+    @pytest.mark.parametrize("question, answer, evidence, reason", [
+        ("What is the largest lake in Scotland?", "Lake Van", [LAKE_VAN], "called the largest only in Turkey"),
+        ("What is the largest lake in the world?", "Lake Van", [LAKE_VAN], "called the largest only in Turkey"),
+        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO],
+         "called the highest only in Africa"),  # and "the highest free-standing mountain": a narrower noun
+    ])
+    def test_an_answer_its_passages_call_the_first_only_of_another_place_is_withheld(self, ctx, question, answer,
+                                                                                    evidence, reason):
+        """Session 89: "What is the largest lake in Scotland?" was given "Lake Van", "the largest lake in Turkey"."""
+        out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
+        check = out["trace"]["answerability"]
+        assert check["decision"] == "abstain" and check["by"] == "rank"
+        assert check["reason"] == (f"{reason} by the passages that hold it, and the question asks for the "
+                                   f"{question.split()[3]}")
+
     @pytest.mark.parametrize("question, answer, evidence", [
         ("What is the tallest mountain in the world?", "Mount Everest", [EVEREST]),  # "above sea level" narrows nothing
         ("What is the largest planet?", "Jupiter", [JUPITER]),  # the Solar System is the whole
@@ -647,9 +666,15 @@ class TestCheckAnswer:
         ("What is the tallest building in the world?", "Burj Khalifa", [BURJ_KHALIFA]),  # "since …" still is
         ("What is the largest island of Greece?", "Crete", [CRETE]),  # the place asked
         ("What is the largest Greek island?", "Crete", [CRETE]),
-        # narrowed, but ranked nowhere: a superlative of less than is asked keeps nothing, and withholds nothing
-        ("What is the tallest mountain in the world?", "Mount Kilimanjaro", [KILIMANJARO]),
+        # narrowed, but not to a place and ranked nowhere: a superlative of less than is asked keeps nothing, and
+        # withholds nothing
         ("What is the brightest star in the night sky?", "Betelgeuse", [BETELGEUSE]),
+        ("What is the highest waterfall in the world?", "Angel Falls", [ANGEL_FALLS]),
+        ("What is the highest mountain in Africa?", "Mount Kilimanjaro", [KILIMANJARO]),  # the place asked
+        ("What is the largest lake in Turkey?", "Lake Van", [LAKE_VAN]),
+        # the question's place named too: "in Germany" may hold it ("the largest conurbation of the Rhine", SQuAD 2.0 dev)
+        ("What is the region called that is the largest conurbation of the Rhine?", "Rhine-Ruhr region",
+         [item(1, "Rhine", "Here the Rhine flows through the largest conurbation in Germany, the Rhine-Ruhr region.")]),
     ])
     def test_an_answer_its_passages_call_the_first_of_what_is_asked_is_left_to_the_score(self, ctx, question, answer,
                                                                                         evidence):

@@ -9,21 +9,10 @@ from the same warm state. ``--development`` answers the 160 superlative question
     .venv/bin/python docs/results/ranked-elsewhere-s89/run.py --development \
         > docs/results/ranked-elsewhere-s89/development.jsonl
 """
-import json
 import sys
-import tempfile
 from pathlib import Path
 
-from eval.side_by_side import rule_readings, written_questions_records
+from eval.side_by_side import print_rule_records
 
-HERE = Path(__file__).parent
 DEVELOPMENT = ("narrowed-superlatives-s88", "qualified-superlatives-s88", "titled-by-kind-s89", "titled-folded-s89")
-questions = HERE / "questions.jsonl"
-if "--development" in sys.argv:
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as together:
-        for name in DEVELOPMENT:
-            together.write((HERE.parent / name / "questions.jsonl").read_text(encoding="utf-8"))
-    questions = Path(together.name)
-for record in written_questions_records(questions, "cascade", rule_readings("50084fa", shipped="ranked-elsewhere")):
-    print(json.dumps(record, ensure_ascii=False), flush=True)
-print("done", file=sys.stderr)
+print_rule_records(Path(__file__).parent, "50084fa", "ranked-elsewhere", DEVELOPMENT, sys.argv)

@@ -8,20 +8,10 @@ rule as it is (``titled-folded``) and as it was at 6fc2e63, side by side, each q
     .venv/bin/python docs/results/titled-folded-s89/run.py --development \
         > docs/results/titled-folded-s89/development.jsonl
 """
-import json
 import sys
-import tempfile
 from pathlib import Path
 
-from eval.side_by_side import rule_readings, written_questions_records
+from eval.side_by_side import print_rule_records
 
-HERE = Path(__file__).parent
-questions = HERE / "questions.jsonl"
-if "--development" in sys.argv:
-    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as together:
-        for name in ("narrowed-superlatives-s88", "qualified-superlatives-s88", "titled-by-kind-s89"):
-            together.write((HERE.parent / name / "questions.jsonl").read_text(encoding="utf-8"))
-    questions = Path(together.name)
-for record in written_questions_records(questions, "cascade", rule_readings("6fc2e63", shipped="titled-folded")):
-    print(json.dumps(record, ensure_ascii=False), flush=True)
-print("done", file=sys.stderr)
+DEVELOPMENT = ("narrowed-superlatives-s88", "qualified-superlatives-s88", "titled-by-kind-s89")
+print_rule_records(Path(__file__).parent, "6fc2e63", "titled-folded", DEVELOPMENT, sys.argv)
