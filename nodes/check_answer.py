@@ -461,7 +461,8 @@ def asked_noun(question: str, asked: str) -> str | None:
     return comparable(noun[1].lower()) if noun else None
 
 
-def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], qualified: bool = True) -> str | None:
+def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], qualified: bool = True,
+                 index: PassageIndex | None = None) -> str | None:
     """The check's reason for withholding ``answer`` when ``question`` asks for the first by a superlative
     (:func:`asked_superlative`) and every evidence item that holds the answer (as :func:`subject_elsewhere` finds
     them) is titled as the answer and ranks it lower ("fourth-largest", "second-most populous") or among others
@@ -493,9 +494,12 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     the question does not ask about withholds it as a rank does (session 89): "What is the largest lake in
     Scotland?" was answered "Lake Van", from "Lake Van is the largest lake in Turkey"; "the tallest mountain in the
     world" "Mount Kilimanjaro", "the highest mountain in Africa". Narrowed another way, it still withholds nothing
-    ("the world's tallest uninterrupted waterfall"); nor does a passage that names the question's place too (its
-    place may hold the question's: "the largest conurbation in Germany" is the Rhine's where the Rhine flows through
-    it)."""
+    ("the world's tallest uninterrupted waterfall"). Where the question names a place, that place may lie within the
+    passage's: such a passage withholds only where the ``index`` is given and neither the passage nor the answer's
+    own article (:func:`own_article`) names the question's place ("the highest mountain in Africa" keeps Mount
+    Kilimanjaro for Tanzania, "a large dormant volcano in Tanzania"; "the largest conurbation in Germany" the
+    Rhine-Ruhr for the Rhine, in a passage on the Rhine). Session 89's first form, without the article, failed its
+    bar: it withheld Kilimanjaro for Tanzania and Aconcagua for Argentina."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -503,6 +507,10 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     noun = asked_noun(question, asked)
     naming = [word for word in claim_words(question, folded(answer)) if word != noun] or claim  # not "Ocean"
     place = asked_place(question, asked)
+
+    @lru_cache(maxsize=1)
+    def answer_article() -> tuple[str, ...]:  # where the answer is: "a large dormant volcano in Tanzania"
+        return tuple(item["text"] for item in own_article(answer, index)) if index is not None else ()
     spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
     asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
     question_words = folded_words(question)
@@ -516,8 +524,9 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return not qualified or qualified_by(question, asked, _CLAUSE_END.split(after, maxsplit=1)[0]) is None
 
     def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
-        if place is not None and all(named_by(word, text) for word in place):
-            return None  # "the largest conurbation in Germany" of the Rhine, in a passage that names the Rhine
+        if place is not None and (index is None or any(all(named_by(word, said) for word in place)
+                                                       for said in (text, *answer_article()))):
+            return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
         for at in asked_here.finditer(text):
             scope = qualified_by(question, asked, _CLAUSE_END.split(_COORDINATED.sub("", text[at.end():], count=1),
                                                                     maxsplit=1)[0])
@@ -1102,7 +1111,8 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("subject", lambda: subject_elsewhere(question, answer, evidence, before)),
                        ("rank", lambda: ranked_below(question, answer, evidence,
                                                      (settings or {}).get("qualified_superlatives",
-                                                                             PipelineConfig.qualified_superlatives))),
+                                                                             PipelineConfig.qualified_superlatives),
+                                                     index)),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),

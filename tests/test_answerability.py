@@ -1151,6 +1151,32 @@ class TestCheckAnswer:
             articles["Tanzania"] = ["Baltimore, the capital of Maryland, lies on the Patapsco River."]
         self.assert_ruled(self.checked_on_articles(ctx, question, answer, articles, read), "capital", reason, answer)
 
+    SUMMITS = {"Mount Kilimanjaro": ["Mount Kilimanjaro is a large dormant volcano in Tanzania. (Mountain in Tanzania, "
+                                     "highest in Africa)",
+                                     "It is the highest mountain in Africa and the highest free-standing mountain above "
+                                     "sea level in the world."],
+               "Aconcagua": ["Aconcagua is a mountain in the Principal Cordillera of the Andes range, located in Mendoza "
+                             "Province, Argentina. (Highest mountain in the Americas)",
+                             "With a summit elevation of 6,967.15 metres, it is the highest mountain in the Americas, the "
+                             "highest outside Asia, and the highest peak in both the Western and Southern Hemispheres."]}
+
+    @pytest.mark.parametrize("question, answer, reason", [
+        ("What is the highest mountain in Peru?", "Aconcagua", "called the highest only in the Americas by the passages "
+                                                              "that hold it, and the question asks for the highest"),
+        ("What is the highest mountain in Chile?", "Aconcagua", "called the highest only in the Americas by the "
+                                                               "passages that hold it, and the question asks for the "
+                                                               "highest"),
+        ("What is the highest mountain in Argentina?", "Aconcagua", None),  # its article: "Mendoza Province, Argentina"
+        ("What is the highest mountain in Tanzania?", "Mount Kilimanjaro", None),  # "a large dormant volcano in Tanzania"
+    ])
+    def test_the_first_of_another_place_withholds_unless_the_answers_article_puts_it_in_the_place_asked(
+            self, ctx, question, answer, reason):
+        """Session 89: "the highest mountain in Africa" is no reason to withhold Kilimanjaro for Tanzania, which its
+        own article puts in Tanzania; the first form, reading the evidence alone, withheld it (and Aconcagua for
+        Argentina). Only the second passage of each article is the evidence."""
+        out = self.checked_on_articles(ctx, question, answer, self.SUMMITS, [f"{answer}#1"])
+        self.assert_ruled(out, "rank", reason, answer)
+
     def test_an_answers_own_article_is_read_only_where_it_is_a_wikipedia_summary(self, ctx):
         """A user's file titled as the answer is no article on it: its words are the user's."""
         out = self.checked_on_articles(ctx, "What is the capital of Tanzania?", "Dar es Salaam", self.ARTICLES,
