@@ -185,7 +185,8 @@ def rule_readings(rev: str, name: str = "ranked_below", module: str = "nodes.che
                   shipped: str = "as-is") -> dict[str, Callable[[], None]]:
     """Two ``variants`` for :func:`written_questions_records`: ``module``'s function ``name`` as the code is now
     (``shipped``) and as it was at commit ``rev`` (its source read with git, loaded beside the package), each put in
-    its place in the module for its turn. How a rule's change is judged against the rule before it, side by side
+    its place in the module for its turn, the one at ``rev`` called with only the keywords it takes
+    (:func:`keywords_it_takes`). How a rule's change is judged against the rule before it, side by side
     (``docs/results/titled-folded-s89``)."""
     import importlib
     import importlib.util
@@ -202,7 +203,22 @@ def rule_readings(rev: str, name: str = "ranked_below", module: str = "nodes.che
     then = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(then)
     return {label: (lambda f=f: setattr(now, name, f))
-            for label, f in {shipped: getattr(now, name), rev: getattr(then, name)}.items()}
+            for label, f in {shipped: getattr(now, name), rev: keywords_it_takes(getattr(then, name))}.items()}
+
+
+def keywords_it_takes(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, called with only the keyword arguments it takes: a rule as it was at an earlier commit, called
+    as the code calls it now (session 89's ``index=`` to the rank rule)."""
+    import functools
+    import inspect
+
+    takes = inspect.signature(function).parameters
+
+    @functools.wraps(function)
+    def called(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **{k: v for k, v in kwargs.items() if k in takes})
+
+    return called
 
 
 def print_rule_records(here: Path, rev: str, shipped: str, development: Sequence[str] = (),

@@ -1112,7 +1112,7 @@ def rule_of(question: str, answer: str, shown: str, evidence: Sequence[EvidenceI
                        ("rank", lambda: ranked_below(question, answer, evidence,
                                                      (settings or {}).get("qualified_superlatives",
                                                                              PipelineConfig.qualified_superlatives),
-                                                     index)),
+                                                     index=index)),
                        ("capital", lambda: capital_elsewhere(question, answer, evidence, index)),
                        ("population", lambda: population_elsewhere(question, answer, evidence, index, place_document)
                         if index is not None else None),
