@@ -29,7 +29,8 @@ question that asks where or who (:func:`number_asked_of`; ``by: "kind"``), and a
 named person was born or died that only passages on someone else hold (:func:`subject_elsewhere`; ``by:
 "subject"``), and an answer its passages rank second or lower, to a question that asks for the first, where no
 passage says the superlative asked of it unranked and not narrowed to less than is asked ("the largest by
-population" to "the largest by area") (:func:`ranked_below`; ``by: "rank"``),
+population" to "the largest by area"), or that its passages call the first only of another place than the
+question's ("the largest lake in Turkey" to the largest lake in Scotland) (:func:`ranked_below`; ``by: "rank"``),
 and a capital its passages call another place's, or not the capital asked
 (:func:`capital_elsewhere`; ``by: "capital"``), and a population only other places' passages hold
 (:func:`population_elsewhere`; ``by: "population"``), and an answer held only by passages that name other years than
@@ -511,6 +512,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     @lru_cache(maxsize=1)
     def answer_article() -> tuple[str, ...]:  # where the answer is: "a large dormant volcano in Tanzania"
         return tuple(item["text"] for item in own_article(answer, index)) if index is not None else ()
+
     spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
     asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
     question_words = folded_words(question)
@@ -519,17 +521,19 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         name = part["unit"] or part["part"]
         return " " if name is None or not question_words & folded_words(name) else part[0]
 
-    def keeps(text: str, at: re.Match[str]) -> bool:  # not "the largest by population" to "the largest by area"
+    def clause(text: str, at: re.Match[str]) -> str:  # what follows a superlative, to the end of its clause
         after = _COORDINATED.sub("", text[at.end():], count=1)  # "the largest and most populous island of Greece"
-        return not qualified or qualified_by(question, asked, _CLAUSE_END.split(after, maxsplit=1)[0]) is None
+        return _CLAUSE_END.split(after, maxsplit=1)[0]
+
+    def keeps(text: str, at: re.Match[str]) -> bool:  # not "the largest by population" to "the largest by area"
+        return not qualified or qualified_by(question, asked, clause(text, at)) is None
 
     def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
         if place is not None and (index is None or any(all(named_by(word, said) for word in place)
                                                        for said in (text, *answer_article()))):
             return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
         for at in asked_here.finditer(text):
-            scope = qualified_by(question, asked, _CLAUSE_END.split(_COORDINATED.sub("", text[at.end():], count=1),
-                                                                    maxsplit=1)[0])
+            scope = qualified_by(question, asked, clause(text, at))
             if scope and scope.partition(" ")[0].lower() in PLACES:
                 return f"called the {at[0].lower()} only {scope}"
         return None
