@@ -432,16 +432,24 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     return None if place_named else place
 
 
-def asked_place(question: str, asked: str) -> list[str] | None:
-    """The words of the place ``question`` asks the first of its superlative ``asked`` in ("What is the largest lake
-    in Scotland?": "Scotland"; "the largest conurbation of the Rhine": "Rhine"), or ``None``: none, or only the
+def asked_place(question: str, asked: str) -> str | None:
+    """The place ``question`` asks the first of its superlative ``asked`` in, as written ("What is the largest lake
+    in Scotland?": "Scotland"; "the largest conurbation of the Rhine": "the Rhine"), or ``None``: none, or only the
     whole or a place in general ("in the world", "in the country": :data:`UNSCOPED`)."""
     at = re.search(r"[\s-]+".join(asked.split()), question, re.IGNORECASE)
     for scope in _SCOPE.split(f" {question[at.end():]}")[1:] if at else ():
         word, _, phrase = scope.partition(" ")
-        if word.lower() in PLACES and (words := [w for w in content_words(phrase) if comparable(w) not in UNSCOPED]):
-            return words
+        if word.lower() in PLACES and any(comparable(w) not in UNSCOPED for w in content_words(phrase)):
+            return phrase.strip(" ?.!")
     return None
+
+
+def names_place(text: str, place: str) -> bool:
+    """Whether ``text`` names all of a question's ``place`` (:func:`asked_place`): each of its words, as
+    :func:`named_by` compares them, or its initials either way ("the U.S. state of Alaska" for "the United
+    States")."""
+    return all(named_by(word, text) for word in content_words(place) if comparable(word) not in UNSCOPED) \
+        or bool(initials(place) & initials(text))
 
 
 def asked_superlative(question: str) -> str | None:
@@ -529,8 +537,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return not qualified or qualified_by(question, asked, clause(text, at)) is None
 
     def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
-        if place is not None and (index is None or any(all(named_by(word, said) for word in place)
-                                                       for said in (text, *answer_article()))):
+        if place is not None and (index is None or any(names_place(said, place) for said in (text, *answer_article()))):
             return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
         for at in asked_here.finditer(text):
             scope = qualified_by(question, asked, clause(text, at))

@@ -1158,7 +1158,11 @@ class TestCheckAnswer:
                "Aconcagua": ["Aconcagua is a mountain in the Principal Cordillera of the Andes range, located in Mendoza "
                              "Province, Argentina. (Highest mountain in the Americas)",
                              "With a summit elevation of 6,967.15 metres, it is the highest mountain in the Americas, the "
-                             "highest outside Asia, and the highest peak in both the Western and Southern Hemispheres."]}
+                             "highest outside Asia, and the highest peak in both the Western and Southern Hemispheres."],
+               "Denali": ["Located in the Alaska Range in the interior of the U.S. state of Alaska, Denali is the "
+                          "centerpiece of Denali National Park and Preserve.",
+                          "Denali is the highest mountain peak in North America, with a summit elevation of 20,310 "
+                          "feet (6,190 m) above sea level."]}
 
     @pytest.mark.parametrize("question, answer, reason", [
         ("What is the highest mountain in Peru?", "Aconcagua", "called the highest only in the Americas by the passages "
@@ -1168,12 +1172,18 @@ class TestCheckAnswer:
                                                                "highest"),
         ("What is the highest mountain in Argentina?", "Aconcagua", None),  # its article: "Mendoza Province, Argentina"
         ("What is the highest mountain in Tanzania?", "Mount Kilimanjaro", None),  # "a large dormant volcano in Tanzania"
+        ("What is the highest mountain in the United States?", "Denali", None),  # "the U.S. state of Alaska"
+        ("What is the highest mountain in Canada?", "Denali", "called the highest only in North America by the "
+                                                             "passages that hold it, and the question asks for the "
+                                                             "highest"),
     ])
     def test_the_first_of_another_place_withholds_unless_the_answers_article_puts_it_in_the_place_asked(
             self, ctx, question, answer, reason):
         """Session 89: "the highest mountain in Africa" is no reason to withhold Kilimanjaro for Tanzania, which its
         own article puts in Tanzania; the first form, reading the evidence alone, withheld it (and Aconcagua for
-        Argentina). Only the second passage of each article is the evidence."""
+        Argentina). A place the article writes with its initials is named ("the U.S. state of Alaska": seen in the
+        development run, Denali withheld for the United States). Only the second passage of each article is the
+        evidence."""
         out = self.checked_on_articles(ctx, question, answer, self.SUMMITS, [f"{answer}#1"])
         self.assert_ruled(out, "rank", reason, answer)
 
