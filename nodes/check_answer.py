@@ -500,8 +500,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     is titled by "Krishna River" ("the third-longest in India"), which that change alone let through.
 
     With ``qualified``, a passage titled as the answer that ranks it nowhere and calls it the first only of a place
-    the question does not ask about withholds it as a rank does (session 89): "What is the largest lake in
-    Scotland?" was answered "Lake Van", from "Lake Van is the largest lake in Turkey"; "the tallest mountain in the
+    the question does not ask about withholds it as a rank does (session 89): "What is the highest mountain in
+    Bolivia?" was answered "Aconcagua", from "the highest mountain in the Americas"; "the tallest mountain in the
     world" "Mount Kilimanjaro", "the highest mountain in Africa". Narrowed another way, it still withholds nothing
     ("the world's tallest uninterrupted waterfall"). Where the question names a place, that place may lie within the
     passage's: such a passage withholds only where the ``index`` is given and neither the passage nor the answer's

@@ -650,7 +650,8 @@ class TestCheckAnswer:
     ])
     def test_an_answer_its_passages_call_the_first_only_of_another_place_is_withheld(self, ctx, question, answer,
                                                                                     evidence, reason):
-        """Session 89: "What is the largest lake in Scotland?" was given "Lake Van", "the largest lake in Turkey"."""
+        """Session 89: a passage that calls the answer the first only of another place ("the largest lake in Turkey")
+        withholds it as a rank does."""
         out = check_answer(self.subject_state(question, answer, evidence), self.runtime(ctx, self.EVEN))
         check = out["trace"]["answerability"]
         assert check["decision"] == "abstain" and check["by"] == "rank"
