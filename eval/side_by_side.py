@@ -189,11 +189,21 @@ def rule_readings(rev: str, name: str = "ranked_below", module: str = "nodes.che
     (:func:`keywords_it_takes`). How a rule's change is judged against the rule before it, side by side
     (``docs/results/titled-folded-s89``)."""
     import importlib
+
+    now = importlib.import_module(module)  # the module (a package may give a function the module's name)
+    then = module_at(rev, module)
+    return {label: (lambda f=f: setattr(now, name, f))
+            for label, f in {shipped: getattr(now, name), rev: keywords_it_takes(getattr(then, name))}.items()}
+
+
+def module_at(rev: str, module: str = "nodes.check_answer") -> Any:
+    """``module`` as it was at commit ``rev``: its source read with git and loaded beside the package, under a name
+    of its own (``check_answer_<rev>``), so that a rule can be read both ways in one process
+    (:func:`rule_readings`, ``docs/results/narrowed-superlatives-s88/replay.py``)."""
     import importlib.util
     import subprocess
     import tempfile
 
-    now = importlib.import_module(module)  # the module (a package may give a function the module's name)
     source = subprocess.run(["git", "show", f"{rev}:{module.replace('.', '/')}.py"], check=True, capture_output=True,
                             text=True).stdout
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
@@ -202,8 +212,7 @@ def rule_readings(rev: str, name: str = "ranked_below", module: str = "nodes.che
     assert spec is not None and spec.loader is not None
     then = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(then)
-    return {label: (lambda f=f: setattr(now, name, f))
-            for label, f in {shipped: getattr(now, name), rev: keywords_it_takes(getattr(then, name))}.items()}
+    return then
 
 
 def keywords_it_takes(function: Callable[..., Any]) -> Callable[..., Any]:

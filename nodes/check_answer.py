@@ -432,11 +432,16 @@ def qualified_by(question: str, asked: str, after: str) -> str | None:
     return None if place_named else place
 
 
+def spelled(superlative: str) -> str:
+    """A pattern for ``superlative`` as written with spaces or hyphens ("most populous", "most-populous")."""
+    return r"[\s-]+".join(superlative.split())
+
+
 def asked_place(question: str, asked: str) -> str | None:
     """The place ``question`` asks the first of its superlative ``asked`` in, as written ("What is the largest lake
     in Scotland?": "Scotland"; "the largest conurbation of the Rhine": "the Rhine"), or ``None``: none, or only the
     whole or a place in general ("in the world", "in the country": :data:`UNSCOPED`)."""
-    at = re.search(r"[\s-]+".join(asked.split()), question, re.IGNORECASE)
+    at = re.search(spelled(asked), question, re.IGNORECASE)
     for scope in _SCOPE.split(f" {question[at.end():]}")[1:] if at else ():
         word, _, phrase = scope.partition(" ")
         if word.lower() in PLACES and any(comparable(w) not in UNSCOPED for w in content_words(phrase)):
@@ -465,8 +470,7 @@ def asked_noun(question: str, asked: str) -> str | None:
     """The noun ``question`` asks the first of by its superlative ``asked`` (:func:`asked_superlative`), as citations
     compare words: "ocean" for "What is the smallest ocean?"; ``None`` where a word such as "of" or "in" follows it
     ("the most abundant in the universe")."""
-    noun = re.search(r"[\s-]+".join(asked.split()) + r"\s+(?!(?:of|in|on|by|at|among|and|or)\b)([^\W\d_]+)", question,
-                     re.IGNORECASE)
+    noun = re.search(spelled(asked) + r"\s+(?!(?:of|in|on|by|at|among|and|or)\b)([^\W\d_]+)", question, re.IGNORECASE)
     return comparable(noun[1].lower()) if noun else None
 
 
@@ -521,8 +525,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     def answer_article() -> tuple[str, ...]:  # where the answer is: "a large dormant volcano in Tanzania"
         return tuple(item["text"] for item in own_article(answer, index)) if index is not None else ()
 
-    spelled = (r"[\s-]+".join(word.split()) for word in (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ())))
-    asked_here = re.compile(rf"\b(?:{'|'.join(spelled)})\b", re.IGNORECASE)
+    alike = (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ()))
+    asked_here = re.compile(rf"\b(?:{'|'.join(spelled(word) for word in alike)})\b", re.IGNORECASE)
     question_words = folded_words(question)
 
     def elsewhere(part: re.Match[str]) -> str:  # a superlative of a part the question does not name is not its scope

@@ -6,28 +6,15 @@ sets of forty superlative questions, answered by the cascade with the rank rule 
     .venv/bin/python docs/results/narrowed-superlatives-s88/coordination.py \
         > docs/results/narrowed-superlatives-s88/coordination.jsonl
 """
-import importlib
-import importlib.util
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from eval.side_by_side import written_questions_records
+from eval.side_by_side import rule_readings, written_questions_records
 
 HERE = Path(__file__).parent
-check = importlib.import_module("nodes.check_answer")  # the module (the package gives its node function that name)
-with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as before:
-    before.write(subprocess.run(["git", "show", "def59bc:nodes/check_answer.py"], check=True, capture_output=True,
-                                text=True).stdout)
-spec = importlib.util.spec_from_file_location("check_answer_def59bc", before.name)
-assert spec is not None and spec.loader is not None
-old = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(old)
-READINGS = {"fixed": check.ranked_below, "def59bc": old.ranked_below}
-
-READINGS = {name: (lambda f=f: setattr(check, "ranked_below", f)) for name, f in READINGS.items()}
+READINGS = rule_readings("def59bc", shipped="fixed")
 with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as both:
     for questions in (HERE / "questions.jsonl", HERE.parent / "qualified-superlatives-s88" / "questions.jsonl"):
         both.write(questions.read_text(encoding="utf-8"))

@@ -14,30 +14,16 @@ summaries. A reading that takes no index (``--before`` a commit before session 8
 import argparse
 import functools
 import importlib
-import importlib.util
 import inspect
 import json
-import subprocess
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
 from eval.rescore import recorded_evidence
+from eval.side_by_side import module_at
 
 RESULTS = Path("docs/results")  # run from the repository root, as above
-
-
-def module_at(rev: str):
-    """``nodes.check_answer`` as it was at ``rev``."""
-    source = subprocess.run(["git", "show", f"{rev}:nodes/check_answer.py"], check=True, capture_output=True, text=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
-        file.write(source.stdout)
-    spec = importlib.util.spec_from_file_location(f"check_answer_{rev}", file.name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
