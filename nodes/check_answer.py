@@ -512,13 +512,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     own article (:func:`own_article`) names the question's place ("the highest mountain in Africa" keeps Mount
     Kilimanjaro for Tanzania, "a large dormant volcano in Tanzania"; "the largest conurbation in Germany" the
     Rhine-Ruhr for the Rhine, in a passage on the Rhine). Session 89's first form, without the article, failed its
-    bar: it withheld Kilimanjaro for Tanzania and Aconcagua for Argentina.
-
-    Where the passages that hold the answer decide nothing and the question names a place, the answer's own article
-    is read the same way (session 90): one that does not name the place asked and calls the answer the first only of
-    another place withholds it, unless it or a passage that holds the answer says the superlative asked unnarrowed.
-    "What is the largest lake in Scotland?" was answered "Lake Van", from a passage that says nothing of its size;
-    its article says "Lake Van is the largest lake in Turkey"."""
+    bar: it withheld Kilimanjaro for Tanzania and Aconcagua for Argentina."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
@@ -546,29 +540,20 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     def keeps(text: str, at: re.Match[str]) -> bool:  # not "the largest by population" to "the largest by area"
         return not qualified or qualified_by(question, asked, clause(text, at)) is None
 
-    def read(text: str) -> str:  # a passage without its ranks, or its superlatives of a part the question does not name
-        return _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", text))
-
-    def kept(text: str) -> bool:  # the superlative asked said with nothing narrowing it
-        return any(keeps(text, at) for at in asked_here.finditer(text))
-
-    def first_only_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
+    def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
+        if place is not None and (index is None or any(names_place(said, place) for said in (text, *answer_article()))):
+            return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
         for at in asked_here.finditer(text):
             scope = qualified_by(question, asked, clause(text, at))
             if scope and scope.partition(" ")[0].lower() in PLACES:
                 return f"called the {at[0].lower()} only {scope}"
         return None
 
-    def first_elsewhere(text: str) -> str | None:
-        if place is not None and (index is None or any(names_place(said, place) for said in (text, *answer_article()))):
-            return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
-        return first_only_elsewhere(text)
-
     def rank(item: EvidenceItem) -> str | None:  # "": a passage on another subject that neither ranks nor keeps it
         found = _RANKED.search(item["text"])
         titled = names_claim(naming, folded(item["title"]))
-        text = read(item["text"])
-        if kept(text):
+        text = _IN_A_PART.sub(elsewhere, _RANKED.sub(" ", item["text"]))
+        if any(keeps(text, at) for at in asked_here.finditer(text)):
             return None
         if not titled:
             return ""
@@ -577,13 +562,7 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return first_elsewhere(text) if qualified else None
 
     ranked = every_holder(claim, evidence, rank)
-    if ranked:
-        return f"{ranked} by the passages that hold it, and the question asks for the {asked}"
-    if not qualified or place is None or any(names_place(text, place) for text in answer_article()) \
-            or any(kept(read(text)) for text in (*answer_article(), *(item["text"] for item in holders(claim, evidence)))):
-        return None
-    said = next(filter(None, map(first_only_elsewhere, map(read, answer_article()))), None)
-    return f"{said} by its own article, which does not name {place}, and the question asks for the {asked}" if said else None
+    return f"{ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"

@@ -1188,32 +1188,6 @@ class TestCheckAnswer:
         out = self.checked_on_articles(ctx, question, answer, self.SUMMITS, [f"{answer}#1"])
         self.assert_ruled(out, "rank", reason, answer)
 
-    LAKES = {"Lake Van": ["Lake Van is the largest lake in Turkey, located in the far east of the country.",
-                          "Lake Van is a saline soda lake, fed by numerous small streams from the surrounding mountains."],
-             "Loch Lomond": ["Loch Lomond is a freshwater loch which crosses the Highland Boundary Fault, often "
-                             "considered the boundary between the lowlands of Central Scotland and the Highlands.",
-                             "Loch Lomond is the largest lake in Great Britain by surface area."],
-             "Lake Victoria": ["Lake Victoria is one of the African Great Lakes, shared by Tanzania, Uganda and Kenya.",
-                               "Lake Victoria is the largest lake in Africa and the largest tropical lake in the world."]}
-
-    @pytest.mark.parametrize("question, answer, reason", [
-        ("What is the largest lake in Scotland?", "Lake Van", "called the largest only in Turkey by its own article, "
-                                                             "which does not name Scotland, and the question asks for "
-                                                             "the largest"),
-        ("What is the largest lake in Turkey?", "Lake Van", None),  # the place its article calls it the largest of
-        ("What is the largest lake in Scotland?", "Loch Lomond", None),  # its article names Scotland
-        ("What is the largest lake?", "Lake Van", None),  # no place asked: the article is not read for it
-        ("What is the largest lake in Uganda?", "Lake Victoria", None),  # its article names Uganda
-    ])
-    def test_the_first_of_another_place_in_the_answers_own_article_withholds(self, ctx, question, answer, reason):
-        """Session 90: "What is the largest lake in Scotland?" was answered "Lake Van" in the chat, from a passage
-        that says nothing of its size; its own article calls it "the largest lake in Turkey" and does not name
-        Scotland. Where the question names a place, the answer's article is read when no passage that holds it
-        decides: the first only of another place, in an article that does not name the place asked, withholds.
-        Only each article's second passage is the evidence."""
-        out = self.checked_on_articles(ctx, question, answer, self.LAKES, [f"{answer}#1"])
-        self.assert_ruled(out, "rank", reason, answer)
-
     def test_an_answers_own_article_is_read_only_where_it_is_a_wikipedia_summary(self, ctx):
         """A user's file titled as the answer is no article on it: its words are the user's."""
         out = self.checked_on_articles(ctx, "What is the capital of Tanzania?", "Dar es Salaam", self.ARTICLES,
