@@ -522,8 +522,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     place = asked_place(question, asked)
 
     @lru_cache(maxsize=1)
-    def answer_article() -> tuple[str, ...]:  # where the answer is: "a large dormant volcano in Tanzania"
-        return tuple(item["text"] for item in own_article(answer, index)) if index is not None else ()
+    def answer_article() -> tuple[EvidenceItem, ...]:  # where the answer is: "a large dormant volcano in Tanzania"
+        return tuple(own_article(answer, index)) if index is not None else ()
 
     alike = (asked, *(SAME_SUPERLATIVE.get(asked, ()) if qualified else ()))
     asked_here = re.compile(rf"\b(?:{'|'.join(spelled(word) for word in alike)})\b", re.IGNORECASE)
@@ -541,7 +541,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return not qualified or qualified_by(question, asked, clause(text, at)) is None
 
     def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
-        if place is not None and (index is None or any(names_place(said, place) for said in (text, *answer_article()))):
+        article = (item["text"] for item in answer_article())
+        if place is not None and (index is None or any(names_place(said, place) for said in (text, *article))):
             return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
         for at in asked_here.finditer(text):
             scope = qualified_by(question, asked, clause(text, at))
@@ -562,7 +563,33 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return first_elsewhere(text) if qualified else None
 
     ranked = every_holder(claim, evidence, rank)
-    return f"{ranked} by the passages that hold it, and the question asks for the {asked}" if ranked else None
+    if ranked:
+        return f"{ranked} by the passages that hold it, and the question asks for the {asked}"
+    if not qualified or place is None or noun not in LOCATED_KINDS:
+        return None
+    return located_elsewhere(place, asked, answer_article(), holders(claim, evidence))
+
+
+LOCATED_KINDS = frozenset(comparable(word) for word in """lake loch reservoir river waterfall falls mountain peak volcano
+    hill island archipelago peninsula desert glacier bay gulf sea lagoon canyon cave valley forest rainforest reef
+    city town village capital municipality metropolis port country state province region county""".split())
+"""What a question may ask the first of in a place that lies where it is (:func:`located_elsewhere`), as
+:func:`asked_noun` gives it: "the largest lake in Scotland"; not "the most popular religion in Sweden" or "the most
+home runs in MLB history", whose answers' articles need not name the place."""
+
+
+def located_elsewhere(place: str, asked: str, article: Sequence[EvidenceItem], held: Sequence[EvidenceItem]) -> str | None:
+    """:func:`ranked_below`'s reason for withholding an answer to the first of a ``place`` by the superlative
+    ``asked`` where its own ``article`` (:func:`own_article`) is in the knowledge base and neither it nor a passage
+    that holds the answer (``held``), title or text, names the place (:func:`names_place`); ``None``
+    otherwise. Found trying the chat (session 89): "What is the largest lake in Scotland?" was answered "Lake Van",
+    from a passage that says nothing of its size or of Scotland; its article says "Lake Van is the largest lake in
+    Turkey". Session 90's first form, which withheld only where the article called the answer the first of another
+    place, failed its bar: most answers in another place are not called so ("Australia's longest river" for New
+    Zealand's)."""
+    if not article or any(names_place(f"{item['title']} {item['text']}", place) for item in (*article, *held)):
+        return None
+    return f"neither its own article nor a passage that holds it names {place}, and the question asks for the {asked}"
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"

@@ -1188,6 +1188,33 @@ class TestCheckAnswer:
         out = self.checked_on_articles(ctx, question, answer, self.SUMMITS, [f"{answer}#1"])
         self.assert_ruled(out, "rank", reason, answer)
 
+    LAKES = {"Lake Van": ["Lake Van is the largest lake in Turkey, located in the far east of the country.",
+                          "Lake Van is a saline soda lake, fed by numerous small streams from the surrounding mountains."],
+             "Loch Lomond": ["Loch Lomond is a freshwater loch which crosses the Highland Boundary Fault, often "
+                             "considered the boundary between the lowlands of Central Scotland and the Highlands.",
+                             "Loch Lomond is the largest lake in Great Britain by surface area."],
+             "Lake Victoria": ["Lake Victoria is one of the African Great Lakes.",
+                               "Lake Victoria is the largest lake in Africa by area."],
+             "Uganda": ["Uganda shares Lake Victoria with Kenya and Tanzania."]}
+
+    @pytest.mark.parametrize("question, answer, read, reason", [
+        ("What is the largest lake in Scotland?", "Lake Van", ["Lake Van#1"],
+         "neither its own article nor a passage that holds it names Scotland, and the question asks for the largest"),
+        ("What is the largest lake in Turkey?", "Lake Van", ["Lake Van#1"], None),  # its article names Turkey
+        ("What is the largest lake in Scotland?", "Loch Lomond", ["Loch Lomond#1"], None),  # and Scotland
+        ("What is the largest lake?", "Lake Van", ["Lake Van#1"], None),  # no place asked
+        ("What is the largest lake in Uganda?", "Lake Victoria", ["Uganda#0"], None),  # the passage holding it does
+        ("What is the largest lake in Scotland?", "Loch Ness", ["Uganda#0"], None),  # no article on it
+    ])
+    def test_an_answer_that_neither_its_article_nor_its_passages_place_in_the_place_asked_is_withheld(
+            self, ctx, question, answer, read, reason):
+        """Session 90: "What is the largest lake in Scotland?" was answered "Lake Van" in the chat, from a passage
+        that says nothing of its size or of Scotland; its own article says "the largest lake in Turkey". Where the
+        question asks the first of a place, an answer whose own article is in the knowledge base is withheld when
+        neither that article nor a passage that holds the answer names the place."""
+        out = self.checked_on_articles(ctx, question, answer, self.LAKES, read)
+        self.assert_ruled(out, "rank", reason, answer)
+
     def test_an_answers_own_article_is_read_only_where_it_is_a_wikipedia_summary(self, ctx):
         """A user's file titled as the answer is no article on it: its words are the user's."""
         out = self.checked_on_articles(ctx, "What is the capital of Tanzania?", "Dar es Salaam", self.ARTICLES,
