@@ -512,7 +512,11 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
     own article (:func:`own_article`) names the question's place ("the highest mountain in Africa" keeps Mount
     Kilimanjaro for Tanzania, "a large dormant volcano in Tanzania"; "the largest conurbation in Germany" the
     Rhine-Ruhr for the Rhine, in a passage on the Rhine). Session 89's first form, without the article, failed its
-    bar: it withheld Kilimanjaro for Tanzania and Aconcagua for Argentina."""
+    bar: it withheld Kilimanjaro for Tanzania and Aconcagua for Argentina.
+
+    Where no passage that holds the answer decides and the question asks the first of a place by a kind of thing
+    that lies somewhere (:data:`LOCATED_KINDS`), an answer that neither its own article nor those passages put in
+    that place is withheld (:func:`located_elsewhere`, session 90)."""
     asked = asked_superlative(question)
     claim = claim_words(question, answer)
     if asked is None or not claim:
