@@ -545,8 +545,8 @@ def ranked_below(question: str, answer: str, evidence: Sequence[EvidenceItem], q
         return not qualified or qualified_by(question, asked, clause(text, at)) is None
 
     def first_elsewhere(text: str) -> str | None:  # "the largest lake in Turkey" to "the largest lake in Scotland"
-        article = (item["text"] for item in answer_article())
-        if place is not None and (index is None or any(names_place(said, place) for said in (text, *article))):
+        if place is not None and (index is None or names_place(text, place)
+                                  or any(names_place(item["text"], place) for item in answer_article())):
             return None  # "the largest conurbation in Germany" of the Rhine; "in Africa" of Kilimanjaro, in Tanzania
         for at in asked_here.finditer(text):
             scope = qualified_by(question, asked, clause(text, at))
