@@ -590,10 +590,10 @@ def located_elsewhere(place: str, asked: str, article: Sequence[EvidenceItem], h
     from a passage that says nothing of its size or of Scotland; its article says "Lake Van is the largest lake in
     Turkey". Session 90's first form, which withheld only where the article called the answer the first of another
     place, failed its bar: most answers in another place are not called so ("Australia's longest river" for New
-    Zealand's)."""
+    Zealand's). The reason reads after "it is", as the chat tells it (session 90's first wording did not)."""
     if not article or any(names_place(f"{item['title']} {item['text']}", place) for item in (*article, *held)):
         return None
-    return f"neither its own article nor a passage that holds it names {place}, and the question asks for the {asked}"
+    return f"put in {place} neither by its own article nor by a passage that holds it, and the question asks for the {asked}"
 
 
 CAPITAL_ASKED = re.compile(r"^\W*(?:what|which)(?:\s+city)?(?:\s+(?:is|was)|['’]s)\s+the\s+capital(?:\s+city)?\s+of\s+"

@@ -1199,7 +1199,8 @@ class TestCheckAnswer:
 
     @pytest.mark.parametrize("question, answer, read, reason", [
         ("What is the largest lake in Scotland?", "Lake Van", ["Lake Van#1"],
-         "neither its own article nor a passage that holds it names Scotland, and the question asks for the largest"),
+         "put in Scotland neither by its own article nor by a passage that holds it, and the question asks for the "
+         "largest"),
         ("What is the largest lake in Turkey?", "Lake Van", ["Lake Van#1"], None),  # its article names Turkey
         ("What is the largest lake in Scotland?", "Loch Lomond", ["Loch Lomond#1"], None),  # and Scotland
         ("What is the largest lake?", "Lake Van", ["Lake Van#1"], None),  # no place asked

@@ -1037,6 +1037,25 @@ def test_an_answer_a_rule_sets_aside_is_read_on_from_and_said_so(browser, ctx, t
         assert "set aside: “Jupiter”: ranked third-brightest" in wait_for_text(page, "#chatbot", "set aside: ")
 
 
+def test_an_answer_no_reading_puts_in_the_place_asked_is_withheld_in_a_sentence(browser, ctx, tmp_path, monkeypatch):
+    """Session 90: the chat told "The model's answer, “Lake Van”, was withheld: it is neither its own article nor a
+    passage that holds it names Scotland, …", a reason written as no other is, that did not follow "it is". Here the
+    answer is always "Mount Everest" to the highest mountain in Japan: its own article and its passages name no
+    Japan."""
+    from app.service import RAGService
+    from ladders import every_tier
+    from pipeline.configuration import PipelineConfig
+
+    replying(monkeypatch, tmp_path, ("Mount", " Everest"))
+    cascade = ctx.with_pipeline(PipelineConfig(policy="cascade", accept_threshold=-1e9, abstain_threshold=0.01,
+                                               tiers=every_tier(), multi_hop_tier=None))
+    with in_process_server(RAGService.from_context(cascade, "smollm2-135m"), browser) as page:
+        ask(page, "What is the highest mountain in Japan?")
+        text = wait_answered(page)
+        assert ("The model's answer, “Mount Everest”, was withheld: it is put in Japan neither by its own article nor "
+                "by a passage that holds it, and the question asks for the highest.") in text, text
+
+
 def test_a_reply_of_nothing_reads_as_not_in_the_knowledge_base(browser, ctx, tmp_path, monkeypatch):
     """"What other films did he direct?" (read "What other films did Steven Spielberg direct?") got
     an empty answer from the default model: the chat showed no answer at all, only "Unsupported"
