@@ -1195,7 +1195,8 @@ class TestCheckAnswer:
                              "Loch Lomond is the largest lake in Great Britain by surface area."],
              "Lake Victoria": ["Lake Victoria is one of the African Great Lakes.",
                                "Lake Victoria is the largest lake in Africa by area."],
-             "Uganda": ["Uganda shares Lake Victoria with Kenya and Tanzania."]}
+             "Uganda": ["Uganda shares Lake Victoria with Kenya and Tanzania."],
+             "Christianity": ["Christianity is an Abrahamic monotheistic religion."]}
 
     @pytest.mark.parametrize("question, answer, read, reason", [
         ("What is the largest lake in Scotland?", "Lake Van", ["Lake Van#1"],
@@ -1206,6 +1207,8 @@ class TestCheckAnswer:
         ("What is the largest lake?", "Lake Van", ["Lake Van#1"], None),  # no place asked
         ("What is the largest lake in Uganda?", "Lake Victoria", ["Uganda#0"], None),  # the passage holding it does
         ("What is the largest lake in Scotland?", "Loch Ness", ["Uganda#0"], None),  # no article on it
+        # a first of no kind of thing that lies somewhere (LOCATED_KINDS): its article need not name the place
+        ("What is the most popular religion in Sweden?", "Christianity", ["Christianity#0"], None),
     ])
     def test_an_answer_that_neither_its_article_nor_its_passages_place_in_the_place_asked_is_withheld(
             self, ctx, question, answer, read, reason):
